@@ -1,0 +1,39 @@
+package io.github.grpcretry.policy;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Everything the engines need to know about one channel, after the file and the typed properties
+ * were merged, GLOBAL applied, values validated and attempts capped.
+ *
+ * @param serviceConfig the effective service config (channel entries layered over GLOBAL's, capped)
+ * @param budget null when the channel has no budget
+ * @param connectTimeout null when not set
+ * @param resilience4jRetry name of a resilience4j Retry instance, null when not set
+ */
+public record ChannelRetryConfig(
+        String channel,
+        ServiceConfig serviceConfig,
+        int maxAttemptsCap,
+        long perRpcBufferLimit,
+        long retryBufferSize,
+        RetryBudgetPolicy budget,
+        Duration connectTimeout,
+        String resilience4jRetry) {
+
+    public static final int DEFAULT_MAX_ATTEMPTS_CAP = 5;
+    public static final long DEFAULT_PER_RPC_BUFFER_LIMIT = 1L << 20;
+    public static final long DEFAULT_RETRY_BUFFER_SIZE = 16L << 20;
+
+    public ChannelRetryConfig {
+        Objects.requireNonNull(channel, "channel");
+        Objects.requireNonNull(serviceConfig, "serviceConfig");
+    }
+
+    /** A channel with the given service config and every other setting at its default. */
+    public static ChannelRetryConfig of(String channel, ServiceConfig serviceConfig) {
+        return new ChannelRetryConfig(channel, serviceConfig.capped(DEFAULT_MAX_ATTEMPTS_CAP), DEFAULT_MAX_ATTEMPTS_CAP,
+                DEFAULT_PER_RPC_BUFFER_LIMIT, DEFAULT_RETRY_BUFFER_SIZE, null, null, null);
+    }
+}

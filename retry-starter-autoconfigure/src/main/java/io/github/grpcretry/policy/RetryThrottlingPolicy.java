@@ -1,0 +1,17 @@
+package io.github.grpcretry.policy;
+
+/**
+ * gRFC A6 {@code retryThrottling}: max tokens in (0, 1000], token ratio > 0 (three decimals kept).
+ */
+public record RetryThrottlingPolicy(double maxTokens, double tokenRatio) {
+
+    /** Max tokens in thousandths, as the throttle keeps them. */
+    public int maxTokensMilli() {
+        return (int) Math.round(maxTokens * 1000);
+    }
+
+    /** Token ratio in thousandths (A6: three decimal places are kept). */
+    public int tokenRatioMilli() {
+        return (int) Math.round(tokenRatio * 1000);
+    }
+}

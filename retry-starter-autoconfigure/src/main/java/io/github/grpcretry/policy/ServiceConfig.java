@@ -1,0 +1,189 @@
+package io.github.grpcretry.policy;
+
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A channel's service config: method entries and optional retry throttling. Immutable; built and
+ * validated by the configuration layer.
+ */
+public record ServiceConfig(List<MethodConfig> methodConfigs, RetryThrottlingPolicy retryThrottling) {
+
+    public static final ServiceConfig EMPTY = new ServiceConfig(List.of(), null);
+
+    public ServiceConfig {
+        methodConfigs = List.copyOf(methodConfigs);
+    }
+
+    /**
+     * This config consulted before {@code defaults} (a channel over GLOBAL): entries of
+     * {@code defaults} whose names are shadowed by a name of this config are dropped, so ordinary
+     * gRPC matching (exact method, then service, then default) over the result gives this config's
+     * entries precedence. Throttling is this config's, else the default's.
+     */
+    public ServiceConfig layeredOver(ServiceConfig defaults) {
+        if (defaults == null || defaults.methodConfigs.isEmpty() && defaults.retryThrottling == null) {
+            return this;
+        }
+        List<MethodConfig> merged = new ArrayList<>(methodConfigs);
+        for (MethodConfig candidate : defaults.methodConfigs) {
+            List<MethodName> kept = new ArrayList<>();
+            for (MethodName name : candidate.names()) {
+                if (!isShadowed(name)) {
+                    kept.add(name);
+                }
+            }
+            if (kept.size() == candidate.names().size()) {
+                merged.add(candidate);
+            } else if (!kept.isEmpty()) {
+                merged.add(candidate.withNames(kept));
+            }
+        }
+        return new ServiceConfig(merged, retryThrottling != null ? retryThrottling : defaults.retryThrottling);
+    }
+
+    private boolean isShadowed(MethodName name) {
+        for (MethodConfig own : methodConfigs) {
+            for (MethodName ownName : own.names()) {
+                if (name.isShadowedBy(ownName)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** gRPC matching: the entry naming the exact method, else the whole service, else the default. */
+    public MethodConfig find(String fullServiceName, String methodName) {
+        MethodConfig best = null;
+        int bestSpecificity = -1;
+        for (MethodConfig mc : methodConfigs) {
+            for (MethodName name : mc.names()) {
+                if (name.matches(fullServiceName, methodName) && name.specificity() > bestSpecificity) {
+                    best = mc;
+                    bestSpecificity = name.specificity();
+                    if (bestSpecificity == 2) {
+                        return best;
+                    }
+                }
+            }
+        }
+        return best;
+    }
+
+    public MethodConfig find(MethodDescriptor<?, ?> method) {
+        return find(method.getServiceName(), method.getBareMethodName());
+    }
+
+    /** Max attempts of every retry and hedging policy limited to {@code cap}. */
+    public ServiceConfig capped(int cap) {
+        List<MethodConfig> out = new ArrayList<>(methodConfigs.size());
+        for (MethodConfig mc : methodConfigs) {
+            out.add(mc.capped(cap));
+        }
+        return new ServiceConfig(out, retryThrottling);
+    }
+
+    /** This config without retry policies, hedging policies and throttling (for the interceptor engine). */
+    public ServiceConfig withoutRetry() {
+        List<MethodConfig> out = new ArrayList<>(methodConfigs.size());
+        for (MethodConfig mc : methodConfigs) {
+            out.add(mc.withoutRetry());
+        }
+        return new ServiceConfig(out, null);
+    }
+
+    /**
+     * Renders the JSON-shaped map grpc-java's {@code ManagedChannelBuilder.defaultServiceConfig}
+     * takes (numbers as {@link Double}, durations as {@code "1.500s"} strings, codes by name).
+     *
+     * @param includeRetry whether retryPolicy, hedgingPolicy and retryThrottling are rendered
+     */
+    public Map<String, Object> toServiceConfigMap(boolean includeRetry) {
+        Map<String, Object> root = new LinkedHashMap<>();
+        List<Object> entries = new ArrayList<>();
+        for (MethodConfig mc : methodConfigs) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            List<Object> names = new ArrayList<>();
+            for (MethodName n : mc.names()) {
+                Map<String, Object> name = new LinkedHashMap<>();
+                if (n.service() != null) {
+                    name.put("service", n.service());
+                }
+                if (n.method() != null) {
+                    name.put("method", n.method());
+                }
+                names.add(name);
+            }
+            entry.put("name", names);
+            if (mc.waitForReady() != null) {
+                entry.put("waitForReady", mc.waitForReady());
+            }
+            if (mc.timeout() != null) {
+                entry.put("timeout", durationString(mc.timeout()));
+            }
+            if (mc.maxRequestMessageBytes() != null) {
+                entry.put("maxRequestMessageBytes", (double) mc.maxRequestMessageBytes());
+            }
+            if (mc.maxResponseMessageBytes() != null) {
+                entry.put("maxResponseMessageBytes", (double) mc.maxResponseMessageBytes());
+            }
+            if (includeRetry && mc.retryPolicy() != null) {
+                RetryPolicy r = mc.retryPolicy();
+                Map<String, Object> rp = new LinkedHashMap<>();
+                rp.put("maxAttempts", (double) r.maxAttempts());
+                rp.put("initialBackoff", durationString(r.initialBackoff()));
+                rp.put("maxBackoff", durationString(r.maxBackoff()));
+                rp.put("backoffMultiplier", r.backoffMultiplier());
+                rp.put("retryableStatusCodes", codeNames(r.retryableStatusCodes()));
+                if (r.perAttemptReceiveTimeout() != null) {
+                    rp.put("perAttemptRecvTimeout", durationString(r.perAttemptReceiveTimeout()));
+                }
+                entry.put("retryPolicy", rp);
+            }
+            if (includeRetry && mc.hedgingPolicy() != null) {
+                HedgingPolicy h = mc.hedgingPolicy();
+                Map<String, Object> hp = new LinkedHashMap<>();
+                hp.put("maxAttempts", (double) h.maxAttempts());
+                hp.put("hedgingDelay", durationString(h.hedgingDelay()));
+                hp.put("nonFatalStatusCodes", codeNames(h.nonFatalStatusCodes()));
+                entry.put("hedgingPolicy", hp);
+            }
+            entries.add(entry);
+        }
+        if (!entries.isEmpty()) {
+            root.put("methodConfig", entries);
+        }
+        if (includeRetry && retryThrottling != null) {
+            Map<String, Object> t = new LinkedHashMap<>();
+            t.put("maxTokens", retryThrottling.maxTokens());
+            t.put("tokenRatio", retryThrottling.tokenRatio());
+            root.put("retryThrottling", t);
+        }
+        return root;
+    }
+
+    private static List<Object> codeNames(Iterable<Status.Code> codes) {
+        List<Object> out = new ArrayList<>();
+        for (Status.Code c : codes) {
+            out.add(c.name());
+        }
+        return out;
+    }
+
+    /** A protobuf-JSON duration: seconds with up to nine fractional digits and an "s" suffix. */
+    public static String durationString(Duration d) {
+        long seconds = d.getSeconds();
+        int nanos = d.getNano();
+        if (nanos == 0) {
+            return seconds + "s";
+        }
+        String frac = String.format("%09d", nanos).replaceFirst("0+$", "");
+        return seconds + "." + frac + "s";
+    }
+}

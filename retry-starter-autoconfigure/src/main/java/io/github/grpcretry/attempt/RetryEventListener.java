@@ -1,0 +1,50 @@
+package io.github.grpcretry.attempt;
+
+import io.grpc.Status;
+
+/**
+ * Everything the retry engine does, as events: the one seam through which meters, the Actuator
+ * endpoint and tests observe it. Implementations must be thread-safe, fast and must not throw; the
+ * engine calls them on the call's executor or the thread that ended the attempt. The success path
+ * passes only primitives, enums and the pre-built {@link CallTarget}, so a listener that keeps
+ * pre-registered meters allocates nothing.
+ */
+public interface RetryEventListener {
+
+    RetryEventListener NOOP = new RetryEventListener() {
+    };
+
+    /** A logical call started (before its first attempt). */
+    default void callStarted(CallTarget target) {
+    }
+
+    /** An attempt was started; {@code attemptNumber} is 1 for the first attempt. */
+    default void attemptStarted(CallTarget target, AttemptKind kind, int attemptNumber) {
+    }
+
+    /** An attempt ended with {@code code} (CANCELLED for attempts the engine cancelled itself). */
+    default void attemptEnded(CallTarget target, AttemptKind kind, int attemptNumber, Status.Code code) {
+    }
+
+    /** A retry was scheduled to start after {@code delayNanos}. */
+    default void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
+    }
+
+    /** A failed attempt was not followed by a retry (or a hedge was not sent), and why. */
+    default void retrySuppressed(CallTarget target, SuppressionReason reason, Status.Code code) {
+    }
+
+    /** The call committed to attempt {@code attemptNumber}. */
+    default void committed(CallTarget target, int attemptNumber) {
+    }
+
+    /**
+     * The logical call ended.
+     *
+     * @param retries retry attempts started (hedges excluded)
+     * @param hedges hedged attempts started after the first
+     * @param retryDelayNanos total time spent waiting between attempts
+     */
+    default void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
+    }
+}

@@ -1,0 +1,119 @@
+package io.github.grpcretry.sample.server;
+
+import io.github.grpcretry.sample.proto.FlakyGrpc;
+import io.github.grpcretry.sample.proto.FlakyReply;
+import io.github.grpcretry.sample.proto.FlakyRequest;
+import io.github.grpcretry.sample.proto.Script;
+import io.grpc.Metadata;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.List;
+import net.devh.boot.grpc.server.service.GrpcService;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sample's backend: a real gRPC service whose failures each request scripts (fail the first N
+ * attempts, fail with a probability, a chosen code, headers before failing, a pushback trailer,
+ * sleeps). It counts attempts per call key and logs each arrival with the
+ * {@code grpc-previous-rpc-attempts} header the client sent.
+ */
+@GrpcService(interceptors = AttemptHeaderInterceptor.class)
+public class FlakyService extends FlakyGrpc.FlakyImplBase {
+
+    private static final Logger log = LoggerFactory.getLogger(FlakyService.class);
+    static final Metadata.Key<String> PUSHBACK = Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER);
+
+    private final ArrivalLog arrivals;
+    private final FaultScript faults;
+
+    public FlakyService(ArrivalLog arrivals, FaultScript faults) {
+        this.arrivals = arrivals;
+        this.faults = faults;
+    }
+
+    @Override
+    public void call(FlakyRequest request, StreamObserver<FlakyReply> responses) {
+        answer(request.getKey(), request.getScript(), request.getPayload().size(), responses, 1);
+    }
+
+    @Override
+    public void download(FlakyRequest request, StreamObserver<FlakyReply> responses) {
+        answer(request.getKey(), request.getScript(), request.getPayload().size(), responses, 3);
+    }
+
+    @Override
+    public StreamObserver<FlakyRequest> upload(StreamObserver<FlakyReply> responses) {
+        return collecting(requests -> {
+            FlakyRequest first = requests.isEmpty() ? FlakyRequest.getDefaultInstance() : requests.get(0);
+            int bytes = requests.stream().mapToInt(r -> r.getPayload().size()).sum();
+            answer(first.getKey(), first.getScript(), bytes, responses, 1);
+        });
+    }
+
+    @Override
+    public StreamObserver<FlakyRequest> chat(StreamObserver<FlakyReply> responses) {
+        return collecting(requests -> {
+            FlakyRequest first = requests.isEmpty() ? FlakyRequest.getDefaultInstance() : requests.get(0);
+            answer(first.getKey(), first.getScript(), first.getPayload().size(), responses, requests.size());
+        });
+    }
+
+    private StreamObserver<FlakyRequest> collecting(java.util.function.Consumer<List<FlakyRequest>> onComplete) {
+        List<FlakyRequest> received = new ArrayList<>();
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(FlakyRequest value) {
+                received.add(value);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                // the client cancelled this attempt
+            }
+
+            @Override
+            public void onCompleted() {
+                onComplete.accept(received);
+            }
+        };
+    }
+
+    private void answer(String key, Script script, int payloadSize, StreamObserver<FlakyReply> responses, int replies) {
+        int previous = AttemptHeaderInterceptor.previousAttempts();
+        int attempt = arrivals.record(key, previous);
+        FaultScript.Decision decision = faults.decide(script, attempt);
+        if (decision.sleepMs() > 0) {
+            try {
+                Thread.sleep(decision.sleepMs());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (responses instanceof ServerCallStreamObserver<?> server && server.isCancelled()) {
+            log.debug("key={} attempt={} cancelled by the client", key, attempt);
+            return;
+        }
+        if (decision.fails()) {
+            log.info("key={} attempt={} grpc-previous-rpc-attempts={} -> {}{}", key, attempt,
+                    previous < 0 ? "-" : previous, decision.failure().getCode(),
+                    decision.pushbackMs() == null ? "" : " (pushback " + decision.pushbackMs() + " ms)");
+            if (decision.headersFirst()) {
+                AttemptHeaderInterceptor.requestHeadersBeforeClose();
+            }
+            Metadata trailers = new Metadata();
+            if (decision.pushbackMs() != null) {
+                trailers.put(PUSHBACK, decision.pushbackMs());
+            }
+            responses.onError(decision.failure().asRuntimeException(trailers));
+            return;
+        }
+        log.info("key={} attempt={} grpc-previous-rpc-attempts={} -> OK", key, attempt, previous < 0 ? "-" : previous);
+        for (int i = 0; i < replies; i++) {
+            responses.onNext(FlakyReply.newBuilder().setKey(key).setAttempt(attempt).setPreviousAttempts(previous)
+                    .setPayloadSize(payloadSize).build());
+        }
+        responses.onCompleted();
+    }
+}

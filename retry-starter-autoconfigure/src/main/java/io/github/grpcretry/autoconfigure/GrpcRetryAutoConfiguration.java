@@ -5,6 +5,7 @@ import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ResolvedChannelRetryConfigs;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
+import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -45,8 +46,9 @@ public class GrpcRetryAutoConfiguration {
     /** Applies the engine to every net.devh channel builder. */
     @Bean
     public GrpcRetryChannelConfigurer grpcRetryChannelConfigurer(GrpcRetryProperties properties,
-            ChannelRetryConfigs grpcRetryChannelConfigs) {
+            ChannelRetryConfigs grpcRetryChannelConfigs, ObjectProvider<GrpcChannelsProperties> channelsProperties) {
         // engine=interceptor: the interceptor engine's installer is the third argument.
-        return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, properties.getEngine(), null);
+        return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, properties.getEngine(), null,
+                channelsProperties.getIfAvailable());
     }
 }

@@ -5,10 +5,15 @@ import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.grpc.ManagedChannelBuilder;
 import java.lang.reflect.Method;
+import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
+import net.devh.boot.grpc.client.config.GrpcChannelProperties;
+import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -46,16 +51,20 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer {
     private final ChannelRetryConfigs configs;
     private final GrpcRetryProperties.Engine engine;
     private final InterceptorEngineInstaller interceptorEngine;
+    private final GrpcChannelsProperties channelsProperties;
 
     /**
      * @param interceptorEngine installs the interceptor engine; null = none (engine=interceptor then
      *     only applies the non-retry parts)
+     * @param channelsProperties net.devh's client properties, used to map an in-process server name
+     *     back to the client name (may be null)
      */
     public GrpcRetryChannelConfigurer(ChannelRetryConfigs configs, GrpcRetryProperties.Engine engine,
-            InterceptorEngineInstaller interceptorEngine) {
+            InterceptorEngineInstaller interceptorEngine, GrpcChannelsProperties channelsProperties) {
         this.configs = Objects.requireNonNull(configs, "configs");
         this.engine = Objects.requireNonNull(engine, "engine");
         this.interceptorEngine = interceptorEngine;
+        this.channelsProperties = channelsProperties;
     }
 
     public GrpcRetryProperties.Engine engine() {
@@ -63,7 +72,8 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer {
     }
 
     @Override
-    public void accept(ManagedChannelBuilder<?> builder, String channel) {
+    public void accept(ManagedChannelBuilder<?> builder, String builderName) {
+        String channel = channelName(builderName);
         ChannelRetryConfig config = configs.forChannel(channel);
         if (engine == GrpcRetryProperties.Engine.NATIVE) {
             configureNative(builder, config);
@@ -100,6 +110,32 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer {
         if (interceptorEngine != null) {
             interceptorEngine.install(builder, channel, config);
         }
+    }
+
+    /**
+     * The client name for the name net.devh passes with a builder. For an {@code in-process:<server>}
+     * address net.devh passes the server name, not the client name (and shares one channel among
+     * clients naming the same server); it is mapped back to the client whose address names that
+     * server, preferring one that has retry settings of its own.
+     */
+    String channelName(String builderName) {
+        if (channelsProperties == null || configs.configuredChannels().contains(builderName)) {
+            return builderName;
+        }
+        List<String> candidates = new ArrayList<>();
+        for (Map.Entry<String, GrpcChannelProperties> e : channelsProperties.getClient().entrySet()) {
+            URI address = e.getValue() == null ? null : e.getValue().getAddress();
+            if (address != null && "in-process".equals(address.getScheme())
+                    && builderName.equals(address.getSchemeSpecificPart())) {
+                candidates.add(e.getKey());
+            }
+        }
+        for (String c : candidates) {
+            if (configs.configuredChannels().contains(c)) {
+                return c;
+            }
+        }
+        return candidates.isEmpty() ? builderName : candidates.get(0);
     }
 
     private static boolean isAllDefaults(ChannelRetryConfig c) {

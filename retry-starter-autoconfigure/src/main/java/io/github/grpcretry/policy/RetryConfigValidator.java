@@ -249,7 +249,7 @@ public final class RetryConfigValidator {
     /** Validates the channel-wide settings of {@code d} (already inheriting GLOBAL) and applies defaults. */
     public ChannelSettings channelSettings(ChannelDraft d) {
         int cap = ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP;
-        String capPath = d.path() + ".max-attempts-cap (default)";
+        String capPath = "the default";
         if (d.maxAttemptsCap() != null) {
             capPath = d.maxAttemptsCap().path();
             if (d.maxAttemptsCap().value() < 1) {

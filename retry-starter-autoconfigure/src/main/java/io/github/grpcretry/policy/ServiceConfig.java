@@ -178,6 +178,9 @@ public record ServiceConfig(List<MethodConfig> methodConfigs, RetryThrottlingPol
 
     /** A protobuf-JSON duration: seconds with up to nine fractional digits and an "s" suffix. */
     public static String durationString(Duration d) {
+        if (d.isNegative()) {
+            return "-" + durationString(d.negated());
+        }
         long seconds = d.getSeconds();
         int nanos = d.getNano();
         if (nanos == 0) {

@@ -1,0 +1,180 @@
+package io.github.grpcretry.autoconfigure;
+
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.policy.ServiceConfig;
+import io.grpc.ManagedChannelBuilder;
+import java.lang.reflect.Method;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
+import net.devh.boot.grpc.client.config.GrpcChannelProperties;
+import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * Configures every net.devh channel builder from the channel's {@link ChannelRetryConfig}.
+ *
+ * <ul>
+ *   <li><b>native</b>: {@code defaultServiceConfig} with the retry parts (retryPolicy, hedgingPolicy,
+ *       retryThrottling), {@code enableRetry()}, {@code maxRetryAttempts/maxHedgedAttempts(cap)},
+ *       {@code retryBufferSize}, {@code perRpcBufferLimit} and the connect timeout. With a cap of 1
+ *       the retry parts are left out (grpc-java rejects a policy of one attempt).</li>
+ *   <li><b>interceptor</b>: {@code defaultServiceConfig} without the retry parts (timeouts,
+ *       wait-for-ready and message limits still apply; grpc-java's transparent retry stays on), the
+ *       connect timeout, then the {@link InterceptorEngineInstaller}, which puts the retrying
+ *       interceptor on the builder.</li>
+ * </ul>
+ * A builder is only touched when the channel has something to set.
+ */
+public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer {
+
+    private static final Log log = LogFactory.getLog(GrpcRetryChannelConfigurer.class);
+
+    /** Installs the interceptor engine on one channel's builder (called for every channel when engine=interceptor). */
+    @FunctionalInterface
+    public interface InterceptorEngineInstaller {
+
+        /**
+         * @param builder the channel's builder (e.g. call {@code builder.intercept(...)})
+         * @param channel the net.devh channel name
+         * @param config the channel's effective configuration (retry parts included)
+         */
+        void install(ManagedChannelBuilder<?> builder, String channel, ChannelRetryConfig config);
+    }
+
+    private final ChannelRetryConfigs configs;
+    private final GrpcRetryProperties.Engine engine;
+    private final InterceptorEngineInstaller interceptorEngine;
+    private final GrpcChannelsProperties channelsProperties;
+
+    /**
+     * @param interceptorEngine installs the interceptor engine; null = none (engine=interceptor then
+     *     only applies the non-retry parts)
+     * @param channelsProperties net.devh's client properties, used to map an in-process server name
+     *     back to the client name (may be null)
+     */
+    public GrpcRetryChannelConfigurer(ChannelRetryConfigs configs, GrpcRetryProperties.Engine engine,
+            InterceptorEngineInstaller interceptorEngine, GrpcChannelsProperties channelsProperties) {
+        this.configs = Objects.requireNonNull(configs, "configs");
+        this.engine = Objects.requireNonNull(engine, "engine");
+        this.interceptorEngine = interceptorEngine;
+        this.channelsProperties = channelsProperties;
+    }
+
+    public GrpcRetryProperties.Engine engine() {
+        return engine;
+    }
+
+    @Override
+    public void accept(ManagedChannelBuilder<?> builder, String builderName) {
+        String channel = channelName(builderName);
+        ChannelRetryConfig config = configs.forChannel(channel);
+        if (engine == GrpcRetryProperties.Engine.NATIVE) {
+            configureNative(builder, config);
+        } else {
+            configureInterceptor(builder, channel, config);
+        }
+    }
+
+    private void configureNative(ManagedChannelBuilder<?> builder, ChannelRetryConfig config) {
+        if (isAllDefaults(config)) {
+            return;
+        }
+        ServiceConfig sc = config.serviceConfig();
+        boolean retries = config.maxAttemptsCap() >= 2;
+        Map<String, Object> rendered = sc.toServiceConfigMap(retries);
+        if (!rendered.isEmpty()) {
+            builder.defaultServiceConfig(rendered);
+        }
+        builder.enableRetry();
+        builder.maxRetryAttempts(config.maxAttemptsCap());
+        builder.maxHedgedAttempts(config.maxAttemptsCap());
+        builder.retryBufferSize(config.retryBufferSize());
+        builder.perRpcBufferLimit(config.perRpcBufferLimit());
+        applyConnectTimeout(builder, config.connectTimeout());
+    }
+
+    private void configureInterceptor(ManagedChannelBuilder<?> builder, String channel, ChannelRetryConfig config) {
+        Map<String, Object> rendered = config.serviceConfig().withoutRetry().toServiceConfigMap(false);
+        if (!rendered.isEmpty()) {
+            builder.defaultServiceConfig(rendered);
+        }
+        applyConnectTimeout(builder, config.connectTimeout());
+        // The interceptor engine goes on here, after the service config (it reads retry parts from config).
+        if (interceptorEngine != null) {
+            interceptorEngine.install(builder, channel, config);
+        }
+    }
+
+    /**
+     * The client name for the name net.devh passes with a builder. For an {@code in-process:<server>}
+     * address net.devh passes the server name, not the client name (and shares one channel among
+     * clients naming the same server); it is mapped back to the client whose address names that
+     * server, preferring one that has retry settings of its own.
+     */
+    String channelName(String builderName) {
+        if (channelsProperties == null || configs.configuredChannels().contains(builderName)) {
+            return builderName;
+        }
+        List<String> candidates = new ArrayList<>();
+        for (Map.Entry<String, GrpcChannelProperties> e : channelsProperties.getClient().entrySet()) {
+            URI address = e.getValue() == null ? null : e.getValue().getAddress();
+            if (address != null && "in-process".equals(address.getScheme())
+                    && builderName.equals(address.getSchemeSpecificPart())) {
+                candidates.add(e.getKey());
+            }
+        }
+        for (String c : candidates) {
+            if (configs.configuredChannels().contains(c)) {
+                return c;
+            }
+        }
+        return candidates.isEmpty() ? builderName : candidates.get(0);
+    }
+
+    private static boolean isAllDefaults(ChannelRetryConfig c) {
+        return c.serviceConfig().methodConfigs().isEmpty() && c.serviceConfig().retryThrottling() == null
+                && c.maxAttemptsCap() == ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP
+                && c.perRpcBufferLimit() == ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT
+                && c.retryBufferSize() == ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE
+                && c.connectTimeout() == null;
+    }
+
+    /**
+     * Sets Netty's {@code CONNECT_TIMEOUT_MILLIS} on a (shaded or plain) {@code NettyChannelBuilder};
+     * other builders (in-process, ...) are left alone.
+     *
+     * @return whether the option was set
+     */
+    static boolean applyConnectTimeout(ManagedChannelBuilder<?> builder, Duration timeout) {
+        if (timeout == null) {
+            return false;
+        }
+        String builderClass = builder.getClass().getName();
+        String optionClass;
+        if (builderClass.equals("io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder")) {
+            optionClass = "io.grpc.netty.shaded.io.netty.channel.ChannelOption";
+        } else if (builderClass.equals("io.grpc.netty.NettyChannelBuilder")) {
+            optionClass = "io.netty.channel.ChannelOption";
+        } else {
+            log.debug("connect-timeout not applied: " + builderClass + " is not a Netty channel builder");
+            return false;
+        }
+        try {
+            Class<?> option = Class.forName(optionClass, false, builder.getClass().getClassLoader());
+            Object connectTimeoutMillis = option.getField("CONNECT_TIMEOUT_MILLIS").get(null);
+            Method withOption = builder.getClass().getMethod("withOption", option, Object.class);
+            withOption.invoke(builder, connectTimeoutMillis, (int) Math.min(timeout.toMillis(), Integer.MAX_VALUE));
+            return true;
+        } catch (ReflectiveOperationException | LinkageError e) {
+            log.warn("connect-timeout could not be applied to " + builderClass + ": " + e);
+            return false;
+        }
+    }
+}

@@ -57,6 +57,29 @@ final class Hop implements AutoCloseable {
                 observer.onNext(response);
                 observer.onCompleted();
             }
+
+            @Override
+            public StreamObserver<SimpleRequest> bidiStreamingRpc(StreamObserver<SimpleResponse> observer) {
+                // grpc-java invokes a streaming handler when the call starts, before any message
+                Deadline d = Context.current().getDeadline();
+                deadlines.add(d == null ? null : System.nanoTime() + d.timeRemaining(TimeUnit.NANOSECONDS));
+                handled.incrementAndGet();
+                return new StreamObserver<>() {
+                    @Override
+                    public void onNext(SimpleRequest value) {
+                        observer.onNext(resp(value.getRequestMessage()));
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        observer.onCompleted();
+                    }
+                };
+            }
         };
         ServerServiceDefinition def = ServerInterceptors.intercept(impl, interceptors);
         server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(def).build().start();

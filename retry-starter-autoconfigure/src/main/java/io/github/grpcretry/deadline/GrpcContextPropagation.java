@@ -59,17 +59,17 @@ public final class GrpcContextPropagation {
     }
 
     /** {@code task} bound to the gRPC Context current now. */
-    public static Runnable wrap(Runnable task) {
+    public static Runnable wrapRunnable(Runnable task) {
         return Context.current().wrap(Objects.requireNonNull(task, "task"));
     }
 
     /** {@code task} bound to the gRPC Context current now. */
-    public static <T> Callable<T> wrap(Callable<T> task) {
+    public static <T> Callable<T> wrapCallable(Callable<T> task) {
         return Context.current().wrap(Objects.requireNonNull(task, "task"));
     }
 
     /** {@code supplier} bound to the gRPC Context current now (for {@code CompletableFuture.supplyAsync}). */
-    public static <T> Supplier<T> wrap(Supplier<T> supplier) {
+    public static <T> Supplier<T> wrapSupplier(Supplier<T> supplier) {
         Objects.requireNonNull(supplier, "supplier");
         Context context = Context.current();
         return () -> context.supply(supplier);

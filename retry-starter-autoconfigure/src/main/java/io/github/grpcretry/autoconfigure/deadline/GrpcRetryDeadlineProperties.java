@@ -77,25 +77,25 @@ public class GrpcRetryDeadlineProperties implements InitializingBean {
     /** Checks every value; the first invalid one stops start-up, naming its property path. */
     public void validate() {
         if (defaultTimeout != null && (defaultTimeout.isNegative() || defaultTimeout.isZero())) {
-            throw new InvalidDeadlinePropertyException(PREFIX + ".default-timeout", defaultTimeout, "must be > 0",
+            throw new InvalidDeadlinePropertyException(PREFIX + ".default-timeout", show(defaultTimeout), "must be > 0",
                     "give a positive duration such as 5s, or remove the property for no default deadline");
         }
         if (reserve == null || reserve.isNegative()) {
-            throw new InvalidDeadlinePropertyException(PREFIX + ".reserve", reserve, "must be >= 0",
+            throw new InvalidDeadlinePropertyException(PREFIX + ".reserve", show(reserve), "must be >= 0",
                     "give a non-negative duration such as 20ms (0 = no reserve)");
         }
         if (minRemaining == null || minRemaining.isNegative()) {
-            throw new InvalidDeadlinePropertyException(PREFIX + ".min-remaining", minRemaining, "must be >= 0",
+            throw new InvalidDeadlinePropertyException(PREFIX + ".min-remaining", show(minRemaining), "must be >= 0",
                     "give a non-negative duration such as 50ms (0 = off)");
         }
         if (defaultTimeout != null && !minRemaining.isZero() && defaultTimeout.compareTo(minRemaining) <= 0) {
-            throw new InvalidDeadlinePropertyException(PREFIX + ".default-timeout", defaultTimeout,
-                    "must be greater than " + PREFIX + ".min-remaining (" + minRemaining
+            throw new InvalidDeadlinePropertyException(PREFIX + ".default-timeout", show(defaultTimeout),
+                    "must be greater than " + PREFIX + ".min-remaining (" + show(minRemaining)
                             + "), else every call without a deadline would be refused",
                     "raise default-timeout or lower min-remaining");
         }
         if (http.max == null || http.max.isNegative() || http.max.isZero()) {
-            throw new InvalidDeadlinePropertyException(PREFIX + ".http.max", http.max, "must be > 0",
+            throw new InvalidDeadlinePropertyException(PREFIX + ".http.max", show(http.max), "must be > 0",
                     "give a positive duration such as 30s");
         }
         String header = http.header == null ? "" : http.header.trim();
@@ -106,6 +106,18 @@ public class GrpcRetryDeadlineProperties implements InitializingBean {
                         "give a header name such as X-Request-Timeout-Ms, or leave it empty to turn HTTP ingress off");
             }
         }
+    }
+
+    /** A duration as a user writes it: "250ms", "-1s", "1.5ms". */
+    static String show(Duration d) {
+        if (d == null) {
+            return "(none)";
+        }
+        if (d.toNanos() % 1_000_000 != 0) {
+            return d.toNanos() / 1e6 + "ms";
+        }
+        long ms = d.toMillis();
+        return ms % 1000 == 0 && ms != 0 ? ms / 1000 + "s" : ms + "ms";
     }
 
     private static boolean isTokenChar(char c) {

@@ -1,9 +1,12 @@
 package io.github.grpcretry.autoconfigure.deadline;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.grpc.Context;
 import io.grpc.Deadline;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
@@ -159,6 +162,17 @@ class DeadlineHttpChainTest {
         assertThat(ms("http", "c")).isBetween(80L, 400L);
     }
 
+    @Autowired
+    Front front;
+
+    @Test
+    void theGlobalServerInterceptorMapsADownstreamDeadlineFailure() {
+        assertThatThrownBy(() -> front.b.withDeadlineAfter(5, TimeUnit.SECONDS).unaryRpc(to("b-impatient")))
+                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).as("not UNKNOWN")
+                                .isEqualTo(Status.Code.DEADLINE_EXCEEDED));
+    }
+
     // ---- the application ------------------------------------------------------------------------
 
     @SpringBootConfiguration
@@ -203,6 +217,15 @@ class DeadlineHttpChainTest {
             recorder.record(layer);
             if (layer.equals("b")) {
                 c.unaryRpc(to("c"));
+            } else if (layer.equals("b-impatient")) {
+                // the downstream call runs out of time; the exception escapes the handler
+                c.withDeadlineAfter(50, TimeUnit.MILLISECONDS).unaryRpc(to("c-slow"));
+            } else if (layer.equals("c-slow")) {
+                try {
+                    Thread.sleep(300);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }
             observer.onNext(SimpleResponse.newBuilder().setResponseMessage(layer).build());
             observer.onCompleted();

@@ -90,6 +90,32 @@ class GrpcRetryDeadlineAutoConfigurationTest {
         });
     }
 
+    @Test
+    void springsContextPropagatingTaskDecoratorCarriesTheGrpcContextThroughTheRegisteredAccessor() {
+        runner.run(ctx -> {
+            TaskDecorator decorator = new org.springframework.core.task.support.ContextPropagatingTaskDecorator();
+            java.util.concurrent.ScheduledExecutorService timer =
+                    java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor();
+            try {
+                Context.CancellableContext deadline = Context.current()
+                        .withDeadlineAfter(1, java.util.concurrent.TimeUnit.SECONDS, timer);
+                Runnable[] task = new Runnable[1];
+                java.util.concurrent.atomic.AtomicReference<java.util.Optional<Duration>> seen =
+                        new java.util.concurrent.atomic.AtomicReference<>();
+                deadline.run(() -> task[0] = decorator.decorate(
+                        () -> seen.set(io.github.grpcretry.deadline.Deadlines.remaining())));
+                pool.submit(task[0]).get();
+                deadline.cancel(null);
+                assertThat(seen.get()).isPresent();
+                assertThat(seen.get().get().toMillis()).isBetween(500L, 1000L);
+            } finally {
+                timer.shutdownNow();
+                pool.shutdownNow();
+            }
+        });
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class UserDecorator {
         @Bean

@@ -290,6 +290,16 @@ public final class ScriptedServer implements AutoCloseable {
         public final List<String> messages = java.util.Collections.synchronizedList(new ArrayList<>());
         public volatile boolean halfClosed;
         public volatile boolean cancelled;
+        /**
+         * Time left to the call's deadline as the server saw it on arrival (from the call's gRPC
+         * Context), null when the call had no deadline.
+         */
+        public final Long deadlineRemainingNanos = remainingOfCurrentContext();
+
+        private static Long remainingOfCurrentContext() {
+            io.grpc.Deadline d = io.grpc.Context.current().getDeadline();
+            return d == null ? null : d.timeRemaining(TimeUnit.NANOSECONDS);
+        }
 
         Arrival(String method, int index, long nanoTime, Integer previousAttempts, Metadata headers) {
             this.method = method;

@@ -1,0 +1,262 @@
+package io.github.grpcretry.deadline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.Context;
+import io.grpc.ManagedChannel;
+import io.grpc.stub.StreamObserver;
+import io.grpc.testing.protobuf.SimpleResponse;
+import io.grpc.testing.protobuf.SimpleServiceGrpc;
+import io.micrometer.context.ContextRegistry;
+import io.micrometer.context.ContextSnapshot;
+import io.micrometer.context.ContextSnapshotFactory;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Hooks;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The gRPC Context crosses threads: B's handler hands the downstream call to C to another thread;
+ * C records the deadline it sees. Each case has its negative control (without the wrapper the
+ * deadline is lost), so the wrapper is what carries it.
+ */
+class GrpcContextPropagationTest {
+
+    private static final long MS = 1_000_000L;
+    private static ExecutorService pool;
+    private static ScheduledExecutorService scheduler;
+    private Hop b;
+    private Hop c;
+    private ManagedChannel toB;
+    private ManagedChannel toC;
+    private SimpleServiceGrpc.SimpleServiceBlockingStub cStub;
+
+    @BeforeAll
+    static void pools() {
+        pool = Executors.newFixedThreadPool(2);
+        scheduler = Executors.newSingleThreadScheduledExecutor();
+    }
+
+    @AfterAll
+    static void stopPools() {
+        pool.shutdownNow();
+        scheduler.shutdownNow();
+    }
+
+    @BeforeEach
+    void chain() throws Exception {
+        c = new Hop("C");
+        b = new Hop("B");
+        toC = c.channel();
+        toB = b.channel();
+        cStub = SimpleServiceGrpc.newBlockingStub(toC);
+        cStub.unaryRpc(Hop.req("warm-up"));
+        c.deadlines.clear();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        toB.shutdownNow();
+        toC.shutdownNow();
+        b.close();
+        c.close();
+    }
+
+    /** Calls B with a 2 s deadline; returns the deadline C saw, in ms from B's (null = none). */
+    private Long callThroughB(Hop.Body bBody) {
+        b.body(bBody);
+        SimpleServiceGrpc.newBlockingStub(toB).withDeadlineAfter(2000, TimeUnit.MILLISECONDS).unaryRpc(Hop.req("x"));
+        Long dC = c.deadlines.get(0);
+        return dC == null ? null : (b.deadlines.get(0) - dC) / MS;
+    }
+
+    @Test
+    void wrappedExecutorCarriesTheDeadline() {
+        Executor wrapped = GrpcContextPropagation.wrap((Executor) command -> pool.execute(command));
+        Long gap = callThroughB(r -> {
+            CompletableFuture<SimpleResponse> f = new CompletableFuture<>();
+            wrapped.execute(() -> f.complete(cStub.unaryRpc(r)));
+            return f.get(5, TimeUnit.SECONDS);
+        });
+        assertThat(gap).as("C's deadline is B's, less transport time").isNotNull().isBetween(-50L, 50L);
+    }
+
+    @Test
+    void plainExecutorLosesTheDeadline() {
+        Executor plain = command -> pool.execute(command);
+        Long gap = callThroughB(r -> {
+            CompletableFuture<SimpleResponse> f = new CompletableFuture<>();
+            plain.execute(() -> f.complete(cStub.unaryRpc(r)));
+            return f.get(5, TimeUnit.SECONDS);
+        });
+        assertThat(gap).isNull();
+    }
+
+    @Test
+    void supplyAsyncOnAWrappedExecutorServiceCarriesTheDeadline() {
+        ExecutorService wrapped = GrpcContextPropagation.wrap(pool);
+        Long gap = callThroughB(r -> CompletableFuture.supplyAsync(() -> cStub.unaryRpc(r), wrapped)
+                .get(5, TimeUnit.SECONDS));
+        assertThat(gap).isNotNull().isBetween(-50L, 50L);
+
+        c.deadlines.clear();
+        b.deadlines.clear();
+        Long lost = callThroughB(r -> CompletableFuture.supplyAsync(() -> cStub.unaryRpc(r), pool)
+                .get(5, TimeUnit.SECONDS));
+        assertThat(lost).as("control: the same pool unwrapped").isNull();
+    }
+
+    @Test
+    void submitAndInvokeAllOnAWrappedExecutorServiceCarryTheDeadline() {
+        ExecutorService wrapped = GrpcContextPropagation.wrap(pool);
+        b.body(r -> {
+            wrapped.submit(() -> cStub.unaryRpc(r)).get(5, TimeUnit.SECONDS);
+            Callable<SimpleResponse> task = () -> cStub.unaryRpc(r);
+            for (var f : wrapped.invokeAll(List.of(task, task))) {
+                f.get();
+            }
+            return Hop.resp("ok");
+        });
+        SimpleServiceGrpc.newBlockingStub(toB).withDeadlineAfter(2000, TimeUnit.MILLISECONDS).unaryRpc(Hop.req("x"));
+        assertThat(c.deadlines).hasSize(3).doesNotContainNull();
+    }
+
+    @Test
+    void wrappedSupplierCarriesTheDeadline() {
+        Long gap = callThroughB(r -> CompletableFuture
+                .supplyAsync(GrpcContextPropagation.wrapSupplier(() -> cStub.unaryRpc(r)), pool).get(5, TimeUnit.SECONDS));
+        assertThat(gap).isNotNull().isBetween(-50L, 50L);
+    }
+
+    @Test
+    void cancellationOfTheInboundCallIsSeenOnAnotherThread() throws Exception {
+        CompletableFuture<Boolean> wrappedSaw = new CompletableFuture<>();
+        CompletableFuture<Boolean> plainSaw = new CompletableFuture<>();
+        CompletableFuture<Void> started = new CompletableFuture<>();
+        ExecutorService wrapped = GrpcContextPropagation.wrap(pool);
+        b.body(r -> {
+            wrapped.execute(() -> wrappedSaw.complete(waitForCancellation(3000)));
+            new Thread(() -> plainSaw.complete(waitForCancellation(1500))).start();
+            started.complete(null);
+            wrappedSaw.get(5, TimeUnit.SECONDS);
+            return Hop.resp("ok");
+        });
+        Context.CancellableContext caller = Context.current().withCancellation();
+        caller.run(() -> SimpleServiceGrpc.newStub(toB).unaryRpc(Hop.req("x"), new NoopObserver()));
+        started.get(5, TimeUnit.SECONDS);
+        caller.cancel(null);
+        assertThat(wrappedSaw.get(5, TimeUnit.SECONDS)).as("wrapped work sees the cancellation").isTrue();
+        assertThat(plainSaw.get(5, TimeUnit.SECONDS)).as("control: a plain thread does not").isFalse();
+    }
+
+    private static boolean waitForCancellation(long ms) {
+        long until = System.nanoTime() + ms * MS;
+        while (System.nanoTime() < until) {
+            if (Context.current().isCancelled()) {
+                return true;
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                return false;
+            }
+        }
+        return false;
+    }
+
+    @Test
+    void threadLocalAccessorCarriesTheContextThroughASnapshot() throws Exception {
+        ContextRegistry registry = new ContextRegistry().registerThreadLocalAccessor(
+                GrpcContextPropagation.threadLocalAccessor());
+        ContextSnapshotFactory factory = ContextSnapshotFactory.builder().contextRegistry(registry).build();
+        Context.CancellableContext ctx = Context.current().withDeadlineAfter(1500, TimeUnit.MILLISECONDS, scheduler);
+        ContextSnapshot snapshot = ctx.call(factory::captureAll);
+        Optional<Duration> seen = pool.submit(snapshot.wrap(() -> Deadlines.remaining())).get();
+        Context afterwards = pool.submit(Context::current).get();
+        ctx.cancel(null);
+        assertThat(seen).isPresent();
+        assertThat(seen.get().toMillis()).isBetween(1000L, 1500L);
+        assertThat(afterwards).as("restored on the worker after the task").isSameAs(Context.ROOT);
+
+        // nothing captured outside a gRPC context: the worker keeps the root context
+        ContextSnapshot empty = factory.captureAll();
+        assertThat(pool.submit(empty.wrap(() -> Context.current())).get()).isSameAs(Context.ROOT);
+    }
+
+    @Test
+    void reactorAutomaticContextPropagationCarriesTheDeadline() throws Exception {
+        ContextRegistry.getInstance().registerThreadLocalAccessor(GrpcContextPropagation.threadLocalAccessor());
+        Hooks.enableAutomaticContextPropagation();
+        try {
+            Long gap = callThroughB(r -> Mono.fromCallable(() -> cStub.unaryRpc(r))
+                    .subscribeOn(Schedulers.boundedElastic())
+                    .block(Duration.ofSeconds(5)));
+            assertThat(gap).isNotNull().isBetween(-50L, 50L);
+
+            // after a hop onto the parallel scheduler too
+            c.deadlines.clear();
+            b.deadlines.clear();
+            Long afterDelay = callThroughB(r -> Mono.delay(Duration.ofMillis(20))
+                    .publishOn(Schedulers.boundedElastic())
+                    .map(x -> cStub.unaryRpc(r))
+                    .block(Duration.ofSeconds(5)));
+            assertThat(afterDelay).isNotNull().isBetween(-50L, 50L);
+
+            // control: without the accessor Reactor has nothing to carry
+            ContextRegistry.getInstance().removeThreadLocalAccessor(GrpcContextPropagation.THREAD_LOCAL_KEY);
+            c.deadlines.clear();
+            b.deadlines.clear();
+            Long lost = callThroughB(r -> Mono.fromCallable(() -> cStub.unaryRpc(r))
+                    .subscribeOn(Schedulers.boundedElastic())
+                    .block(Duration.ofSeconds(5)));
+            assertThat(lost).isNull();
+        } finally {
+            Hooks.disableAutomaticContextPropagation();
+            ContextRegistry.getInstance().registerThreadLocalAccessor(GrpcContextPropagation.threadLocalAccessor());
+        }
+    }
+
+    @Test
+    void deadlinesReportTimeLeft() throws Exception {
+        assertThat(Deadlines.remaining()).isEmpty();
+        assertThat(Deadlines.hasAtLeast(Duration.ofDays(1))).isTrue();
+        Context.CancellableContext ctx = Context.current().withDeadlineAfter(800, TimeUnit.MILLISECONDS, scheduler);
+        ctx.run(() -> {
+            assertThat(Deadlines.remaining()).get().satisfies(d -> assertThat(d.toMillis()).isBetween(600L, 800L));
+            assertThat(Deadlines.hasAtLeast(Duration.ofMillis(500))).isTrue();
+            assertThat(Deadlines.hasAtLeast(Duration.ofMillis(900))).isFalse();
+        });
+        ctx.cancel(null);
+        ctx.run(() -> assertThat(Deadlines.hasAtLeast(Duration.ZERO)).as("cancelled").isFalse());
+        Context.CancellableContext past = Context.current().withDeadlineAfter(-5, TimeUnit.MILLISECONDS, scheduler);
+        assertThat(Deadlines.remaining(past)).contains(Duration.ZERO);
+    }
+
+    static final class NoopObserver implements StreamObserver<SimpleResponse> {
+        @Override
+        public void onNext(SimpleResponse value) {
+        }
+
+        @Override
+        public void onError(Throwable t) {
+        }
+
+        @Override
+        public void onCompleted() {
+        }
+    }
+}

@@ -38,7 +38,9 @@ import java.util.concurrent.ConcurrentMap;
  *   <li>{@code attemptEnded} of a failed attempt is reported when the call ends (grpc-java may still
  *       replace it by a transparent retry until then); attempts still open when the call ends (hedges
  *       being cancelled) are reported as soon as their stream closes;</li>
- *   <li>the retry delay is the time in the call during which no stream was open.</li>
+ *   <li>the retry delay is the time between attempts during which no attempt was on the wire: an
+ *       attempt is on the wire from the moment its headers are sent ({@code outboundHeaders}; grpc-java
+ *       creates a retry's stream before its backoff and starts it after) until its stream closes.</li>
  * </ul>
  * The native engine exposes no throttle tokens and no reasons for retries it did not make, so this
  * interceptor reports no {@code retrySuppressed} and never invents token values.
@@ -94,7 +96,7 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
         final RetryEventListener listener;
 
         // guarded by this; every section is a few field updates, listeners are called outside it
-        private int openStreams;
+        private int streamsOnWire;
         private long idleSince = -1;
         private long delayNanos;
         private int retries;
@@ -113,13 +115,7 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
             boolean transparent = info.isTransparentRetry();
             AttemptKind kind = attemptNumber == 1 ? AttemptKind.INITIAL
                     : info.isHedging() ? AttemptKind.HEDGE : AttemptKind.RETRY;
-            long now = System.nanoTime();
             synchronized (this) {
-                if (openStreams == 0 && idleSince >= 0) {
-                    delayNanos += now - idleSince;
-                    idleSince = -1;
-                }
-                openStreams++;
                 if (transparent) {
                     // the attempt goes on in this stream: forget the end of the stream it replaces
                     pending.removeIf(e -> e.attemptNumber == attemptNumber);
@@ -135,10 +131,21 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
             return new AttemptTracer(this, kind, attemptNumber);
         }
 
-        void streamClosed(AttemptKind kind, int attemptNumber, Status.Code code) {
+        /** An attempt's headers went out: it is on the wire; a pause between attempts ends. */
+        void streamSent() {
+            long now = System.nanoTime();
+            synchronized (this) {
+                if (streamsOnWire++ == 0 && idleSince >= 0) {
+                    delayNanos += now - idleSince;
+                    idleSince = -1;
+                }
+            }
+        }
+
+        void streamClosed(AttemptKind kind, int attemptNumber, Status.Code code, boolean wasSent) {
             boolean reportNow;
             synchronized (this) {
-                if (--openStreams == 0) {
+                if (wasSent && --streamsOnWire == 0) {
                     idleSince = System.nanoTime();
                 }
                 reportNow = callClosed;
@@ -178,6 +185,7 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
         private final CallTracker tracker;
         private final AttemptKind kind;
         private final int attemptNumber;
+        private boolean sent;
         private boolean closed; // grpc-java calls streamClosed once; guard anyway
 
         AttemptTracer(CallTracker tracker, AttemptKind kind, int attemptNumber) {
@@ -187,14 +195,27 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
         }
 
         @Override
+        public void outboundHeaders() {
+            synchronized (this) {
+                if (sent || closed) {
+                    return;
+                }
+                sent = true;
+            }
+            tracker.streamSent();
+        }
+
+        @Override
         public void streamClosed(Status status) {
+            boolean wasSent;
             synchronized (this) {
                 if (closed) {
                     return;
                 }
                 closed = true;
+                wasSent = sent;
             }
-            tracker.streamClosed(kind, attemptNumber, status.getCode());
+            tracker.streamClosed(kind, attemptNumber, status.getCode(), wasSent);
         }
     }
 }

@@ -4,8 +4,8 @@ import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.metrics.ChannelStateSource;
 import io.github.grpcretry.metrics.CompositeRetryEventListener;
 import io.github.grpcretry.metrics.RetryStatistics;
-import java.util.Map;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
+import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -62,18 +62,9 @@ public class GrpcRetryEventsAutoConfiguration {
         /** The states net.devh's channel factory reports ({@code getState(false)} of every channel it built). */
         @Bean
         @ConditionalOnMissingBean
-        ChannelStateSource grpcRetryChannelStateSource(ObjectProvider<GrpcChannelFactory> factories) {
-            return () -> {
-                GrpcChannelFactory factory = factories.getIfUnique();
-                if (factory == null) {
-                    return Map.of();
-                }
-                try {
-                    return factory.getConnectivityState();
-                } catch (RuntimeException e) {
-                    return Map.of();
-                }
-            };
+        ChannelStateSource grpcRetryChannelStateSource(ObjectProvider<GrpcChannelFactory> factories,
+                ObjectProvider<GrpcChannelsProperties> properties) {
+            return new NetDevhChannelStateSource(factories, properties);
         }
     }
 }

@@ -1,6 +1,7 @@
 package io.github.grpcretry.metrics;
 
 import io.github.grpcretry.attempt.CallTarget;
+import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -16,13 +17,18 @@ import java.util.concurrent.TimeUnit;
  * {@value RetryMeterNames#DEADLINE_FAST_FAIL} (counter; client, method). Meters are cached per
  * (channel, method); the method must come from the call's descriptor.
  */
-public final class DeadlineMeters {
+public final class DeadlineMeters implements DeadlineEventListener {
 
     private final MeterRegistry registry;
     private final ConcurrentMap<CallTarget, Meters> meters = new ConcurrentHashMap<>();
 
     public DeadlineMeters(MeterRegistry registry) {
         this.registry = Objects.requireNonNull(registry, "registry");
+    }
+
+    @Override
+    public void deadlineRemaining(CallTarget target, long remainingNanos) {
+        recordRemaining(target, remainingNanos);
     }
 
     /** A call with a deadline starts with {@code remainingNanos} left (negative values record 0). */
@@ -35,6 +41,7 @@ public final class DeadlineMeters {
     }
 
     /** A call was refused by {@code min-remaining} and never sent. */
+    @Override
     public void fastFail(CallTarget target) {
         meters(target).fastFail.increment();
     }

@@ -5,13 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.github.grpcretry.attempt.AttemptKind;
-import io.github.grpcretry.attempt.CallTarget;
-import io.github.grpcretry.attempt.RetryEventListener;
-import io.github.grpcretry.attempt.SuppressionReason;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
-import io.github.grpcretry.policy.ChannelRetryConfigs;
-import io.github.grpcretry.testing.FixedChannelRetryConfigs;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.Status;
@@ -24,10 +18,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.ActiveProfiles;
+import org.springframework.test.annotation.DirtiesContext;
+import io.grpc.StatusRuntimeException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import org.springframework.boot.test.web.client.TestRestTemplate;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.HttpEntity;
@@ -40,6 +37,8 @@ import org.springframework.http.ResponseEntity;
  * and refilled; the engine's events come through the {@code grpcRetryEventListener} bean the engine
  * is given.
  */
+@ActiveProfiles("obs-inventory")
+@DirtiesContext(classMode = DirtiesContext.ClassMode.BEFORE_EACH_TEST_METHOD)
 @SpringBootTest(classes = GrpcRetryActuatorHttpTest.App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {
                 "management.endpoints.web.exposure.include=health,grpcretry",
@@ -58,16 +57,6 @@ class GrpcRetryActuatorHttpTest {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     static class App {
-        @Bean
-        RetryLimiterRegistry retryLimiterRegistry() {
-            return new RetryLimiterRegistry();
-        }
-
-        @Bean
-        ChannelRetryConfigs channelRetryConfigs() {
-            return new FixedChannelRetryConfigs(ObservabilityTestConfigs.inventory());
-        }
-
         @Bean
         InventoryClient inventoryClient() {
             return new InventoryClient();
@@ -95,9 +84,6 @@ class GrpcRetryActuatorHttpTest {
     RetryLimiterRegistry limiters;
     @Autowired
     InventoryClient client;
-    @Autowired
-    @Qualifier("grpcRetryEventListener")
-    RetryEventListener engineListener;
     @Autowired
     MeterRegistry meters;
 
@@ -148,24 +134,18 @@ class GrpcRetryActuatorHttpTest {
 
     @Test
     void endpointShowsEffectiveConfigLimiterStateAndCountsAndHasNoWriteOperation() throws Exception {
-        client.stub.unaryRpc(SimpleRequest.getDefaultInstance());
-        limiters.budget("inventory", ObservabilityTestConfigs.inventory().budget()).orElseThrow().onCall();
-        limiters.throttle("inventory", ObservabilityTestConfigs.THROTTLING).orElseThrow();
-        // what the interceptor engine reports for one call retried once after UNAVAILABLE and one
-        // call whose retry the budget refused
-        CallTarget unary = new CallTarget("inventory", "grpc.testing.SimpleService/UnaryRpc");
-        engineListener.callStarted(unary);
-        engineListener.attemptStarted(unary, AttemptKind.INITIAL, 1);
-        engineListener.attemptEnded(unary, AttemptKind.INITIAL, 1, Status.Code.UNAVAILABLE);
-        engineListener.retryScheduled(unary, 2, 50_000_000L);
-        engineListener.attemptStarted(unary, AttemptKind.RETRY, 2);
-        engineListener.attemptEnded(unary, AttemptKind.RETRY, 2, Status.Code.OK);
-        engineListener.callEnded(unary, Status.Code.OK, 1, 0, 50_000_000L);
-        engineListener.callStarted(unary);
-        engineListener.attemptStarted(unary, AttemptKind.INITIAL, 1);
-        engineListener.attemptEnded(unary, AttemptKind.INITIAL, 1, Status.Code.UNAVAILABLE);
-        engineListener.retrySuppressed(unary, SuppressionReason.BUDGET, Status.Code.UNAVAILABLE);
-        engineListener.callEnded(unary, Status.Code.UNAVAILABLE, 0, 0, 0);
+        // Real calls through the interceptor engine (budget 10 % with no floor, so it starts empty):
+        // call 1 fails once and its retry is refused by the budget (0.1 < 1); nine calls succeed and
+        // fill the budget to 1.0; call 11 fails once and is retried successfully (budget back to 0.1).
+        server.reset();
+        server.script(a -> a.index == 1 || a.index == 11 ? ScriptedServer.Action.fail(Status.Code.UNAVAILABLE)
+                : ScriptedServer.Action.ok());
+        assertThatThrownBy(() -> client.stub.unaryRpc(SimpleRequest.getDefaultInstance()))
+                .isInstanceOf(StatusRuntimeException.class);
+        for (int i = 0; i < 10; i++) {
+            client.stub.unaryRpc(SimpleRequest.getDefaultInstance());
+        }
+        assertThat(server.arrivalCount()).isEqualTo(12);
 
         JsonNode all = get("/actuator/grpcretry", HttpStatus.OK);
         assertThat(all.path("engine").asText()).isEqualTo("interceptor");
@@ -200,14 +180,15 @@ class GrpcRetryActuatorHttpTest {
         assertThat(throttle.path("threshold").asDouble()).isEqualTo(5.0);
         assertThat(throttle.path("tokenRatio").asDouble()).isEqualTo(0.1);
         JsonNode budget = inventory.path("limiter").path("budget");
-        assertThat(budget.path("callsInWindow").asLong()).isEqualTo(1);
-        // 10 retries/s over 10 s + 0.1 for the one call
-        assertThat(budget.path("balance").asDouble()).isEqualTo(100.1, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(budget.path("callsInWindow").asLong()).isEqualTo(11);
+        assertThat(budget.path("retriesInWindow").asLong()).isEqualTo(1);
+        // 11 calls x 0.1 - 1 retry
+        assertThat(budget.path("balance").asDouble()).isEqualTo(0.1, org.assertj.core.data.Offset.offset(1e-9));
 
         JsonNode counts = inventory.path("counts");
-        assertThat(counts.path("calls").asLong()).isEqualTo(2);
+        assertThat(counts.path("calls").asLong()).isEqualTo(11);
         assertThat(counts.path("failedCalls").asLong()).isEqualTo(1);
-        assertThat(counts.path("attempts").asLong()).isEqualTo(3);
+        assertThat(counts.path("attempts").asLong()).isEqualTo(12);
         assertThat(counts.path("retries").asLong()).isEqualTo(1);
         assertThat(counts.path("hedges").asLong()).isZero();
         assertThat(counts.path("suppressed").path("budget").asLong()).isEqualTo(1);

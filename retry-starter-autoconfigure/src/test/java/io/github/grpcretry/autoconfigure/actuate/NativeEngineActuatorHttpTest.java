@@ -5,11 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.metrics.NativeAttemptInterceptor;
 import io.github.grpcretry.metrics.RetryStatistics;
-import io.github.grpcretry.policy.ChannelRetryConfigs;
-import io.github.grpcretry.testing.FixedChannelRetryConfigs;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.Status;
 import io.grpc.testing.protobuf.SimpleRequest;
@@ -20,11 +17,11 @@ import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import net.devh.boot.grpc.client.inject.GrpcClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.ActiveProfiles;
 import org.springframework.boot.test.web.client.TestRestTemplate;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.HttpStatus;
@@ -38,6 +35,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * {@code grpcRetryEventListener} bean (what the integration will do); real calls against the
  * scripted server over Netty; meters, endpoint and health read over real HTTP.
  */
+@ActiveProfiles("obs-inventory")
 @SpringBootTest(classes = NativeEngineActuatorHttpTest.App.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {
@@ -56,21 +54,6 @@ class NativeEngineActuatorHttpTest {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     static class App {
-        @Bean
-        ChannelRetryConfigs channelRetryConfigs() {
-            return new FixedChannelRetryConfigs(ObservabilityTestConfigs.inventory());
-        }
-
-        @Bean
-        GrpcChannelConfigurer nativeRetry(ChannelRetryConfigs configs,
-                ObjectProvider<RetryEventListener> grpcRetryEventListener) {
-            return (builder, name) -> builder
-                    .defaultServiceConfig(configs.forChannel(name).serviceConfig().toServiceConfigMap(true))
-                    .enableRetry()
-                    .maxRetryAttempts(configs.forChannel(name).maxAttemptsCap())
-                    .intercept(new NativeAttemptInterceptor(name, grpcRetryEventListener.getObject()));
-        }
-
         @Bean
         InventoryClient inventoryClient() {
             return new InventoryClient();

@@ -1,6 +1,10 @@
 package io.github.grpcretry.autoconfigure;
 
+import io.github.grpcretry.attempt.RetryEventListener;
+import io.github.grpcretry.attempt.RetryScheduler;
+import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.metrics.NativeAttemptInterceptor;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ResolvedChannelRetryConfigs;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
@@ -43,12 +47,41 @@ public class GrpcRetryAutoConfiguration {
         return new RetryLimiterRegistry();
     }
 
-    /** Applies the engine to every net.devh channel builder. */
+    /**
+     * The timers of the interceptor engine (backoff and hedging delays): two daemon threads shared by
+     * every channel, and a daemon worker pool for the work a timer triggers when a call has no
+     * executor of its own. Closed with the context.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    public RetryScheduler grpcRetryScheduler() {
+        return RetryScheduler.create(2, "grpc-retry");
+    }
+
+    /**
+     * Applies the engine to every net.devh channel builder: with {@code engine: interceptor} one
+     * {@link RetryingClientInterceptor} per channel (its limiters from the registry, its events to
+     * the {@code grpcRetryEventListener}); with {@code engine: native} an attempt tracer so grpc-java's
+     * own attempts reach the same events.
+     */
     @Bean
     public GrpcRetryChannelConfigurer grpcRetryChannelConfigurer(GrpcRetryProperties properties,
-            ChannelRetryConfigs grpcRetryChannelConfigs, ObjectProvider<GrpcChannelsProperties> channelsProperties) {
-        // engine=interceptor: the interceptor engine's installer is the third argument.
-        return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, properties.getEngine(), null,
+            ChannelRetryConfigs grpcRetryChannelConfigs, ObjectProvider<GrpcChannelsProperties> channelsProperties,
+            RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
+            ObjectProvider<RetryEventListener> eventListener) {
+        GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) -> {
+            RetryEventListener events = eventListener.getIfAvailable(() -> RetryEventListener.NOOP);
+            if (properties.getEngine() == GrpcRetryProperties.Engine.NATIVE) {
+                builder.intercept(new NativeAttemptInterceptor(channel, events));
+            } else {
+                builder.intercept(RetryingClientInterceptor.builder(config)
+                        .limiters(limiters)
+                        .eventListener(events)
+                        .scheduler(grpcRetryScheduler)
+                        .build());
+            }
+        };
+        return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, properties.getEngine(), installer,
                 channelsProperties.getIfAvailable());
     }
 }

@@ -16,6 +16,7 @@ import net.devh.boot.grpc.client.config.GrpcChannelProperties;
 import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.core.Ordered;
 
 /**
  * Configures every net.devh channel builder from the channel's {@link ChannelRetryConfig}.
@@ -23,8 +24,9 @@ import org.apache.commons.logging.LogFactory;
  * <ul>
  *   <li><b>native</b>: {@code defaultServiceConfig} with the retry parts (retryPolicy, hedgingPolicy,
  *       retryThrottling), {@code enableRetry()}, {@code maxRetryAttempts/maxHedgedAttempts(cap)},
- *       {@code retryBufferSize}, {@code perRpcBufferLimit} and the connect timeout. With a cap of 1
- *       the retry parts are left out (grpc-java rejects a policy of one attempt).</li>
+ *       {@code retryBufferSize}, {@code perRpcBufferLimit} and the connect timeout, then the
+ *       {@link InterceptorEngineInstaller} (which adds the attempt tracer). With a cap of 1 the retry
+ *       parts are left out (grpc-java rejects a policy of one attempt).</li>
  *   <li><b>interceptor</b>: {@code defaultServiceConfig} without the retry parts (timeouts,
  *       wait-for-ready and message limits still apply; grpc-java's transparent retry stays on), the
  *       connect timeout, then the {@link InterceptorEngineInstaller}, which puts the retrying
@@ -32,11 +34,27 @@ import org.apache.commons.logging.LogFactory;
  * </ul>
  * A builder is only touched when the channel has something to set.
  */
-public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer {
+public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordered {
+
+    /**
+     * Runs before the deadline configurer ({@code LOWEST_PRECEDENCE - 100}): an interceptor added
+     * earlier to a builder runs later, so the deadline rules wrap the engine and the engine sees
+     * the final deadline.
+     */
+    public static final int ORDER = 0;
+
+    @Override
+    public int getOrder() {
+        return ORDER;
+    }
 
     private static final Log log = LogFactory.getLog(GrpcRetryChannelConfigurer.class);
 
-    /** Installs the interceptor engine on one channel's builder (called for every channel when engine=interceptor). */
+    /**
+     * Puts the engine's interceptor on one channel's builder: the retrying interceptor when
+     * engine=interceptor (called for every channel), the attempt tracer when engine=native (called
+     * for every channel with settings of its own).
+     */
     @FunctionalInterface
     public interface InterceptorEngineInstaller {
 
@@ -76,13 +94,13 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer {
         String channel = channelName(builderName);
         ChannelRetryConfig config = configs.forChannel(channel);
         if (engine == GrpcRetryProperties.Engine.NATIVE) {
-            configureNative(builder, config);
+            configureNative(builder, channel, config);
         } else {
             configureInterceptor(builder, channel, config);
         }
     }
 
-    private void configureNative(ManagedChannelBuilder<?> builder, ChannelRetryConfig config) {
+    private void configureNative(ManagedChannelBuilder<?> builder, String channel, ChannelRetryConfig config) {
         if (isAllDefaults(config)) {
             return;
         }
@@ -98,6 +116,9 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer {
         builder.retryBufferSize(config.retryBufferSize());
         builder.perRpcBufferLimit(config.perRpcBufferLimit());
         applyConnectTimeout(builder, config.connectTimeout());
+        if (interceptorEngine != null) {
+            interceptorEngine.install(builder, channel, config);
+        }
     }
 
     private void configureInterceptor(ManagedChannelBuilder<?> builder, String channel, ChannelRetryConfig config) {

@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The per-channel retry limiters: one A6 throttle and one budget per channel, each where the
@@ -20,21 +21,76 @@ public final class RetryLimiterRegistry {
 
     private final ConcurrentMap<String, RetryThrottle> throttles = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, RetryBudget> budgets = new ConcurrentHashMap<>();
+    private final CopyOnWriteArrayList<LimiterListener> listeners = new CopyOnWriteArrayList<>();
+
+    /**
+     * Told when a channel's throttle or budget is created (limiters are created lazily, when the
+     * channel is built), so gauges can be bound for it. Called once per limiter on the thread that
+     * created it, outside any lock; must be fast and must not throw.
+     */
+    public interface LimiterListener {
+
+        default void throttleCreated(String channel, RetryThrottle throttle) {
+        }
+
+        default void budgetCreated(String channel, RetryBudget budget) {
+        }
+    }
+
+    /**
+     * Registers {@code listener} and replays the limiters that exist already. A limiter created while
+     * the listener is being added may be reported twice; listeners must be idempotent.
+     */
+    public void addListener(LimiterListener listener) {
+        listeners.add(listener);
+        throttles.forEach(listener::throttleCreated);
+        budgets.forEach(listener::budgetCreated);
+    }
+
+    public void removeListener(LimiterListener listener) {
+        listeners.remove(listener);
+    }
 
     /** The throttle of {@code channel}, created on first request from {@code policy}; none when policy is null. */
     public Optional<RetryThrottle> throttle(String channel, RetryThrottlingPolicy policy) {
-        if (policy == null) {
-            return Optional.ofNullable(throttles.get(channel));
+        RetryThrottle existing = throttles.get(channel);
+        if (existing != null || policy == null) {
+            return Optional.ofNullable(existing);
         }
-        return Optional.of(throttles.computeIfAbsent(channel, c -> new RetryThrottle(policy)));
+        RetryThrottle created = new RetryThrottle(policy);
+        RetryThrottle raced = throttles.putIfAbsent(channel, created);
+        if (raced != null) {
+            return Optional.of(raced);
+        }
+        for (LimiterListener l : listeners) {
+            try {
+                l.throttleCreated(channel, created);
+            } catch (RuntimeException ignored) {
+                // a listener must never break the call that created the limiter
+            }
+        }
+        return Optional.of(created);
     }
 
     /** The budget of {@code channel}, created on first request from {@code policy}; none when policy is null. */
     public Optional<RetryBudget> budget(String channel, RetryBudgetPolicy policy) {
-        if (policy == null) {
-            return Optional.ofNullable(budgets.get(channel));
+        RetryBudget existing = budgets.get(channel);
+        if (existing != null || policy == null) {
+            return Optional.ofNullable(existing);
         }
-        return Optional.of(budgets.computeIfAbsent(channel, c -> new RetryBudget(policy)));
+        RetryBudget created = new RetryBudget(policy);
+        RetryBudget raced = budgets.putIfAbsent(channel, created);
+        if (raced != null) {
+            return Optional.of(raced);
+        }
+        for (LimiterListener l : listeners) {
+            try {
+                l.budgetCreated(channel, created);
+            } catch (RuntimeException ignored) {
+                // a listener must never break the call that created the limiter
+            }
+        }
+        return Optional.of(created);
     }
 
     /** The throttle of {@code channel}, if it has one. */

@@ -242,11 +242,13 @@ class NativeEngineContextTest {
 
     @Test
     void interceptorEngineLeavesRetryToTheInterceptor() {
-        // engine=interceptor hands grpc-java the service config without its retry parts: no native retries.
+        // engine=interceptor hands grpc-java the service config without its retry parts: only our engine
+        // retries, so the policy's 3 attempts arrive (not 3 x 3), each numbered once.
         server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
         withChannel(runner("grpc.retry.engine=interceptor"), stub -> {
             assertThatThrownBy(() -> stub.unaryRpc(request("x"))).isInstanceOf(StatusRuntimeException.class);
-            assertThat(server.arrivalCount()).isEqualTo(1);
+            assertThat(server.arrivalCount()).isEqualTo(3);
+            assertThat(server.arrivals()).extracting(a -> a.previousAttempts).containsExactly(null, 1, 2);
         });
     }
 

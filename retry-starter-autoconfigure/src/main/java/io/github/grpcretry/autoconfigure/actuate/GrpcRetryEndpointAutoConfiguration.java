@@ -1,0 +1,37 @@
+package io.github.grpcretry.autoconfigure.actuate;
+
+import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
+import io.github.grpcretry.autoconfigure.metrics.GrpcRetryObservabilitySettings;
+import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.metrics.ChannelStateSource;
+import io.github.grpcretry.metrics.RetryStatistics;
+import io.github.grpcretry.policy.ChannelRetryConfigs;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The read-only {@code grpcretry} endpoint (bean {@code grpcRetryEndpoint}) when it is available
+ * (exposed, e.g. {@code management.endpoints.web.exposure.include=health,grpcretry}).
+ */
+@AutoConfiguration(after = GrpcRetryEventsAutoConfiguration.class)
+@ConditionalOnClass(Endpoint.class)
+@ConditionalOnAvailableEndpoint(endpoint = GrpcRetryEndpoint.class)
+@ConditionalOnProperty(prefix = "grpc.retry", name = "enabled", havingValue = "true", matchIfMissing = true)
+public class GrpcRetryEndpointAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    public GrpcRetryEndpoint grpcRetryEndpoint(ObjectProvider<GrpcRetryObservabilitySettings> settings,
+            ObjectProvider<ChannelRetryConfigs> configs, ObjectProvider<RetryLimiterRegistry> limiters,
+            ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states) {
+        return new GrpcRetryEndpoint(new GrpcRetryReport(
+                settings.getIfAvailable(() -> new GrpcRetryObservabilitySettings(null, null)),
+                configs, limiters, statistics, states));
+    }
+}

@@ -1,0 +1,39 @@
+package io.github.grpcretry.autoconfigure.actuate;
+
+import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
+import io.github.grpcretry.autoconfigure.metrics.GrpcRetryObservabilitySettings;
+import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.metrics.ChannelStateSource;
+import io.github.grpcretry.metrics.RetryStatistics;
+import io.github.grpcretry.policy.ChannelRetryConfigs;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The {@code grpcRetry} health contributor (bean {@code grpcRetryHealthIndicator}), unless
+ * {@code management.health.grpcRetry.enabled=false}.
+ */
+@AutoConfiguration(
+        after = GrpcRetryEventsAutoConfiguration.class,
+        beforeName = "org.springframework.boot.actuate.autoconfigure.health.HealthContributorAutoConfiguration")
+@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnEnabledHealthIndicator("grpcRetry")
+@ConditionalOnProperty(prefix = "grpc.retry", name = "enabled", havingValue = "true", matchIfMissing = true)
+public class GrpcRetryHealthContributorAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(name = "grpcRetryHealthIndicator")
+    public GrpcRetryHealthIndicator grpcRetryHealthIndicator(ObjectProvider<GrpcRetryObservabilitySettings> settings,
+            ObjectProvider<ChannelRetryConfigs> configs, ObjectProvider<RetryLimiterRegistry> limiters,
+            ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states) {
+        return new GrpcRetryHealthIndicator(new GrpcRetryReport(
+                settings.getIfAvailable(() -> new GrpcRetryObservabilitySettings(null, null)),
+                configs, limiters, statistics, states));
+    }
+}

@@ -1,0 +1,40 @@
+package io.github.grpcretry.metrics;
+
+/** The meter names and tag keys of CONTRACT §4: the public interface of the starter's metrics. */
+public final class RetryMeterNames {
+
+    /** Counter; client, method, kind, status: every attempt the engine started, by how it ended. */
+    public static final String ATTEMPTS = "grpc.client.retry.attempts";
+    /** Distribution summary; client, method: retries per call (0 is not recorded). */
+    public static final String CALL_RETRIES = "grpc.client.call.retries";
+    /** Distribution summary; client, method: hedged attempts per call (0 is not recorded). */
+    public static final String CALL_HEDGES = "grpc.client.call.hedges";
+    /** Timer; client, method: time a call spent waiting between attempts. */
+    public static final String CALL_RETRY_DELAY = "grpc.client.call.retry_delay";
+    /** Counter; client, method, reason: a failed attempt that was not retried, by why. */
+    public static final String SUPPRESSED = "grpc.client.retry.suppressed";
+    /** Gauge; client: current tokens of the channel's throttle. */
+    public static final String TOKENS = "grpc.client.retry.tokens";
+    /** Gauge; client: capacity of the channel's throttle. */
+    public static final String TOKENS_MAX = "grpc.client.retry.tokens.max";
+    /** Gauge; client: retries the budget permits now. */
+    public static final String BUDGET_BALANCE = "grpc.client.retry.budget.balance";
+    /** Timer; client, method: time left when a call with a deadline starts. */
+    public static final String DEADLINE_REMAINING = "grpc.client.deadline.remaining";
+    /** Counter; client, method: calls refused by {@code min-remaining}. */
+    public static final String DEADLINE_FAST_FAIL = "grpc.client.deadline.fast_fail";
+    /** Counter; method: responses the server-side guard marked "do not retry". */
+    public static final String SERVER_GUARD = "grpc.server.retry.guard";
+    /** Gauge; client, state: 1 for the channel's current connectivity state, 0 for the others. */
+    public static final String CHANNEL_STATE = "grpc.client.channel.state";
+
+    public static final String TAG_CLIENT = "client";
+    public static final String TAG_METHOD = "method";
+    public static final String TAG_KIND = "kind";
+    public static final String TAG_STATUS = "status";
+    public static final String TAG_REASON = "reason";
+    public static final String TAG_STATE = "state";
+
+    private RetryMeterNames() {
+    }
+}

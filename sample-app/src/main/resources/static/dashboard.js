@@ -17,7 +17,7 @@
         { label: 'calls/s', value: p => p.calls, stroke: COLORS[0] },
         { label: 'attempts/s (reaching the backend)', value: p => p.attempts, stroke: COLORS[1] },
         { label: 'attempts/s (engine meter)', value: p => p.clientAttempts, stroke: COLORS[3], dash: [4, 4] }] },
-    { id: 'amplification', title: 'Amplification (attempts ÷ calls)', min: 0, series: [
+    { id: 'amplification', title: 'Amplification (attempts ÷ calls)', min: 0, cap: 5, series: [
         { label: 'amplification', value: p => p.amplification, stroke: COLORS[1] },
         { label: 'no amplification', value: p => 1, stroke: '#999', dash: [6, 6] }] },
     { id: 'success', title: 'Success rate (%)', min: 0, max: 100, series: [
@@ -53,7 +53,8 @@
       container.appendChild(box);
       const opts = {
         width: width(), height: 200,
-        scales: { x: { time: true }, y: { range: (u, lo, hi) => [d.min !== undefined ? d.min : lo, d.max !== undefined ? d.max : Math.max(hi * 1.1, (d.min || 0) + 1)] } },
+        scales: { x: { time: true }, y: { range: (u, lo, hi) => [d.min !== undefined ? d.min : lo,
+            d.max !== undefined ? d.max : Math.min(d.cap || Infinity, Math.max(hi * 1.1, (d.min || 0) + 1))] } },
         series: [{}].concat(d.series.map(s => ({ label: s.label, stroke: s.stroke, width: 2, dash: s.dash, spanGaps: false, points: { show: false } }))),
         axes: [{}, { size: 50 }],
         legend: { live: false },

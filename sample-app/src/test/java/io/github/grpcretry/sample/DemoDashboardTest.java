@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
@@ -26,6 +27,7 @@ import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.autoconfigure.actuate.observability.AutoConfigureObservability;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.client.TestRestTemplate;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -46,6 +48,7 @@ import org.springframework.test.context.DynamicPropertySource;
         "sample.demo.slow-share=0",
         "sample.demo.strategy=THROTTLED",
         "logging.level.io.github.grpcretry=WARN"})
+@AutoConfigureObservability // Boot's tests turn metrics export (the Prometheus scrape) off otherwise
 class DemoDashboardTest {
 
     static final Path CHROMIUM = Path.of(System.getProperty("chrome.binary", "/usr/bin/chromium"));
@@ -76,6 +79,14 @@ class DemoDashboardTest {
         }
     }
 
+    /** Both tests share one running demo: each starts from a healthy backend on retry + throttling. */
+    @BeforeEach
+    void healthyBackend() {
+        ResponseEntity<String> r = http.postForEntity("/api/demo/settings",
+                Map.of("rate", 50, "failureRate", 0, "slowShare", 0, "strategy", "THROTTLED"), String.class);
+        assertThat(r.getStatusCode()).isEqualTo(HttpStatus.OK);
+    }
+
     @Test
     void restApiValidatesAndServesTheSeriesAndActuatorIsExposed() throws Exception {
         ResponseEntity<String> overview = http.getForEntity("/api/demo", String.class);
@@ -92,26 +103,35 @@ class DemoDashboardTest {
         assertThat(badStrategy.getStatusCode()).isEqualTo(HttpStatus.BAD_REQUEST);
 
         // traffic flows: points appear once a second with calls and attempts reaching the backend
-        JsonNode last = waitForPoints(3, Duration.ofSeconds(20));
+        JsonNode last = waitForPoints(System.currentTimeMillis() + 2000, Duration.ofSeconds(30));
         assertThat(last.path("calls").asDouble()).isGreaterThan(10);
         assertThat(last.path("attempts").asDouble()).isGreaterThan(10);
         assertThat(last.path("successRate").asDouble()).isEqualTo(100.0);
 
-        assertThat(http.getForEntity("/actuator/health", String.class).getStatusCode()).isEqualTo(HttpStatus.OK);
+        ResponseEntity<String> health = http.getForEntity("/actuator/health", String.class);
+        assertThat(health.getStatusCode()).isEqualTo(HttpStatus.OK);
+        assertThat(health.getBody()).contains("grpcRetry", "flaky-throttled");
+        ResponseEntity<String> grpcretry = http.getForEntity("/actuator/grpcretry", String.class);
+        assertThat(grpcretry.getStatusCode()).isEqualTo(HttpStatus.OK);
+        assertThat(grpcretry.getBody()).contains("flaky-none", "flaky-retry", "flaky-throttled", "flaky-budget", "flaky-hedging");
         assertThat(http.getForEntity("/actuator/metrics/sample.demo.calls", String.class).getStatusCode()).isEqualTo(HttpStatus.OK);
         String scrape = http.getForObject("/actuator/prometheus", String.class);
-        assertThat(scrape).contains("sample_demo_calls_total", "sample_flaky_arrivals_total", "sample_demo_latency_seconds");
+        assertThat(scrape).contains("sample_demo_calls_total", "sample_flaky_arrivals_total", "sample_demo_latency_seconds",
+                "grpc_client_retry_attempts_total", "grpc_client_retry_tokens");
         assertThat(http.getForEntity("/", String.class).getBody()).contains("uPlot.iife.min.js");
         assertThat(http.getForEntity("/webjars/uplot/1.6.30/dist/uPlot.iife.min.js", String.class).getStatusCode())
                 .isEqualTo(HttpStatus.OK);
     }
 
-    private JsonNode waitForPoints(int n, Duration timeout) throws Exception {
+    /** The first point that ends after {@code after} (epoch ms) and has calls. */
+    private JsonNode waitForPoints(long after, Duration timeout) throws Exception {
         long end = System.nanoTime() + timeout.toNanos();
         while (true) {
-            JsonNode series = json.readTree(http.getForObject("/api/demo/series", String.class));
-            if (series.size() >= n && series.get(series.size() - 1).path("calls").asDouble() > 0) {
-                return series.get(series.size() - 1);
+            JsonNode series = json.readTree(http.getForObject("/api/demo/series?since=" + after, String.class));
+            for (JsonNode p : series) {
+                if (p.path("calls").asDouble() > 0) {
+                    return p;
+                }
             }
             assertThat(System.nanoTime()).as("points of the series within " + timeout).isLessThan(end);
             Thread.sleep(250);

@@ -1,0 +1,208 @@
+package io.github.grpcretry.attempt;
+
+import io.github.grpcretry.budget.RetryBudget;
+import io.github.grpcretry.commit.RetryBufferPool;
+import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.MethodConfig;
+import io.github.grpcretry.policy.RetryPolicy;
+import io.github.grpcretry.throttle.RetryThrottle;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.MethodDescriptor;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The interceptor retry engine of one channel (gRFC A6 retries, SEMANTICS.md §1–§5). Install it
+ * with {@code ManagedChannelBuilder.intercept(...)} on a channel whose service config was rendered
+ * without retry policies, hedging policies and throttling
+ * ({@code ServiceConfig.toServiceConfigMap(false)}), so grpc-java never retries on top of it.
+ *
+ * <p>Calls to methods without a retry policy, and calls carrying {@link GrpcRetryCallOptions#DISABLE},
+ * are not wrapped at all: {@code interceptCall} returns {@code next.newCall(...)}. Methods whose
+ * config carries a {@code hedgingPolicy} are passed through as well for now (hedging is a separate
+ * engine feature), unless the call brings its own policy through {@link GrpcRetryCallOptions#POLICY}.
+ *
+ * <p>Thread-safe; one instance per channel. Built with {@link #builder(ChannelRetryConfig)}.
+ */
+public final class RetryingClientInterceptor implements ClientInterceptor {
+
+    private final ChannelRetryConfig config;
+    final RetryThrottle throttle;
+    final RetryBudget budget;
+    final RetryEventListener events;
+    final RetryScheduler scheduler;
+    final RetryBufferPool bufferPool;
+    final long perRpcBufferLimit;
+    private final int maxAttemptsCap;
+    private final boolean anyRetryPolicy;
+    private final ConcurrentHashMap<String, MethodPlan> plans = new ConcurrentHashMap<>();
+
+    /** What the engine does for one method: its policy (null = pass through) and its tag values. */
+    record MethodPlan(RetryPolicy policy, CallTarget target) {
+    }
+
+    private RetryingClientInterceptor(Builder b) {
+        this.config = b.config;
+        this.throttle = b.throttle;
+        this.budget = b.budget;
+        this.events = b.events;
+        this.scheduler = b.scheduler != null ? b.scheduler : RetryScheduler.shared();
+        this.bufferPool = b.bufferPool != null ? b.bufferPool : new RetryBufferPool(config.retryBufferSize());
+        this.perRpcBufferLimit = config.perRpcBufferLimit();
+        this.maxAttemptsCap = config.maxAttemptsCap();
+        boolean any = false;
+        for (MethodConfig mc : config.serviceConfig().methodConfigs()) {
+            if (mc.retryPolicy() != null) {
+                any = true;
+                break;
+            }
+        }
+        this.anyRetryPolicy = any;
+    }
+
+    /** A builder for the channel described by {@code config}. */
+    public static Builder builder(ChannelRetryConfig config) {
+        return new Builder(config);
+    }
+
+    /**
+     * The engine for one channel on the shared scheduler, with a buffer pool of the channel's
+     * {@code retry-buffer-size}.
+     *
+     * @param throttle the channel's A6 throttle, or null
+     * @param budget the channel's retry budget, or null
+     * @param events where every decision is reported ({@link RetryEventListener#NOOP} for none)
+     */
+    public static RetryingClientInterceptor create(ChannelRetryConfig config, RetryThrottle throttle,
+            RetryBudget budget, RetryEventListener events) {
+        return builder(config).throttle(throttle).budget(budget).eventListener(events).build();
+    }
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+            CallOptions callOptions, Channel next) {
+        RetryPolicy own = callOptions.getOption(GrpcRetryCallOptions.POLICY);
+        RetryPolicy policy;
+        MethodPlan plan;
+        if (own == null) {
+            if (!anyRetryPolicy) {
+                return next.newCall(method, callOptions);
+            }
+            plan = plan(method);
+            policy = plan.policy;
+            if (policy == null || Boolean.TRUE.equals(callOptions.getOption(GrpcRetryCallOptions.DISABLE))) {
+                return next.newCall(method, callOptions);
+            }
+        } else {
+            if (Boolean.TRUE.equals(callOptions.getOption(GrpcRetryCallOptions.DISABLE))) {
+                return next.newCall(method, callOptions);
+            }
+            plan = plan(method);
+            policy = own.capped(maxAttemptsCap);
+        }
+        return new RetryingCall<>(this, method, callOptions, next, policy, plan.target);
+    }
+
+    private MethodPlan plan(MethodDescriptor<?, ?> method) {
+        String name = method.getFullMethodName();
+        MethodPlan plan = plans.get(name);
+        if (plan == null) {
+            plan = plans.computeIfAbsent(name, n -> {
+                MethodConfig mc = config.serviceConfig().find(method);
+                RetryPolicy p = mc == null || mc.hedgingPolicy() != null ? null : mc.retryPolicy();
+                return new MethodPlan(p == null ? null : p.capped(maxAttemptsCap), new CallTarget(config.channel(), n));
+            });
+        }
+        return plan;
+    }
+
+    public ChannelRetryConfig config() {
+        return config;
+    }
+
+    /** The channel's throttle, or null. */
+    public RetryThrottle throttle() {
+        return throttle;
+    }
+
+    /** The channel's budget, or null. */
+    public RetryBudget budget() {
+        return budget;
+    }
+
+    /** The channel-wide pool of buffered request bytes. */
+    public RetryBufferPool bufferPool() {
+        return bufferPool;
+    }
+
+    public RetryScheduler scheduler() {
+        return scheduler;
+    }
+
+    @Override
+    public String toString() {
+        return "RetryingClientInterceptor[" + config.channel() + "]";
+    }
+
+    /** Builds a {@link RetryingClientInterceptor}. */
+    public static final class Builder {
+        private final ChannelRetryConfig config;
+        private RetryThrottle throttle;
+        private RetryBudget budget;
+        private RetryEventListener events = RetryEventListener.NOOP;
+        private RetryScheduler scheduler;
+        private RetryBufferPool bufferPool;
+
+        private Builder(ChannelRetryConfig config) {
+            this.config = Objects.requireNonNull(config, "config");
+        }
+
+        /** The channel's A6 throttle (null = none). */
+        public Builder throttle(RetryThrottle throttle) {
+            this.throttle = throttle;
+            return this;
+        }
+
+        /** The channel's retry budget (null = none). */
+        public Builder budget(RetryBudget budget) {
+            this.budget = budget;
+            return this;
+        }
+
+        /**
+         * Takes the channel's throttle (from its service config's {@code retryThrottling}) and budget
+         * (from {@code config.budget()}) from {@code registry}, creating them there on first use.
+         */
+        public Builder limiters(RetryLimiterRegistry registry) {
+            this.throttle = registry.throttle(config.channel(), config.serviceConfig().retryThrottling()).orElse(null);
+            this.budget = registry.budget(config.channel(), config.budget()).orElse(null);
+            return this;
+        }
+
+        /** Where decisions are reported (default {@link RetryEventListener#NOOP}). */
+        public Builder eventListener(RetryEventListener events) {
+            this.events = events == null ? RetryEventListener.NOOP : events;
+            return this;
+        }
+
+        /** The timers (default {@link RetryScheduler#shared()}). */
+        public Builder scheduler(RetryScheduler scheduler) {
+            this.scheduler = scheduler;
+            return this;
+        }
+
+        /** The channel-wide buffer pool (default: a new pool of {@code config.retryBufferSize()} bytes). */
+        public Builder bufferPool(RetryBufferPool bufferPool) {
+            this.bufferPool = bufferPool;
+            return this;
+        }
+
+        public RetryingClientInterceptor build() {
+            return new RetryingClientInterceptor(this);
+        }
+    }
+}

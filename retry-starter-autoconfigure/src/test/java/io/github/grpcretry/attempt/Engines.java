@@ -1,0 +1,78 @@
+package io.github.grpcretry.attempt;
+
+import io.github.grpcretry.budget.RetryBudget;
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.testing.ScriptedServer;
+import io.github.grpcretry.throttle.RetryThrottle;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.util.concurrent.TimeUnit;
+
+/** Channels for the two engines (SEMANTICS §0), built with plain grpc-java builders. */
+final class Engines {
+
+    enum Engine { NATIVE, INTERCEPTOR }
+
+    enum Transport { IN_PROCESS, NETTY }
+
+    private Engines() {
+    }
+
+    /** A channel and, for the interceptor engine, its interceptor. */
+    record Client(Engine engine, ManagedChannel channel, RetryingClientInterceptor interceptor, RecordingEvents events)
+            implements AutoCloseable {
+
+        @Override
+        public void close() throws InterruptedException {
+            channel.shutdownNow();
+            channel.awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    static ManagedChannelBuilder<?> builder(ScriptedServer server, Transport transport) {
+        return transport == Transport.IN_PROCESS
+                ? InProcessChannelBuilder.forName(server.inProcessName())
+                : NettyChannelBuilder.forTarget(server.target()).usePlaintext();
+    }
+
+    /** grpc-java's own engine: the service config with retry, throttling and the channel's limits. */
+    static Client nativeClient(ScriptedServer server, Transport transport, ChannelRetryConfig config) {
+        ManagedChannel ch = builder(server, transport)
+                .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(true))
+                .enableRetry()
+                .maxRetryAttempts(config.maxAttemptsCap())
+                .maxHedgedAttempts(config.maxAttemptsCap())
+                .retryBufferSize(config.retryBufferSize())
+                .perRpcBufferLimit(config.perRpcBufferLimit())
+                .build();
+        return new Client(Engine.NATIVE, ch, null, null);
+    }
+
+    /** Our engine: the service config without retry, plus the interceptor. */
+    static Client interceptorClient(ScriptedServer server, Transport transport, ChannelRetryConfig config,
+            RetryScheduler scheduler) {
+        RecordingEvents events = new RecordingEvents();
+        RetryThrottle throttle = config.serviceConfig().retryThrottling() == null
+                ? null : new RetryThrottle(config.serviceConfig().retryThrottling());
+        RetryBudget budget = config.budget() == null ? null : new RetryBudget(config.budget());
+        RetryingClientInterceptor interceptor = RetryingClientInterceptor.builder(config)
+                .throttle(throttle)
+                .budget(budget)
+                .eventListener(events)
+                .scheduler(scheduler)
+                .build();
+        ManagedChannel ch = builder(server, transport)
+                .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false))
+                .intercept(interceptor)
+                .build();
+        return new Client(Engine.INTERCEPTOR, ch, interceptor, events);
+    }
+
+    static Client client(Engine engine, ScriptedServer server, Transport transport, ChannelRetryConfig config,
+            RetryScheduler scheduler) {
+        return engine == Engine.NATIVE ? nativeClient(server, transport, config)
+                : interceptorClient(server, transport, config, scheduler);
+    }
+}

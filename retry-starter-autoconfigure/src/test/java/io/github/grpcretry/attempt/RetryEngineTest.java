@@ -1,0 +1,501 @@
+package io.github.grpcretry.attempt;
+
+import static io.github.grpcretry.testing.ScriptedServer.Action;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.HedgingPolicy;
+import io.github.grpcretry.policy.ServiceConfig;
+import io.github.grpcretry.testing.ScriptedServer;
+import io.github.grpcretry.testing.ScriptedServer.Arrival;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientInterceptors;
+import io.grpc.Context;
+import io.grpc.Deadline;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.testing.protobuf.SimpleRequest;
+import io.grpc.testing.protobuf.SimpleResponse;
+import io.grpc.testing.protobuf.SimpleServiceGrpc;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The interceptor engine alone, in-process: REFERENCE R1 and the behaviour SEMANTICS §1–§4 fixes. */
+class RetryEngineTest {
+
+    private ScriptedServer server;
+    private RetryScheduler scheduler;
+    private final List<Engines.Client> clients = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        server = ScriptedServer.start("engine-" + System.nanoTime());
+        scheduler = RetryScheduler.create(1, "test-retry");
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (Engines.Client c : clients) {
+            c.close();
+            assertThat(c.interceptor().bufferPool().used()).as("bytes held after the test").isZero();
+        }
+        assertThat(scheduler.outstandingTimers()).as("timers outstanding after the test").isZero();
+        scheduler.close();
+        server.close();
+    }
+
+    private Engines.Client client(ChannelRetryConfig config) {
+        Engines.Client c = Engines.interceptorClient(server, Engines.Transport.IN_PROCESS, config, scheduler);
+        clients.add(c);
+        return c;
+    }
+
+    private List<Integer> previousAttempts() {
+        List<Integer> out = new ArrayList<>();
+        for (Arrival a : server.arrivals()) {
+            out.add(a.previousAttempts);
+        }
+        return out;
+    }
+
+    private static List<Long> gapsMillis(List<Arrival> arrivals) {
+        List<Long> gaps = new ArrayList<>();
+        for (int i = 1; i < arrivals.size(); i++) {
+            gaps.add(TimeUnit.NANOSECONDS.toMillis(arrivals.get(i).nanoTime - arrivals.get(i - 1).nanoTime));
+        }
+        return gaps;
+    }
+
+    // ---------------------------------------------------------------- R1
+
+    @Test
+    void r1NoPolicyIsOneArrival() throws Exception {
+        Engines.Client c = client(Configs.channel(ServiceConfig.EMPTY));
+        server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
+        assertThat(Rpc.unary(c.channel(), CallOptions.DEFAULT, "a").code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(server.arrivalCount()).isEqualTo(1);
+        assertThat(c.events().callsStarted).hasValue(0); // passed through, not wrapped
+    }
+
+    @Test
+    void r1FirstTwoFailThenSuccessWithBackoffGapsAndHeaders() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.r1(3)));
+        server.script(ScriptedServer.failFirst(2, Status.Code.UNAVAILABLE));
+        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT, "hello");
+        assertThat(o.code()).isEqualTo(Status.Code.OK);
+        assertThat(o.responses()).containsExactly("hello");
+        assertThat(server.arrivalCount()).isEqualTo(3);
+        assertThat(previousAttempts()).containsExactly(null, 1, 2);
+        List<Long> gaps = gapsMillis(server.arrivals());
+        assertThat(gaps.get(0)).isBetween(38L, 90L);
+        assertThat(gaps.get(1)).isBetween(78L, 150L);
+        // events: 3 attempts, 2 retries scheduled with jittered delays, one commit, one end
+        RecordingEvents ev = c.events();
+        assertThat(ev.ofType("attemptStarted")).extracting(RecordingEvents.Event::kind)
+                .containsExactly(AttemptKind.INITIAL, AttemptKind.RETRY, AttemptKind.RETRY);
+        List<RecordingEvents.Event> scheduled = ev.ofType("retryScheduled");
+        assertThat(scheduled).hasSize(2);
+        assertThat(scheduled.get(0).nanos()).isBetween(TimeUnit.MILLISECONDS.toNanos(40), TimeUnit.MILLISECONDS.toNanos(60));
+        assertThat(scheduled.get(1).nanos()).isBetween(TimeUnit.MILLISECONDS.toNanos(80), TimeUnit.MILLISECONDS.toNanos(120));
+        assertThat(ev.ofType("committed")).extracting(RecordingEvents.Event::attempt).containsExactly(3);
+        List<RecordingEvents.Event> ended = ev.ofType("callEnded");
+        assertThat(ended).hasSize(1);
+        assertThat(ended.get(0).code()).isEqualTo(Status.Code.OK);
+        assertThat(ended.get(0).attempt()).isEqualTo(2); // retries
+        assertThat(ended.get(0).nanos()).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(120));
+    }
+
+    @Test
+    void r1NonRetryableStatusIsOneArrival() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.r1(3)));
+        server.script(ScriptedServer.always(Status.Code.INTERNAL));
+        assertThat(Rpc.unary(c.channel(), CallOptions.DEFAULT, "a").code()).isEqualTo(Status.Code.INTERNAL);
+        assertThat(server.arrivalCount()).isEqualTo(1);
+        assertThat(c.events().suppressions()).containsExactly(SuppressionReason.NON_RETRYABLE_STATUS);
+    }
+
+    @Test
+    void r1AlwaysUnavailableMaxAttempts4And10() throws Exception {
+        Engines.Client c4 = client(Configs.channel(Configs.policy(4, 5, 50, 2, Status.Code.UNAVAILABLE)));
+        server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
+        assertThat(Rpc.unary(c4.channel(), CallOptions.DEFAULT, "a").code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(server.arrivalCount()).isEqualTo(4);
+        assertThat(c4.events().suppressions()).containsExactly(SuppressionReason.MAX_ATTEMPTS);
+        server.reset();
+        Engines.Client c10 = client(Configs.channel(Configs.policy(10, 5, 50, 2, Status.Code.UNAVAILABLE)));
+        assertThat(Rpc.unary(c10.channel(), CallOptions.DEFAULT, "a").code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(server.arrivalCount()).isEqualTo(5);
+        assertThat(previousAttempts()).containsExactly(null, 1, 2, 3, 4);
+    }
+
+    @Test
+    void r1HeadersBeforeFailureCommits() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.r1(3)));
+        server.script(a -> Action.fail(Status.Code.UNAVAILABLE).headersFirst());
+        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT, "a");
+        assertThat(o.code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(o.headers()).isEqualTo(1);
+        assertThat(server.arrivalCount()).isEqualTo(1);
+        assertThat(c.events().suppressions()).containsExactly(SuppressionReason.COMMITTED);
+    }
+
+    @Test
+    void r1DeadlineShorterThanSecondBackoffEndsAtOnceWithLastStatus() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.policy(5, 50, 2000, 4, Status.Code.UNAVAILABLE)));
+        server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
+        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT.withDeadlineAfter(150, TimeUnit.MILLISECONDS), "a");
+        assertThat(server.arrivalCount()).isEqualTo(2);
+        assertThat(o.code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(o.elapsedMillis()).isLessThan(130); // returned right after the 2nd attempt, not at the deadline
+        assertThat(c.events().suppressions()).containsExactly(SuppressionReason.DEADLINE);
+    }
+
+    @Test
+    void r1ContextDeadlineCountsLikeCallOptionsDeadline() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.policy(5, 50, 2000, 4, Status.Code.UNAVAILABLE)));
+        server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
+        java.util.concurrent.ScheduledExecutorService ses = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        Context.CancellableContext ctx = Context.current()
+                .withDeadline(Deadline.after(150, TimeUnit.MILLISECONDS), ses);
+        Rpc.Handle h;
+        Context prev = ctx.attach();
+        try {
+            h = Rpc.start(c.channel(), Rpc.UNARY, CallOptions.DEFAULT);
+        } finally {
+            ctx.detach(prev);
+        }
+        Rpc.Outcome o = h.send("a").halfClose().await();
+        ctx.cancel(null);
+        ses.shutdownNow();
+        assertThat(server.arrivalCount()).isEqualTo(2);
+        assertThat(o.code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(c.events().suppressions()).containsExactly(SuppressionReason.DEADLINE);
+    }
+
+    @Test
+    void r1Pushback300RetriesAfterExactlyThatAndSucceeds() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.r1(3)));
+        server.script(a -> a.index == 1 ? Action.fail(Status.Code.UNAVAILABLE).pushback("300") : Action.ok());
+        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT, "a");
+        assertThat(o.code()).isEqualTo(Status.Code.OK);
+        assertThat(server.arrivalCount()).isEqualTo(2);
+        assertThat(gapsMillis(server.arrivals()).get(0)).isBetween(299L, 360L);
+        assertThat(c.events().ofType("retryScheduled").get(0).nanos()).isEqualTo(TimeUnit.MILLISECONDS.toNanos(300));
+    }
+
+    @Test
+    void pushbackRestartsTheBackoffSequence() throws Exception {
+        // fail, fail(pushback 0), fail, ok: the retry after the pushback uses the initial backoff again
+        Engines.Client c = client(Configs.channel(Configs.policy(5, 100, 10_000, 10, Status.Code.UNAVAILABLE)));
+        server.script(a -> switch (a.index) {
+            case 1 -> Action.fail(Status.Code.UNAVAILABLE);
+            case 2 -> Action.fail(Status.Code.UNAVAILABLE).pushback("0");
+            case 3 -> Action.fail(Status.Code.UNAVAILABLE);
+            default -> Action.ok();
+        });
+        assertThat(Rpc.unary(c.channel(), CallOptions.DEFAULT, "a").code()).isEqualTo(Status.Code.OK);
+        List<Long> gaps = gapsMillis(server.arrivals());
+        assertThat(gaps.get(0)).isBetween(78L, 160L);   // initial × U(0.8,1.2)
+        assertThat(gaps.get(1)).isLessThan(40L);        // pushback 0
+        assertThat(gaps.get(2)).isBetween(78L, 160L);   // back to initial (not 1000 ms)
+    }
+
+    @Test
+    void r1PushbackMinusOneStopsAtOnce() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.r1(3)));
+        server.script(a -> Action.fail(Status.Code.UNAVAILABLE).pushback("-1"));
+        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT, "a");
+        assertThat(o.code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(server.arrivalCount()).isEqualTo(1);
+        assertThat(o.elapsedMillis()).isLessThan(40);
+        assertThat(c.events().suppressions()).containsExactly(SuppressionReason.PUSHBACK);
+    }
+
+    @Test
+    void r1Request100KibSucceedsAfterRetries() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.r1(3)));
+        server.script(ScriptedServer.failFirst(2, Status.Code.UNAVAILABLE));
+        Rpc.Outcome o = Rpc.start(c.channel(), Rpc.UNARY, CallOptions.DEFAULT).sendBytes(100 * 1024).halfClose().await();
+        assertThat(o.code()).isEqualTo(Status.Code.OK);
+        assertThat(server.arrivalCount()).isEqualTo(3);
+        assertThat(o.responses().get(0)).hasSize(100 * 1024);
+    }
+
+    @Test
+    void r1RequestOverPerRpcLimitIsNotRetried() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.service(Configs.r1(3), null), 64 * 1024, 1 << 20, null));
+        server.script(a -> Action.failOnHalfClose(Status.Code.UNAVAILABLE));
+        Rpc.Outcome o = Rpc.start(c.channel(), Rpc.UNARY, CallOptions.DEFAULT).sendBytes(100 * 1024).halfClose().await();
+        assertThat(o.code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(server.arrivalCount()).isEqualTo(1);
+        assertThat(c.events().suppressions()).containsExactly(SuppressionReason.BUFFER_LIMIT);
+    }
+
+    // ---------------------------------------------------------------- per-call options, pass-through
+
+    @Test
+    void disabledCallsAndMethodsWithoutPolicyArePassedThroughUnwrapped() {
+        Engines.Client c = client(Configs.channel(Configs.r1(3)));
+        RetryingClientInterceptor interceptor = c.interceptor();
+        Channel probe = new Channel() {
+            @Override
+            public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> m, CallOptions o) {
+                return new Marker<>();
+            }
+
+            @Override
+            public String authority() {
+                return "probe";
+            }
+        };
+        assertThat(interceptor.interceptCall(Rpc.UNARY, CallOptions.DEFAULT, probe)).isInstanceOf(RetryingCall.class);
+        assertThat(interceptor.interceptCall(Rpc.UNARY, GrpcRetryCallOptions.withoutRetries(CallOptions.DEFAULT), probe))
+                .isInstanceOf(Marker.class);
+        MethodDescriptor<SimpleRequest, SimpleResponse> other = Rpc.UNARY.toBuilder()
+                .setFullMethodName("other.Service/Unary").build();
+        assertThat(interceptor.interceptCall(other, CallOptions.DEFAULT, probe)).isInstanceOf(Marker.class);
+        // a hedged method is passed through until hedging exists ...
+        RetryingClientInterceptor hedged = RetryingClientInterceptor.builder(Configs.channel(
+                Configs.hedged(new HedgingPolicy(3, Duration.ofMillis(10), Set.of())))).scheduler(scheduler).build();
+        assertThat(hedged.interceptCall(Rpc.UNARY, CallOptions.DEFAULT, probe)).isInstanceOf(Marker.class);
+        // ... unless the call brings its own policy
+        assertThat(hedged.interceptCall(Rpc.UNARY, GrpcRetryCallOptions.withPolicy(CallOptions.DEFAULT, Configs.r1(3)),
+                probe)).isInstanceOf(RetryingCall.class);
+    }
+
+    private static final class Marker<ReqT, RespT> extends ClientCall<ReqT, RespT> {
+        @Override
+        public void start(Listener<RespT> l, io.grpc.Metadata h) {
+        }
+
+        @Override
+        public void request(int n) {
+        }
+
+        @Override
+        public void cancel(String m, Throwable t) {
+        }
+
+        @Override
+        public void halfClose() {
+        }
+
+        @Override
+        public void sendMessage(ReqT message) {
+        }
+    }
+
+    @Test
+    void disableOptionSendsOnce() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.r1(3)));
+        server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
+        Rpc.Outcome o = Rpc.unary(c.channel(), GrpcRetryCallOptions.withoutRetries(CallOptions.DEFAULT), "a");
+        assertThat(o.code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(server.arrivalCount()).isEqualTo(1);
+    }
+
+    @Test
+    void callPolicyOptionOverridesTheMethodPolicyAndIsCapped() throws Exception {
+        Engines.Client c = client(Configs.channel(ServiceConfig.EMPTY));
+        server.script(ScriptedServer.always(Status.Code.ABORTED));
+        CallOptions opts = GrpcRetryCallOptions.withPolicy(CallOptions.DEFAULT,
+                Configs.policy(9, 1, 5, 2, Status.Code.ABORTED));
+        assertThat(Rpc.unary(c.channel(), opts, "a").code()).isEqualTo(Status.Code.ABORTED);
+        assertThat(server.arrivalCount()).isEqualTo(5);
+    }
+
+    @Test
+    void perAttemptReceiveTimeoutRetriesSlowAttemptsWhateverTheCodes() throws Exception {
+        // only UNAVAILABLE is retryable, yet an attempt ended by the per-attempt timeout is retried
+        Engines.Client c = client(Configs.channel(Configs.withReceiveTimeout(Configs.fast(3), Duration.ofMillis(100))));
+        server.script(a -> a.index <= 2 ? Action.ok().delay(2000) : Action.ok());
+        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), "a");
+        assertThat(o.code()).isEqualTo(Status.Code.OK);
+        assertThat(server.arrivalCount()).isEqualTo(3);
+        assertThat(server.arrivals().get(0).cancelled).isTrue();
+        List<Long> gaps = gapsMillis(server.arrivals());
+        assertThat(gaps.get(0)).isBetween(100L, 400L);
+        assertThat(c.events().ofType("attemptEnded")).extracting(RecordingEvents.Event::code)
+                .containsExactly(Status.Code.DEADLINE_EXCEEDED, Status.Code.DEADLINE_EXCEEDED, Status.Code.OK);
+    }
+
+    @Test
+    void perAttemptReceiveTimeoutDoesNotOutliveTheCallDeadline() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.withReceiveTimeout(Configs.fast(5), Duration.ofMillis(100))));
+        server.script(a -> Action.ok().delay(2000));
+        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT.withDeadlineAfter(250, TimeUnit.MILLISECONDS), "a");
+        assertThat(o.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+        assertThat(server.arrivalCount()).isBetween(2, 3);
+        assertThat(o.elapsedMillis()).isLessThan(600);
+    }
+
+    // ---------------------------------------------------------------- streaming
+
+    @Test
+    void clientStreamIsReplayedInOrderAfterFailure() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.fast(3)));
+        server.script(a -> a.index <= 2 ? Action.failOnHalfClose(Status.Code.UNAVAILABLE) : Action.ok());
+        String[] msgs = new String[50];
+        for (int i = 0; i < msgs.length; i++) {
+            msgs[i] = "m" + i;
+        }
+        Rpc.Outcome o = Rpc.clientStreaming(c.channel(), CallOptions.DEFAULT, msgs);
+        assertThat(o.code()).isEqualTo(Status.Code.OK);
+        assertThat(o.responses()).containsExactly(String.join(",", msgs));
+        assertThat(server.arrivals()).hasSize(3).allSatisfy(a -> assertThat(a.messages).containsExactly(msgs));
+    }
+
+    @Test
+    void messagesSentDuringBackoffAreReplayedAfterTheEarlierOnes() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.policy(3, 150, 150, 1, Status.Code.UNAVAILABLE)));
+        server.script(a -> a.index == 1 ? Action.fail(Status.Code.UNAVAILABLE) : Action.ok());
+        Rpc.Handle h = Rpc.start(c.channel(), Rpc.CLIENT_STREAMING, CallOptions.DEFAULT).send("a", "b");
+        Thread.sleep(60); // the first attempt failed; the retry waits ~150 ms
+        h.send("c", "d");
+        Thread.sleep(200); // the retry is live now (replayed a..d)
+        h.send("e").halfClose();
+        Rpc.Outcome o = h.await();
+        assertThat(o.code()).isEqualTo(Status.Code.OK);
+        assertThat(o.responses()).containsExactly("a,b,c,d,e");
+        assertThat(server.arrivals().get(1).messages).containsExactly("a", "b", "c", "d", "e");
+    }
+
+    @Test
+    void serverStreamFailingBeforeFirstMessageIsRetriedAndAfterItIsNot() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.fast(3)));
+        server.script(a -> a.index == 1 ? Action.fail(Status.Code.UNAVAILABLE) : Action.ok().responses(4));
+        Rpc.Outcome o = Rpc.serverStreaming(c.channel(), CallOptions.DEFAULT, "a");
+        assertThat(o.code()).isEqualTo(Status.Code.OK);
+        assertThat(o.responses()).containsExactly("r0", "r1", "r2", "r3");
+        assertThat(server.arrivalCount()).isEqualTo(2);
+
+        server.reset();
+        server.script(a -> Action.ok().responses(1).thenFail(Status.Code.UNAVAILABLE));
+        Rpc.Outcome after = Rpc.serverStreaming(c.channel(), CallOptions.DEFAULT, "a");
+        assertThat(after.code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(after.responses()).containsExactly("r0");
+        assertThat(server.arrivalCount()).isEqualTo(1);
+    }
+
+    @Test
+    void bidiIsRetriedWithReplayAndEchoes() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.fast(3)));
+        server.script(a -> a.index == 1 ? Action.failOnHalfClose(Status.Code.UNAVAILABLE) : Action.ok());
+        Rpc.Outcome o = Rpc.bidi(c.channel(), CallOptions.DEFAULT, "x", "y", "z");
+        assertThat(o.code()).isEqualTo(Status.Code.OK);
+        assertThat(o.responses()).containsExactly("x", "y", "z");
+        assertThat(server.arrivals().get(1).messages).containsExactly("x", "y", "z");
+        assertThat(server.arrivals().get(1).previousAttempts).isEqualTo(1);
+    }
+
+    // ---------------------------------------------------------------- cancellation
+
+    @Test
+    void cancelDuringBackoffEndsTheCallAndItsTimer() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.policy(3, 2000, 2000, 1, Status.Code.UNAVAILABLE)));
+        server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
+        Rpc.Handle h = Rpc.start(c.channel(), Rpc.UNARY, CallOptions.DEFAULT).send("a").halfClose();
+        waitFor(() -> scheduler.outstandingTimers() == 1);
+        h.call.cancel("user gave up", null);
+        Rpc.Outcome o = h.await(2, TimeUnit.SECONDS);
+        assertThat(o.code()).isEqualTo(Status.Code.CANCELLED);
+        assertThat(o.status().getDescription()).isEqualTo("user gave up");
+        assertThat(scheduler.outstandingTimers()).isZero();
+        Thread.sleep(100);
+        assertThat(server.arrivalCount()).isEqualTo(1);
+        assertThat(c.events().callsEnded).hasValue(1);
+    }
+
+    @Test
+    void contextCancelDuringBackoffEndsTheCall() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.policy(3, 2000, 2000, 1, Status.Code.UNAVAILABLE)));
+        server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
+        Context.CancellableContext ctx = Context.current().withCancellation();
+        Rpc.Handle h;
+        Context prev = ctx.attach();
+        try {
+            h = Rpc.start(c.channel(), Rpc.UNARY, CallOptions.DEFAULT).send("a").halfClose();
+        } finally {
+            ctx.detach(prev);
+        }
+        waitFor(() -> scheduler.outstandingTimers() == 1);
+        ctx.cancel(null);
+        Rpc.Outcome o = h.await(2, TimeUnit.SECONDS);
+        assertThat(o.code()).isEqualTo(Status.Code.CANCELLED);
+        assertThat(scheduler.outstandingTimers()).isZero();
+        assertThat(server.arrivalCount()).isEqualTo(1);
+    }
+
+    @Test
+    void cancelDuringAnAttemptCancelsItOnTheServer() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.r1(3)));
+        server.script(a -> Action.ok().delay(3000));
+        Rpc.Handle h = Rpc.start(c.channel(), Rpc.UNARY, CallOptions.DEFAULT).send("a").halfClose();
+        waitFor(() -> server.arrivalCount() == 1);
+        h.call.cancel("stop", null);
+        Rpc.Outcome o = h.await(2, TimeUnit.SECONDS);
+        assertThat(o.code()).isEqualTo(Status.Code.CANCELLED);
+        waitFor(() -> server.arrivals().get(0).cancelled);
+        assertThat(server.arrivalCount()).isEqualTo(1);
+    }
+
+    // ---------------------------------------------------------------- interceptor order
+
+    @Test
+    void interceptorsBelowTheEngineSeeEveryAttempt() throws Exception {
+        AtomicInteger seen = new AtomicInteger();
+        ClientInterceptor counting = new ClientInterceptor() {
+            @Override
+            public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> m, CallOptions o,
+                    Channel next) {
+                seen.incrementAndGet();
+                return next.newCall(m, o);
+            }
+        };
+        RetryingClientInterceptor engine = RetryingClientInterceptor.builder(Configs.channel(Configs.fast(3)))
+                .scheduler(scheduler).build();
+        // builder.intercept(a, b): b runs first (outermost). The engine given last wraps the counter.
+        ManagedChannel ch = InProcessChannelBuilder.forName(server.inProcessName())
+                .intercept(counting, engine).build();
+        try {
+            server.script(ScriptedServer.failFirst(2, Status.Code.UNAVAILABLE));
+            assertThat(Rpc.unary(ch, CallOptions.DEFAULT, "a").code()).isEqualTo(Status.Code.OK);
+            assertThat(seen).hasValue(3);
+            Channel outside = ClientInterceptors.intercept(ch, counting);
+            seen.set(0);
+            server.reset();
+            assertThat(Rpc.unary(outside, CallOptions.DEFAULT, "a").code()).isEqualTo(Status.Code.OK);
+            assertThat(seen).hasValue(3 + 1); // 3 attempts below, 1 logical call above
+        } finally {
+            ch.shutdownNow();
+        }
+    }
+
+    static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("condition not met in 5 s");
+            }
+            Thread.sleep(2);
+        }
+    }
+
+    @SuppressWarnings("unused")
+    private static String str(Object... o) {
+        return Arrays.toString(o);
+    }
+}

@@ -66,7 +66,7 @@ class ConcurrencyTest {
             return Action.ok();
         });
         ChannelRetryConfig config = Configs.channel(
-                Configs.service(Configs.policy(4, 2, 20, 2, Status.Code.UNAVAILABLE), new RetryThrottlingPolicy(100, 0.5)),
+                Configs.service(Configs.policy(4, 2, 20, 2, Status.Code.UNAVAILABLE), new RetryThrottlingPolicy(1000, 1.0)),
                 48 * 1024, 160 * 1024, null);
         Engines.Client client = Engines.interceptorClient(server, transport, config, scheduler);
         ConcurrentLinkedQueue<ContractListener<SimpleResponse>> listeners = new ConcurrentLinkedQueue<>();
@@ -136,7 +136,7 @@ class ConcurrencyTest {
             assertThat(listeners).hasSize(THREADS * CALLS_PER_THREAD);
             assertThat(client.interceptor().bufferPool().used()).as("bytes held").isZero();
             double tokens = client.interceptor().throttle().tokens();
-            assertThat(tokens).isBetween(0.0, 100.0);
+            assertThat(tokens).isBetween(0.0, 1000.0);
             assertThat(client.events().callsEnded.get()).isEqualTo(client.events().callsStarted.get())
                     .isEqualTo(THREADS * CALLS_PER_THREAD);
             assertThat(client.events().attemptsEnded.get()).isEqualTo(client.events().attemptsStarted.get());

@@ -452,6 +452,53 @@ class RetryEngineTest {
         assertThat(server.arrivalCount()).isEqualTo(1);
     }
 
+    // ---------------------------------------------------------------- limiters
+
+    @Test
+    void pushbackStopOnANonRetryableStatusStillCostsAToken() throws Exception {
+        Engines.Client c = client(Configs.channel(Configs.service(Configs.r1(3),
+                new io.github.grpcretry.policy.RetryThrottlingPolicy(10, 0.1))));
+        server.script(a -> Action.fail(Status.Code.INTERNAL).pushback("-1"));
+        Rpc.unary(c.channel(), CallOptions.DEFAULT, "a");
+        assertThat(c.interceptor().throttle().tokens()).isEqualTo(9.0);
+        server.script(a -> Action.fail(Status.Code.INTERNAL));
+        Rpc.unary(c.channel(), CallOptions.DEFAULT, "a");
+        assertThat(c.interceptor().throttle().tokens()).as("non-retryable failures are not counted").isEqualTo(9.0);
+        server.script(a -> Action.ok());
+        Rpc.unary(c.channel(), CallOptions.DEFAULT, "a");
+        assertThat(c.interceptor().throttle().tokens()).isEqualTo(9.1, org.assertj.core.api.Assertions.within(1e-9));
+    }
+
+    @Test
+    void spentBudgetSuppressesRetriesAndEveryCallDeposits() throws Exception {
+        io.github.grpcretry.policy.RetryBudgetPolicy budgetPolicy =
+                new io.github.grpcretry.policy.RetryBudgetPolicy(0.5, 0, Duration.ofSeconds(10));
+        Engines.Client c = client(Configs.channel(Configs.service(Configs.policy(3, 1, 2, 2, Status.Code.UNAVAILABLE),
+                null), 1 << 20, 16 << 20, budgetPolicy));
+        server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
+        // 10 calls deposit 5 retries in all: attempts = 10 + 5
+        for (int i = 0; i < 10; i++) {
+            Rpc.unary(c.channel(), CallOptions.DEFAULT, "a");
+        }
+        assertThat(server.arrivalCount()).isEqualTo(15);
+        assertThat(c.interceptor().budget().callsInWindow()).isEqualTo(10);
+        assertThat(c.interceptor().budget().retriesInWindow()).isEqualTo(5);
+        assertThat(c.events().suppressions()).contains(SuppressionReason.BUDGET);
+    }
+
+    @Test
+    void builderTakesLimitersFromTheRegistry() {
+        io.github.grpcretry.limiter.RetryLimiterRegistry registry = new io.github.grpcretry.limiter.RetryLimiterRegistry();
+        ChannelRetryConfig config = Configs.channel(Configs.service(Configs.r1(3),
+                new io.github.grpcretry.policy.RetryThrottlingPolicy(10, 0.1)), 1 << 20, 16 << 20,
+                new io.github.grpcretry.policy.RetryBudgetPolicy(0.1, 10, Duration.ofSeconds(10)));
+        RetryingClientInterceptor engine = RetryingClientInterceptor.builder(config).limiters(registry)
+                .scheduler(scheduler).build();
+        assertThat(engine.throttle()).isSameAs(registry.throttle("test").orElseThrow());
+        assertThat(engine.budget()).isSameAs(registry.budget("test").orElseThrow());
+        assertThat(engine.bufferPool().capacity()).isEqualTo(16 << 20);
+    }
+
     // ---------------------------------------------------------------- interceptor order
 
     @Test

@@ -64,20 +64,20 @@ final class BenchConfig {
 
     /**
      * The do-it-yourself equivalent in resilience4j: same attempts, UNAVAILABLE only, and A6's
-     * "full jitter" exponential backoff. resilience4j sleeps in whole milliseconds, so the random
-     * delay is drawn from [0, backoff] in ms (mean 0.5 ms for the first retry, as A6's uniform
-     * [0, 1 ms) has).
+     * exponential backoff {@code min(initial × multiplier^(n-1), max) × U(0.8, 1.2)} (as grpc-java
+     * ≥ 1.80 and the interceptor engine do). resilience4j sleeps in whole milliseconds, so the delay
+     * is rounded to ms (1 ms before the first retry).
      */
     static RetryConfig resilience4jConfig() {
         long initial = INITIAL_BACKOFF.toMillis();
         long max = MAX_BACKOFF.toMillis();
-        IntervalFunction fullJitter = attempt -> {
+        IntervalFunction jittered = attempt -> {
             double backoff = Math.min(max, initial * Math.pow(MULTIPLIER, attempt - 1));
-            return ThreadLocalRandom.current().nextLong((long) backoff + 1);
+            return Math.round(backoff * ThreadLocalRandom.current().nextDouble(0.8, 1.2));
         };
         return RetryConfig.custom()
                 .maxAttempts(MAX_ATTEMPTS)
-                .intervalFunction(fullJitter)
+                .intervalFunction(jittered)
                 .retryOnException(e -> e instanceof StatusRuntimeException sre
                         && sre.getStatus().getCode() == Status.Code.UNAVAILABLE)
                 .build();

@@ -29,8 +29,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 4, time = 1)
+@Warmup(iterations = 6, time = 1)
+@Measurement(iterations = 5, time = 1)
 @Fork(1)
 @Threads(1)
 public class ClientStreamingBenchmark {

@@ -171,7 +171,7 @@ public final class Report {
         if (rows.stream().noneMatch(r -> r.benchmark.equals(m))) {
             return;
         }
-        out.append("### Unary, 20 % of attempts fail (seeded), 1 ms full-jitter backoff, 1 thread\n\n");
+        out.append("### Unary, 20 % of attempts fail (seeded), 1 ms backoff × U(0.8, 1.2), 1 thread\n\n");
         out.append("| transport | variant | calls/ms | attempts/ms | attempts per call | failed calls/ms "
                 + "| B/call | B/call − (b) |\n|---|---|---|---|---|---|---|---|\n");
         for (String transport : new String[] {"IN_PROCESS", "NETTY"}) {

@@ -24,7 +24,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Failure path: the server answers 20 % of unary arrivals with UNAVAILABLE (seeded sequence), the
- * policy retries them after a 1 ms full-jitter backoff. Ops are logical calls; the aux counters
+ * policy retries them after a 1 ms backoff (× U(0.8, 1.2)). Ops are logical calls; the aux counters
  * {@code attempts} (attempts/ms, counted from the server's echo of {@code grpc-previous-rpc-attempts},
  * or from the supplier's invocations for resilience4j) and {@code failedCalls} (calls that ran out
  * of attempts) are rates over the same time. (b) grpc-java, (c) interceptor engine, (d) resilience4j.
@@ -32,8 +32,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 4, time = 1)
+@Warmup(iterations = 6, time = 1)
+@Measurement(iterations = 5, time = 1)
 @Fork(1)
 @Threads(1)
 public class UnaryFailureBenchmark {

@@ -25,7 +25,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code callThenRetry*}: a call and a retry decision (ratio 1.0, so the retry is granted:
  *       two compare-and-sets and a sum over the window);</li>
  *   <li>{@code refusedRetry*}: a retry decision on a spent budget (ratio 0.01, no floor: reserve,
- *       sum, give back).</li>
+ *       sum, give back);</li>
+ *   <li>{@code nanoTime*}: {@code System.nanoTime()} alone, the clock every budget operation reads.</li>
  * </ul>
  */
 @State(Scope.Benchmark)
@@ -81,5 +82,17 @@ public class BudgetBenchmark {
     @Threads(2)
     public boolean refusedRetry2Threads() {
         return spent.tryAcquireRetry();
+    }
+
+    @Benchmark
+    @Threads(1)
+    public long nanoTime1Thread() {
+        return System.nanoTime();
+    }
+
+    @Benchmark
+    @Threads(2)
+    public long nanoTime2Threads() {
+        return System.nanoTime();
     }
 }

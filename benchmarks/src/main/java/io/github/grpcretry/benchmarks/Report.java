@@ -24,9 +24,10 @@ public final class Report {
 
     private static final String PKG = "io.github.grpcretry.benchmarks.";
     private static final String ALLOC = "gc.alloc.rate.norm";
+    private static final String CPU = "cpu.time.norm";
 
     record Row(String benchmark, String mode, int threads, String transport, String client, double score,
-            double error, String unit, JsonObject percentiles, Double alloc, Double attempts, Double failedCalls) {
+            double error, String unit, JsonObject percentiles, Double alloc, Double attempts, Double failedCalls, Double cpu) {
     }
 
     private final List<Row> rows;
@@ -69,7 +70,8 @@ public final class Report {
                     primary.has("scorePercentiles") ? primary.getAsJsonObject("scorePercentiles") : null,
                     metric(secondary, ALLOC),
                     metric(secondary, "attempts"),
-                    metric(secondary, "failedCalls")));
+                    metric(secondary, "failedCalls"),
+                    metric(secondary, CPU)));
         }
         return rows;
     }
@@ -130,6 +132,24 @@ public final class Report {
                         ratio(c, a), ratio(b, a), ratio(d, a), ratio(c, b)));
             }
         }
+        out.append("\n### Unary echo, success path: process CPU time per call (µs, CpuTimeProfiler) and "
+                + "CPU-efficiency ratios (x/y = cpu(y) / cpu(x), read like a throughput ratio)\n\n");
+        out.append("| transport | threads | (a) bare | (b) grpc-java | (c) interceptor | (d) resilience4j "
+                + "| c/a | b/a | d/a | c/b |\n|---|---|---|---|---|---|---|---|---|---|\n");
+        for (String transport : new String[] {"IN_PROCESS", "NETTY"}) {
+            for (String m : methods) {
+                Row a = find(m, "thrpt", transport, "BARE");
+                Row b = find(m, "thrpt", transport, "NATIVE");
+                Row c = find(m, "thrpt", transport, "INTERCEPTOR");
+                Row d = find(m, "thrpt", transport, "R4J");
+                if (a == null && b == null && c == null && d == null) {
+                    continue;
+                }
+                out.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                        transport, threadsOf(a, b, c, d), cpu(a), cpu(b), cpu(c), cpu(d),
+                        cpuRatio(c, a), cpuRatio(b, a), cpuRatio(d, a), cpuRatio(c, b)));
+            }
+        }
         out.append("\n### Unary echo, success path: latency percentiles (µs, SampleTime)\n\n");
         out.append("| transport | threads | variant | p50 | p90 | p99 | p99.9 |\n|---|---|---|---|---|---|---|\n");
         for (String transport : new String[] {"IN_PROCESS", "NETTY"}) {
@@ -173,7 +193,7 @@ public final class Report {
         }
         out.append("### Unary, 20 % of attempts fail (seeded), 1 ms backoff × U(0.8, 1.2), 1 thread\n\n");
         out.append("| transport | variant | calls/ms | attempts/ms | attempts per call | failed calls/ms "
-                + "| B/call | B/call − (b) |\n|---|---|---|---|---|---|---|---|\n");
+                + "| CPU µs/call | B/call | B/call − (b) |\n|---|---|---|---|---|---|---|---|---|\n");
         for (String transport : new String[] {"IN_PROCESS", "NETTY"}) {
             Row b = find(m, "thrpt", transport, "NATIVE");
             for (String client : new String[] {"NATIVE", "INTERCEPTOR", "R4J"}) {
@@ -182,9 +202,9 @@ public final class Report {
                     continue;
                 }
                 double perCall = r.attempts == null ? Double.NaN : r.attempts / r.score;
-                out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.3f | %s | %s | %s |%n", transport,
-                        label(client), thr(r), fmt(r.attempts), perCall, fmt(r.failedCalls), alloc(r),
-                        delta(r, b)));
+                out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.3f | %s | %s | %s | %s |%n",
+                        transport, label(client), thr(r), fmt(r.attempts), perCall, fmt(r.failedCalls), cpu(r),
+                        alloc(r), delta(r, b)));
             }
         }
         out.append('\n');
@@ -197,7 +217,9 @@ public final class Report {
         }
         out.append("### Client stream of 100 messages, success path, 1 thread (streams/ms; B/stream)\n\n");
         out.append("| transport | (a) bare | (b) grpc-java | (c) interceptor | c/a | b/a | c/b "
-                + "| B (a) | B (b) | B (c) | c−a | b−a | c−b |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                + "| CPU µs (a) | CPU µs (b) | CPU µs (c) | cpu c/a | cpu c/b "
+                + "| B (a) | B (b) | B (c) | c−a | b−a | c−b |\n"
+                + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (String transport : new String[] {"IN_PROCESS", "NETTY"}) {
             Row a = find(m, "thrpt", transport, "BARE");
             Row b = find(m, "thrpt", transport, "NATIVE");
@@ -206,9 +228,10 @@ public final class Report {
                 continue;
             }
             out.append(String.format(Locale.ROOT,
-                    "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", transport, thr(a),
-                    thr(b), thr(c), ratio(c, a), ratio(b, a), ratio(c, b), alloc(a), alloc(b), alloc(c),
-                    delta(c, a), delta(b, a), delta(c, b)));
+                    "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                    transport, thr(a), thr(b), thr(c), ratio(c, a), ratio(b, a), ratio(c, b), cpu(a), cpu(b), cpu(c),
+                    cpuRatio(c, a), cpuRatio(c, b), alloc(a), alloc(b), alloc(c), delta(c, a), delta(b, a),
+                    delta(c, b)));
         }
         out.append('\n');
     }
@@ -256,6 +279,19 @@ public final class Report {
 
     private static String ratio(Row x, Row y) {
         return x == null || y == null ? "–" : String.format(Locale.ROOT, "%.3f", x.score / y.score);
+    }
+
+    /** CPU µs per op. */
+    private static String cpu(Row r) {
+        return r == null || r.cpu == null ? "–" : String.format(Locale.ROOT, "%.1f", r.cpu / 1000);
+    }
+
+    /** cpu(y) / cpu(x): above 1 when x costs less CPU per op than y, like a throughput ratio x/y. */
+    private static String cpuRatio(Row x, Row y) {
+        if (x == null || y == null || x.cpu == null || y.cpu == null) {
+            return "–";
+        }
+        return String.format(Locale.ROOT, "%.3f", y.cpu / x.cpu);
     }
 
     private static String alloc(Row r) {

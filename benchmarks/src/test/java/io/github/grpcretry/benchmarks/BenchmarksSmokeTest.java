@@ -44,6 +44,7 @@ class BenchmarksSmokeTest {
                 .measurementIterations(1)
                 .measurementTime(TimeValue.milliseconds(150))
                 .addProfiler(GCProfiler.class)
+                .addProfiler(CpuTimeProfiler.class)
                 .resultFormat(ResultFormatType.JSON)
                 .result(json.toString())
                 .shouldFailOnError(true)
@@ -63,6 +64,9 @@ class BenchmarksSmokeTest {
         double attemptsPerCall = attempts.getScore() / failure.getPrimaryResult().getScore();
         // 20 % of attempts fail and are retried: 1 / 0.8 = 1.25 attempts per call
         assertThat(attemptsPerCall).isBetween(1.1, 1.45);
+
+        Result<?> cpu = failure.getSecondaryResults().get("cpu.time.norm");
+        assertThat(cpu.getScore()).as("CPU ns per call").isPositive();
 
         String report = Report.render(json);
         assertThat(Files.size(json)).isPositive();

@@ -80,9 +80,12 @@ public final class Lab {
         String why = "budgets need the interceptor engine (grpc-java's native retries have none)";
         List<LabTable> tables = new ArrayList<>();
         String e = engine;
+        // sequential: R3b paces real traffic by the second and R1 measures backoffs, so nothing runs beside them
         timed("R1", () -> tables.add(R1RetryPolicy.run(e, options.seed())));
         timed("R2", () -> tables.add(R2Throttling.run(e, options.seed())));
-        timed("R3", () -> tables.addAll(R3Budget.run(e, options.seed(), budgets, why)));
+        timed("R3a", () -> tables.add(R3Budget.table(e, options.seed(), budgets, why)));
+        timed("R3b", () -> tables.add(R3Budget.capacity(e, options.seed(), budgets, why)));
+        timed("R3c", () -> tables.add(R3Budget.chain(e, options.seed(), budgets, why)));
         return new LabReport(engine, note, tables, (System.nanoTime() - start) / 1_000_000);
     }
 

@@ -49,18 +49,33 @@ final class R1RetryPolicy {
                 t.add(LabRow.exact("no policy", "1 arrival, UNAVAILABLE", o.count() + " arrival(s), " + o.code(),
                         o.count() == 1 && o.code() == Status.Code.UNAVAILABLE, "1 arrival, UNAVAILABLE"));
 
-                o = call(policy, server, failFirst(2));
-                t.add(LabRow.exact("policy, first 2 fail", "3 arrivals, OK",
-                        o.count() + " arrivals, " + o.code(), o.count() == 3 && o.ok(), "3 arrivals, success"));
-                List<Double> gaps = o.gapsMs();
-                boolean gapsOk = gaps.size() == 2 && gaps.get(0) >= 38 && gaps.get(0) <= 60 + 40
-                        && gaps.get(1) >= 78 && gaps.get(1) <= 120 + 40;
-                t.add(LabRow.range("  gaps between arrivals", "[57 112] ms (jitter: 40–60, 80–120)",
-                        gaps.stream().map(g -> String.format(java.util.Locale.ROOT, "%.0f", g)).collect(Collectors.joining(" ", "[", "] ms")),
-                        gapsOk, "40–60 ms then 80–120 ms (+ up to 40 ms of scheduling)"));
+                // three calls: each must make 3 arrivals with the retry header; the gaps are checked on the
+                // shortest of the three (its lower bound holds for all, and a scheduling hiccup only lengthens)
+                List<FlakyCalls.Outcome> reps = new java.util.ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    reps.add(call(policy, server, failFirst(2)));
+                }
+                boolean threeOk = reps.stream().allMatch(r -> r.count() == 3 && r.ok());
+                t.add(LabRow.exact("policy, first 2 fail (3 calls)", "3 arrivals, OK",
+                        reps.stream().map(r -> Integer.toString(r.count())).collect(Collectors.joining(" ", "[", "]"))
+                                + " arrivals, " + reps.get(0).code(), threeOk, "3 arrivals each, success"));
+                double[] minGap = {Double.MAX_VALUE, Double.MAX_VALUE};
+                StringBuilder shown = new StringBuilder();
+                for (FlakyCalls.Outcome r : reps) {
+                    List<Double> g = r.gapsMs();
+                    shown.append(g.stream().map(x -> String.format(java.util.Locale.ROOT, "%.0f", x))
+                            .collect(Collectors.joining(" ", "[", "] ")));
+                    for (int i = 0; i < Math.min(2, g.size()); i++) {
+                        minGap[i] = Math.min(minGap[i], g.get(i));
+                    }
+                }
+                boolean gapsOk = minGap[0] >= 38 && minGap[0] <= 60 + 40 && minGap[1] >= 78 && minGap[1] <= 120 + 40;
+                t.add(LabRow.range("  gaps between arrivals", "[57 112] ms (jitter: 40–60, 80–120)", shown.toString().trim() + " ms",
+                        gapsOk, "shortest gaps within 40–60 ms then 80–120 ms (+ up to 40 ms of scheduling)"));
+                boolean headers = reps.stream().allMatch(r -> r.previousHeaders().equals(List.of("none", "1", "2")));
                 t.add(LabRow.exact("  grpc-previous-rpc-attempts seen by the server", "[(none) 1 2]",
-                        o.previousHeaders().toString().replace(",", ""), o.previousHeaders().equals(List.of("none", "1", "2")),
-                        "[none, 1, 2]"));
+                        reps.get(0).previousHeaders().toString().replace(",", "") + (headers ? " (each call)" : " (not in every call)"),
+                        headers, "[none, 1, 2] in each call"));
 
                 o = call(policy, server, Script.newBuilder().setFailFirst(5).setCode(Status.Code.INTERNAL.value()).build());
                 t.add(LabRow.exact("INTERNAL returned, only UNAVAILABLE retryable", "1 arrival, Internal",
@@ -102,11 +117,23 @@ final class R1RetryPolicy {
                         o.count() == 2 && o.ok(), "2 arrivals, success"));
                 t.add(LabRow.range("  gap", "303 ms", ms(gap), gap >= 295 && gap <= 300 + 60, "300 ms (+ < 60 ms)"));
 
-                o = call(policy, server, Script.newBuilder().setFailFirst(5).setPushbackMs("-1").build());
-                t.add(LabRow.exact("pushback -1", "1 arrival, Unavailable", o.count() + " arrival(s), " + o.code(),
-                        o.count() == 1 && o.code() == Status.Code.UNAVAILABLE, "1 arrival, UNAVAILABLE"));
-                t.add(LabRow.range("  returned after", "1.3 ms", String.format(java.util.Locale.ROOT, "%.1f ms", o.elapsedMs()),
-                        o.elapsedMs() < 40, "well under one backoff (< 40 ms)"));
+                // three calls; the time is the best of three, so a scheduling hiccup does not count as a backoff
+                int[] counts = new int[3];
+                Status.Code[] codes = new Status.Code[3];
+                double best = Double.MAX_VALUE;
+                for (int i = 0; i < 3; i++) {
+                    o = call(policy, server, Script.newBuilder().setFailFirst(5).setPushbackMs("-1").build());
+                    counts[i] = o.count();
+                    codes[i] = o.code();
+                    best = Math.min(best, o.elapsedMs());
+                }
+                boolean allOne = java.util.Arrays.stream(counts).allMatch(c -> c == 1)
+                        && java.util.Arrays.stream(codes).allMatch(c -> c == Status.Code.UNAVAILABLE);
+                t.add(LabRow.exact("pushback -1 (3 calls)", "1 arrival, Unavailable",
+                        java.util.Arrays.toString(counts).replace(",", "") + " arrival(s), " + codes[0], allOne,
+                        "1 arrival each, UNAVAILABLE"));
+                t.add(LabRow.range("  returned after (best of 3)", "1.3 ms", String.format(java.util.Locale.ROOT, "%.1f ms", best),
+                        best < 40, "well under one backoff (< 40 ms)"));
 
                 o = call(policy, server, failFirst(2), 100 * 1024, 10_000);
                 t.add(LabRow.exact("request 100 KiB", "3 arrivals, OK", o.count() + " arrivals, " + o.code(),

@@ -80,7 +80,7 @@ final class R3Budget {
         return "r3-p" + pi + "-s" + s + "-" + run;
     }
 
-    private static LabTable table(String engine, long seed, boolean budgets, String why) {
+    static LabTable table(String engine, long seed, boolean budgets, String why) {
         LabTable t = new LabTable("R3a", "retry budget × failure rate: success / amplification, mean of " + RUNS + " runs × "
                 + REQUESTS + " requests per cell, the strategies of one run on the same fault stream (in-process; seed 002: one run)", "seed: Python, shared bucket");
         Map<String, FlakyServer> servers = new LinkedHashMap<>();
@@ -197,7 +197,7 @@ final class R3Budget {
     private record Timeline(int[] received, int[] calls, int[] ok) {
     }
 
-    private static LabTable capacity(String engine, long seed, boolean budgets, String why) {
+    static LabTable capacity(String engine, long seed, boolean budgets, String why) {
         LabTable t = new LabTable("R3b", "capacity-limited service: " + RATE + " calls/s offered for " + SECONDS
                 + " s, capacity " + RATE + "/s, halved in seconds 2–3; received calls per second (seed 002)",
                 "seed: Python");
@@ -354,7 +354,7 @@ final class R3Budget {
 
     // ---------------------------------------------------------------- three layers
 
-    private static LabTable chain(String engine, long seed, boolean budgets, String why) {
+    static LabTable chain(String engine, long seed, boolean budgets, String why) {
         LabTable t = new LabTable("R3c", "three layers client→A→B→C, every layer retrying (3 attempts), C down: "
                 + "attempts reaching C per original request, " + CHAIN_REQUESTS + " requests (seed 002)", "seed: Python");
         try (FlakyServer c = FlakyServer.start(seed)) {

@@ -28,7 +28,8 @@
         { label: 'max tokens', value: p => p.maxTokens, stroke: '#999', dash: [2, 4] }] },
     { id: 'budget', title: 'Retry budget balance of "retry + budget" (retries permitted now)', min: 0, series: [
         { label: 'balance', value: p => p.budgetBalance, stroke: COLORS[4] }] },
-    { id: 'suppressed', title: 'Retries suppressed per second, by reason', min: 0, series:
+    { id: 'suppressed', title: 'Retries suppressed per second, by reason', min: 0,
+      now: p => p.suppressed ? Object.values(p.suppressed).reduce((a, b) => a + b, 0) : null, series:
         REASONS.map((r, i) => ({ label: r, value: p => (p.suppressed && r in p.suppressed) ? p.suppressed[r] : null, stroke: COLORS[i] })) },
     { id: 'latency', title: 'Latency of the current strategy (ms, last seconds)', min: 0, series: [
         { label: 'p50', value: p => p.p50Ms, stroke: COLORS[0] },
@@ -73,7 +74,7 @@
       const last = pts.length ? pts[pts.length - 1] : null;
       const label = document.getElementById('value-' + d.id);
       if (last) {
-        const v = d.series[0].value(last);
+        const v = d.now ? d.now(last) : d.series[0].value(last);
         label.textContent = v === null || v === undefined ? '(not observable with this engine)' : '· now ' + (Math.round(v * 100) / 100);
       }
     }

@@ -63,14 +63,6 @@ final class R3Budget {
         return c;
     }
 
-    static List<LabTable> run(String engine, long seed, boolean budgetsAvailable, String unavailableWhy) {
-        List<LabTable> tables = new ArrayList<>();
-        tables.add(table(engine, seed, budgetsAvailable, unavailableWhy));
-        tables.add(capacity(engine, seed, budgetsAvailable, unavailableWhy));
-        tables.add(chain(engine, seed, budgetsAvailable, unavailableWhy));
-        return tables;
-    }
-
     // ---------------------------------------------------------------- budget × failure rate
 
     private record Cell(double success, double amplification, long received) {
@@ -406,6 +398,9 @@ final class R3Budget {
              Relay a = Relay.start(engine, nextHop(variants, b.address()), extra)) {
             if (guard && !(a.hasGuard() && b.hasGuard())) {
                 return null;
+            }
+            if (!guard && (a.hasGuard() || b.hasGuard())) {
+                throw new IllegalStateException("grpc.retry.guard.enabled=false left the guard on");
             }
             List<ChannelSpec> top = new ArrayList<>();
             for (String v : variants) {

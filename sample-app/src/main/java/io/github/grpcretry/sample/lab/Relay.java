@@ -100,12 +100,11 @@ final class Relay implements AutoCloseable {
         return "static://127.0.0.1:" + port;
     }
 
-    /** Whether this layer's context holds a bean of the starter's amplification guard. */
+    /** Whether this layer's net.devh server runs the starter's amplification guard (its server interceptor bean). */
     boolean hasGuard() {
         for (String name : context.getBeanDefinitionNames()) {
             Class<?> type = context.getType(name);
-            if (type != null && type.getName().startsWith("io.github.grpcretry.") && type.getName().toLowerCase().contains("guard")
-                    && !type.getName().contains("Meters")) {
+            if (type != null && type.getName().equals("io.github.grpcretry.guard.GuardServerInterceptor")) {
                 return true;
             }
         }

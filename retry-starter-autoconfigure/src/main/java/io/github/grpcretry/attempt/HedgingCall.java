@@ -628,7 +628,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
             }
             if (cancelNow) {
-                a.call.cancel(a.cancelMessage, a.cancelCause);
+                a.cancelNow();
                 return;
             }
             while (moreDemand > 0) {
@@ -756,7 +756,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (b == null) {
                 break;
             }
-            b.call.cancel(b.cancelMessage, b.cancelCause);
+            b.cancelNow();
         }
     }
 
@@ -983,6 +983,20 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             this.number = number;
             this.kind = kind;
             this.self = (Attempt[]) new HedgingCall.Attempt[] {this};
+        }
+
+        /**
+         * Cancels this attempt (by the one thread allowed to at this moment). Unlimited demand first:
+         * a transport may hold the close of a stream the server already ended behind response messages
+         * nobody asked for (grpc-java's in-process transport ignores the cancel then), and a loser's
+         * messages are dropped anyway.
+         */
+        void cancelNow() {
+            try {
+                call.request(Integer.MAX_VALUE);
+            } finally {
+                call.cancel(cancelMessage, cancelCause);
+            }
         }
 
         boolean isTargetLocked() {

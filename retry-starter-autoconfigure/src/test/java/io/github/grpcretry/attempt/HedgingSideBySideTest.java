@@ -158,8 +158,9 @@ class HedgingSideBySideTest {
                 assertThat(scheduler.outstandingTimers()).as("timers left after the scenario").isZero();
                 assertThat(client.events().callsEnded.get()).as("calls reported ended")
                         .isEqualTo(client.events().callsStarted.get());
-                assertThat(client.events().attemptsEnded.get()).as("attempts reported ended")
-                        .isEqualTo(client.events().attemptsStarted.get());
+                // a cancelled loser reports its end when its cancellation completes, possibly after the call's
+                RecordingEvents ev = client.events();
+                RetryEngineTest.waitFor(() -> ev.attemptsEnded.get() == ev.attemptsStarted.get());
             }
             return new Observed(engine, arrivals.size(), prev, cancelled, seen, codes, responses, elapsed, offsets,
                     perCall, client.events());
@@ -205,7 +206,7 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void slowFirstAttemptIsOvertakenByAHedge(Transport t) throws Exception {
-        Observed[] o = same(t, hedged(Configs.hedging(3, 60, UNAVAILABLE)),
+        Observed[] o = same(t, hedged(Configs.hedging(3, 150, UNAVAILABLE)),
                 a -> a.index == 1 ? Action.ok().delay(1500) : Action.ok(), UNARY);
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(2);
@@ -214,8 +215,8 @@ class HedgingSideBySideTest {
         assertThat(ours.codes()).containsExactly(Status.Code.OK);
         assertThat(ours.responses()).containsExactly(List.of("req"));
         for (Observed x : o) {
-            assertThat(x.elapsedMillis().get(0)).as(x.engine() + " elapsed").isBetween(55L, 600L);
-            assertThat(x.gap(0)).as(x.engine() + " hedging delay").isBetween(45L, 300L);
+            assertThat(x.elapsedMillis().get(0)).as(x.engine() + " elapsed").isBetween(145L, 700L);
+            assertThat(x.gap(0)).as(x.engine() + " hedging delay").isBetween(135L, 450L);
         }
         assertThat(startedKinds(ours.events())).containsExactly(AttemptKind.INITIAL, AttemptKind.HEDGE);
         assertThat(ours.events().hedgesPerCall).containsExactly(1);
@@ -227,14 +228,14 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void fatalStatusOnAHedgeEndsTheCallAndCancelsTheOthers(Transport t) throws Exception {
-        Observed[] o = same(t, hedged(Configs.hedging(4, 60, UNAVAILABLE)),
+        Observed[] o = same(t, hedged(Configs.hedging(4, 150, UNAVAILABLE)),
                 a -> a.index == 1 ? Action.ok().delay(1500) : Action.fail(Status.Code.INTERNAL), UNARY);
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(2);
         assertThat(ours.codes()).containsExactly(Status.Code.INTERNAL);
         assertThat(ours.cancelled()).containsExactly(true, false);
         for (Observed x : o) {
-            assertThat(x.elapsedMillis().get(0)).as(x.engine() + " elapsed").isLessThan(600L);
+            assertThat(x.elapsedMillis().get(0)).as(x.engine() + " elapsed").isLessThan(800L);
         }
         assertThat(ours.events().suppressions()).containsExactly(SuppressionReason.NON_RETRYABLE_STATUS);
     }
@@ -286,13 +287,13 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void pushbackStopEndsHedgingWhileAttemptsInFlightGoOn(Transport t) throws Exception {
-        Observed[] o = same(t, hedged(Configs.hedging(4, 60, UNAVAILABLE)),
-                a -> a.index == 1 ? Action.ok().delay(500) : Action.fail(UNAVAILABLE).pushback("-1"), UNARY);
+        Observed[] o = same(t, hedged(Configs.hedging(4, 150, UNAVAILABLE)),
+                a -> a.index == 1 ? Action.ok().delay(800) : Action.fail(UNAVAILABLE).pushback("-1"), UNARY);
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(2);
         assertThat(ours.cancelled()).containsExactly(false, false);
         assertThat(ours.codes()).containsExactly(Status.Code.OK);
-        assertThat(ours.elapsedMillis().get(0)).isGreaterThanOrEqualTo(490L);
+        assertThat(ours.elapsedMillis().get(0)).isGreaterThanOrEqualTo(790L);
         assertThat(ours.events().suppressions()).containsExactly(SuppressionReason.PUSHBACK);
     }
 
@@ -300,11 +301,11 @@ class HedgingSideBySideTest {
     @EnumSource(Transport.class)
     void pushbackStopOnTheOnlyAttemptEndsTheCall(Transport t) throws Exception {
         for (String value : List.of("-1", "soon")) {
-            Observed[] o = same(t, hedged(Configs.hedging(3, 60, UNAVAILABLE)),
+            Observed[] o = same(t, hedged(Configs.hedging(3, 300, UNAVAILABLE)),
                     a -> Action.fail(UNAVAILABLE).pushback(value), UNARY);
             assertThat(o[1].arrivals()).isEqualTo(1);
             assertThat(o[1].codes()).containsExactly(UNAVAILABLE);
-            assertThat(o[1].elapsedMillis().get(0)).isLessThan(60L);
+            assertThat(o[1].elapsedMillis().get(0)).isLessThan(250L);
         }
     }
 
@@ -316,14 +317,14 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void pushbackDelaysTheNextHedgeByExactlyThatMuch(Transport t) throws Exception {
-        Observed[] o = same(t, hedged(Configs.hedging(3, 60, UNAVAILABLE)),
+        Observed[] o = same(t, hedged(Configs.hedging(3, 2000, UNAVAILABLE)),
                 a -> a.index == 1 ? Action.fail(UNAVAILABLE).pushback("300") : Action.ok(), UNARY);
         Observed nat = o[0];
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(2);
         assertThat(ours.codes()).containsExactly(Status.Code.OK);
         assertThat(ours.gap(0)).as("A6: next hedge after the pushback").isBetween(299L, 420L);
-        assertThat(nat.gap(0)).as("grpc-java: at once").isLessThan(50L);
+        assertThat(nat.gap(0)).as("grpc-java: at once").isLessThan(150L);
     }
 
     /** Later hedges resume at pushback + hedging delay (A6 summary, case 5). */
@@ -333,23 +334,23 @@ class HedgingSideBySideTest {
                 a -> switch (a.index) {
                     case 1 -> Action.fail(UNAVAILABLE).pushback("250");
                     default -> Action.ok().delay(2000);
-                }, unaryWithDeadline(600));
+                }, unaryWithDeadline(1000));
         // attempt 1 at 0 fails at once; attempt 2 at 250 (pushback); attempt 3 at 350; attempt 4 at 450
         assertThat(ours.arrivals()).isEqualTo(4);
-        assertThat(ours.gap(0)).isBetween(245L, 350L);
-        assertThat(ours.gap(1)).isBetween(95L, 180L);
-        assertThat(ours.gap(2)).isBetween(95L, 180L);
+        assertThat(ours.gap(0)).isBetween(245L, 400L);
+        assertThat(ours.gap(1)).isBetween(95L, 250L);
+        assertThat(ours.gap(2)).isBetween(95L, 250L);
         assertThat(ours.codes()).containsExactly(Status.Code.DEADLINE_EXCEEDED);
     }
 
     @ParameterizedTest
     @EnumSource(Transport.class)
     void pushbackZeroSendsTheNextHedgeAtOnceInBothEngines(Transport t) throws Exception {
-        Observed[] o = same(t, hedged(Configs.hedging(3, 200, UNAVAILABLE)),
+        Observed[] o = same(t, hedged(Configs.hedging(3, 1000, UNAVAILABLE)),
                 a -> a.index == 1 ? Action.fail(UNAVAILABLE).pushback("0") : Action.ok(), UNARY);
         for (Observed x : o) {
             assertThat(x.arrivals()).isEqualTo(2);
-            assertThat(x.gap(0)).as(x.engine() + " gap").isLessThan(100L);
+            assertThat(x.gap(0)).as(x.engine() + " gap").isLessThan(300L);
         }
     }
 
@@ -410,8 +411,8 @@ class HedgingSideBySideTest {
     @EnumSource(Transport.class)
     void throttledHedgeFailureLetsAttemptsInFlightFinish(Transport t) throws Exception {
         ChannelRetryConfig config = Configs.channel(
-                Configs.hedged(Configs.hedging(3, 40, UNAVAILABLE), new RetryThrottlingPolicy(2, 0.1)));
-        Function<Arrival, Action> script = a -> a.index == 1 ? Action.ok().delay(400) : Action.fail(UNAVAILABLE);
+                Configs.hedged(Configs.hedging(3, 150, UNAVAILABLE), new RetryThrottlingPolicy(2, 0.1)));
+        Function<Arrival, Action> script = a -> a.index == 1 ? Action.ok().delay(800) : Action.fail(UNAVAILABLE);
         Observed nat = run(Engine.NATIVE, t, config, script, UNARY);
         Observed ours = run(Engine.INTERCEPTOR, t, config, script, UNARY);
         assertThat(nat.arrivals()).isEqualTo(2);
@@ -426,14 +427,14 @@ class HedgingSideBySideTest {
     /** The budget is asked for every hedge (ours only: grpc-java has no budget). */
     @Test
     void budgetBlocksHedges() throws Exception {
-        Function<Arrival, Action> script = a -> a.index == 1 ? Action.ok().delay(300) : Action.ok();
-        ServiceConfig sc = Configs.hedged(Configs.hedging(3, 50, UNAVAILABLE));
+        Function<Arrival, Action> script = a -> a.index == 1 ? Action.ok().delay(400) : Action.ok();
+        ServiceConfig sc = Configs.hedged(Configs.hedging(3, 100, UNAVAILABLE));
         ChannelRetryConfig spent = Configs.channel(sc, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
                 ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, new RetryBudgetPolicy(0, 0, Duration.ofSeconds(10)));
         Observed blocked = run(Engine.INTERCEPTOR, Transport.IN_PROCESS, spent, script, UNARY);
         assertThat(blocked.arrivals()).isEqualTo(1);
         assertThat(blocked.codes()).containsExactly(Status.Code.OK);
-        assertThat(blocked.elapsedMillis().get(0)).isGreaterThanOrEqualTo(295L);
+        assertThat(blocked.elapsedMillis().get(0)).isGreaterThanOrEqualTo(395L);
         assertThat(blocked.events().suppressions()).containsExactly(SuppressionReason.BUDGET);
 
         ChannelRetryConfig generous = Configs.channel(sc, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
@@ -446,13 +447,14 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void callDeadlineBoundsHedging(Transport t) throws Exception {
-        Observed[] o = same(t, hedged(Configs.hedging(5, 100, UNAVAILABLE)), a -> Action.ok().delay(3000),
-                unaryWithDeadline(250));
+        // attempts at 0, 200 and 400 ms; the next one would start after the 500 ms deadline
+        Observed[] o = same(t, hedged(Configs.hedging(5, 200, UNAVAILABLE)), a -> Action.ok().delay(3000),
+                unaryWithDeadline(500));
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(3);
         assertThat(ours.codes()).containsExactly(Status.Code.DEADLINE_EXCEEDED);
         for (Observed x : o) {
-            assertThat(x.elapsedMillis().get(0)).as(x.engine() + " elapsed").isBetween(240L, 600L);
+            assertThat(x.elapsedMillis().get(0)).as(x.engine() + " elapsed").isBetween(490L, 900L);
         }
     }
 
@@ -515,14 +517,14 @@ class HedgingSideBySideTest {
      */
     @Test
     void bufferLimitCommitsToTheMostAdvancedAttemptAndStopsHedging() throws Exception {
-        ChannelRetryConfig config = Configs.channel(Configs.hedged(Configs.hedging(3, 60, UNAVAILABLE)), 64 * 1024,
+        ChannelRetryConfig config = Configs.channel(Configs.hedged(Configs.hedging(3, 200, UNAVAILABLE)), 64 * 1024,
                 1 << 20, null);
         Drive drive = (ch, server, perCall) -> {
             Rpc.Handle h = Rpc.start(ch, Rpc.CLIENT_STREAMING, CallOptions.DEFAULT).sendBytes(40 * 1024);
             RetryEngineTest.waitFor(() -> server.arrivalCount() == 2);
             Thread.sleep(20);
             h.sendBytes(40 * 1024);
-            Thread.sleep(150); // a third hedge would have gone by now
+            Thread.sleep(300); // a third hedge would have gone by now
             return List.of(h.halfClose().await());
         };
         Observed[] o = same(Transport.NETTY, config, a -> Action.ok(), drive);

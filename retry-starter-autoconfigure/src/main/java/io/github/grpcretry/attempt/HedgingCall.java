@@ -183,7 +183,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             budget.onCall();
         }
         events.callStarted(target);
-        launch(first);
+        launchOrFail(first);
     }
 
     @Override
@@ -695,10 +695,18 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             return;
         }
+        launchOrFail(a);
+    }
+
+    /** {@link #launch}; an attempt that cannot be started closes with INTERNAL, like any failed attempt. */
+    private void launchOrFail(Attempt a) {
         try {
             launch(a);
         } catch (RuntimeException e) {
-            a.onClose(Status.INTERNAL.withDescription("could not start a hedged attempt").withCause(e), new Metadata());
+            if (a.call != null) {
+                a.call.cancel("could not start attempt " + a.number, e); // nobody else sends to it yet
+            }
+            a.onClose(Status.INTERNAL.withDescription("could not start attempt " + a.number).withCause(e), new Metadata());
         }
     }
 

@@ -282,6 +282,21 @@ class HedgingSideBySideTest {
         assertThat(ours.gap(1)).as("A6: the next hedge goes at once").isLessThan(100L);
     }
 
+    /** hedgingDelay 0: every attempt goes at once (A6's "issues four RPCs simultaneously"); the first answer wins. */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void zeroDelaySendsEveryAttemptAtOnce(Transport t) throws Exception {
+        Observed[] o = same(t, hedged(Configs.hedging(3, 0, UNAVAILABLE)),
+                a -> a.previousAttempts != null && a.previousAttempts == 1 ? Action.ok().delay(100)
+                        : Action.ok().delay(1500), UNARY);
+        Observed ours = o[1];
+        assertThat(ours.arrivals()).isEqualTo(3);
+        assertThat(ours.previousAttempts()).containsExactly(null, 1, 2);
+        assertThat(ours.cancelled()).containsExactly(true, false, true);
+        assertThat(ours.offsetsMillis().get(2)).isLessThan(100L);
+        assertThat(ours.events().ofType("committed")).extracting(RecordingEvents.Event::attempt).containsExactly(2);
+    }
+
     // ---------------------------------------------------------------- pushback
 
     @ParameterizedTest

@@ -62,7 +62,7 @@ class HedgingContextTest {
                 .withPropertyValues("grpc.client.inventory.address=in-process:" + serverName,
                         M + "name[0].service=grpc.testing.SimpleService",
                         M + "hedging.max-attempts=3",
-                        M + "hedging.delay=100ms",
+                        M + "hedging.delay=300ms",
                         M + "hedging.non-fatal-status-codes=unavailable")
                 .withPropertyValues(extra);
     }
@@ -78,13 +78,13 @@ class HedgingContextTest {
 
     @Test
     void slowFirstAttemptIsOvertakenAndTheHedgeIsMetered() {
-        server.script(a -> a.index == 1 ? Action.ok().delay(2000) : Action.ok());
+        server.script(a -> a.index == 1 ? Action.ok().delay(3000) : Action.ok());
         runner().run(ctx -> {
             assertThat(ctx).hasNotFailed();
             long start = System.nanoTime();
             assertThat(stub(ctx).unaryRpc(request("hello")).getResponseMessage()).isEqualTo("hello");
             long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-            assertThat(elapsed).isBetween(90L, 1000L);
+            assertThat(elapsed).isBetween(290L, 1500L);
             List<Arrival> arrivals = server.arrivals();
             assertThat(arrivals).extracting(a -> a.previousAttempts).containsExactly(null, 1);
             Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> server.arrivals().get(0).cancelled);
@@ -103,7 +103,7 @@ class HedgingContextTest {
 
     @Test
     void fatalStatusOnTheHedgeEndsTheCall() {
-        server.script(a -> a.index == 1 ? Action.ok().delay(2000) : Action.fail(Status.Code.INTERNAL));
+        server.script(a -> a.index == 1 ? Action.ok().delay(3000) : Action.fail(Status.Code.INTERNAL));
         runner().run(ctx -> {
             assertThat(ctx).hasNotFailed();
             assertThatThrownBy(() -> stub(ctx).unaryRpc(request("x")))
@@ -115,7 +115,7 @@ class HedgingContextTest {
 
     @Test
     void nativeEngineHedgesFromTheSameProperties() {
-        server.script(a -> a.index == 1 ? Action.ok().delay(2000) : Action.ok());
+        server.script(a -> a.index == 1 ? Action.ok().delay(3000) : Action.ok());
         runner("grpc.retry.engine=native").run(ctx -> {
             assertThat(ctx).hasNotFailed();
             assertThat(stub(ctx).unaryRpc(request("hello")).getResponseMessage()).isEqualTo("hello");

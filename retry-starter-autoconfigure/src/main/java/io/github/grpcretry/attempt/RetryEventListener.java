@@ -30,7 +30,12 @@ public interface RetryEventListener {
     default void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
     }
 
-    /** A failed attempt was not followed by a retry (or a hedge was not sent), and why. */
+    /**
+     * A failed attempt was not followed by a retry (or a hedge was not sent), and why. {@code code} is
+     * the status of the attempt that led to the decision; for a hedge refused by the throttle, the
+     * budget or the deadline when its timer fired it is the last failed attempt's status, or OK when
+     * no attempt had failed yet (the others were still running).
+     */
     default void retrySuppressed(CallTarget target, SuppressionReason reason, Status.Code code) {
     }
 

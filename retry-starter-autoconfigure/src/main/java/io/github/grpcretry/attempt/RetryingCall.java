@@ -39,8 +39,7 @@ import java.util.concurrent.TimeUnit;
  * executor; only one attempt is live at a time, and a new one starts only after the previous one
  * closed, so the application sees one serial, ordered call. The only callback raised elsewhere is
  * the close of a call cancelled while it waits for a retry (no attempt is live then), which runs on
- * the call's executor. Hedging will add concurrent attempts; the state keeps a committed attempt
- * separate from the live one for that reason.
+ * the call's executor. Hedged calls, whose attempts run in parallel, are {@link HedgingCall}s.
  *
  * <h2>Commit</h2>
  * Response headers or a message commit the call to that attempt; so does passing a buffer limit.
@@ -94,6 +93,11 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private boolean cancelled;
     /** The application's listener has been (or is about to be) closed. */
     private boolean finished;
+
+    /** The {@code grpc-previous-rpc-attempts} value for {@code prev} earlier attempts (no allocation up to 10). */
+    static String previousAttemptsValue(int prev) {
+        return prev < PREVIOUS_VALUES.length ? PREVIOUS_VALUES[prev] : Integer.toString(prev);
+    }
 
     RetryingCall(RetryingClientInterceptor engine, MethodDescriptor<ReqT, RespT> method, CallOptions callOptions,
             Channel next, RetryPolicy policy, CallTarget target) {
@@ -407,8 +411,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (a.number > 1) {
             attemptHeaders.discardAll(PREVIOUS_ATTEMPTS);
             int prev = a.number - 1;
-            attemptHeaders.put(PREVIOUS_ATTEMPTS, prev < PREVIOUS_VALUES.length ? PREVIOUS_VALUES[prev]
-                    : Integer.toString(prev));
+            attemptHeaders.put(PREVIOUS_ATTEMPTS, previousAttemptsValue(prev));
         }
         java.time.Duration perAttempt = policy.perAttemptReceiveTimeout();
         if (perAttempt != null) {

@@ -4,6 +4,7 @@ import io.github.grpcretry.budget.RetryBudget;
 import io.github.grpcretry.commit.RetryBufferPool;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.policy.MethodConfig;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.throttle.RetryThrottle;
@@ -16,15 +17,16 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The interceptor retry engine of one channel (gRFC A6 retries, SEMANTICS.md §1–§5). Install it
+ * The interceptor retry engine of one channel (gRFC A6 retries and hedging, SEMANTICS.md §1–§7). Install it
  * with {@code ManagedChannelBuilder.intercept(...)} on a channel whose service config was rendered
  * without retry policies, hedging policies and throttling
  * ({@code ServiceConfig.toServiceConfigMap(false)}), so grpc-java never retries on top of it.
  *
- * <p>Calls to methods without a retry policy, and calls carrying {@link GrpcRetryCallOptions#DISABLE},
- * are not wrapped at all: {@code interceptCall} returns {@code next.newCall(...)}. Methods whose
- * config carries a {@code hedgingPolicy} are passed through as well for now (hedging is a separate
- * engine feature), unless the call brings its own policy through {@link GrpcRetryCallOptions#POLICY}.
+ * <p>Calls to methods with a {@code retryPolicy} become {@link RetryingCall}s, calls to methods with a
+ * {@code hedgingPolicy} {@link HedgingCall}s (a call that brings its own retry policy through
+ * {@link GrpcRetryCallOptions#POLICY} is retried with it instead). Calls to methods with neither, and
+ * calls carrying {@link GrpcRetryCallOptions#DISABLE}, are not wrapped at all: {@code interceptCall}
+ * returns {@code next.newCall(...)}.
  *
  * <p>Thread-safe; one instance per channel. Built with {@link #builder(ChannelRetryConfig)}.
  */
@@ -38,11 +40,14 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     final RetryBufferPool bufferPool;
     final long perRpcBufferLimit;
     private final int maxAttemptsCap;
-    private final boolean anyRetryPolicy;
+    private final boolean anyRetryPolicy; // or hedging policy
     private final ConcurrentHashMap<String, MethodPlan> plans = new ConcurrentHashMap<>();
 
-    /** What the engine does for one method: its policy (null = pass through) and its tag values. */
-    record MethodPlan(RetryPolicy policy, CallTarget target) {
+    /**
+     * What the engine does for one method: its retry policy or its hedging policy (both null = pass
+     * through), capped, and its tag values.
+     */
+    record MethodPlan(RetryPolicy policy, HedgingPolicy hedging, CallTarget target) {
     }
 
     private RetryingClientInterceptor(Builder b) {
@@ -56,7 +61,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.maxAttemptsCap = config.maxAttemptsCap();
         boolean any = false;
         for (MethodConfig mc : config.serviceConfig().methodConfigs()) {
-            if (mc.retryPolicy() != null) {
+            if (mc.retryPolicy() != null || mc.hedgingPolicy() != null) {
                 any = true;
                 break;
             }
@@ -94,8 +99,12 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
             }
             plan = plan(method);
             policy = plan.policy;
-            if (policy == null || Boolean.TRUE.equals(callOptions.getOption(GrpcRetryCallOptions.DISABLE))) {
+            if ((policy == null && plan.hedging == null)
+                    || Boolean.TRUE.equals(callOptions.getOption(GrpcRetryCallOptions.DISABLE))) {
                 return next.newCall(method, callOptions);
+            }
+            if (policy == null) {
+                return new HedgingCall<>(this, method, callOptions, next, plan.hedging, plan.target);
             }
         } else {
             if (Boolean.TRUE.equals(callOptions.getOption(GrpcRetryCallOptions.DISABLE))) {
@@ -113,8 +122,10 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         if (plan == null) {
             plan = plans.computeIfAbsent(name, n -> {
                 MethodConfig mc = config.serviceConfig().find(method);
-                RetryPolicy p = mc == null || mc.hedgingPolicy() != null ? null : mc.retryPolicy();
-                return new MethodPlan(p == null ? null : p.capped(maxAttemptsCap), new CallTarget(config.channel(), n));
+                RetryPolicy p = mc == null ? null : mc.retryPolicy();
+                HedgingPolicy h = mc == null || p != null ? null : mc.hedgingPolicy();
+                return new MethodPlan(p == null ? null : p.capped(maxAttemptsCap),
+                        h == null ? null : h.capped(maxAttemptsCap), new CallTarget(config.channel(), n));
             });
         }
         return plan;

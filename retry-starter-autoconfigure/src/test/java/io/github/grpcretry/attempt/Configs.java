@@ -47,8 +47,17 @@ final class Configs {
     }
 
     static ServiceConfig hedged(HedgingPolicy hedging) {
+        return hedged(hedging, null);
+    }
+
+    static ServiceConfig hedged(HedgingPolicy hedging, RetryThrottlingPolicy throttling) {
         return new ServiceConfig(List.of(new MethodConfig(List.of(MethodName.of(SERVICE, null)), null, null, null, null,
-                null, hedging)), null);
+                null, hedging)), throttling);
+    }
+
+    /** A hedging policy: {@code maxAttempts}, {@code delayMs} between hedges, the given non-fatal codes. */
+    static HedgingPolicy hedging(int maxAttempts, long delayMs, Status.Code... nonFatal) {
+        return new HedgingPolicy(maxAttempts, Duration.ofMillis(delayMs), Set.of(nonFatal));
     }
 
     static ChannelRetryConfig channel(ServiceConfig sc) {

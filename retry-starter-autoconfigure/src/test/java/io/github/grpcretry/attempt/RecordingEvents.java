@@ -18,6 +18,8 @@ final class RecordingEvents implements RetryEventListener {
     final AtomicInteger callsEnded = new AtomicInteger();
     final AtomicInteger attemptsStarted = new AtomicInteger();
     final AtomicInteger attemptsEnded = new AtomicInteger();
+    /** The {@code hedges} argument of every {@code callEnded}, in order. */
+    final ConcurrentLinkedQueue<Integer> hedgesPerCall = new ConcurrentLinkedQueue<>();
 
     @Override
     public void callStarted(CallTarget target) {
@@ -55,6 +57,7 @@ final class RecordingEvents implements RetryEventListener {
     @Override
     public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
         callsEnded.incrementAndGet();
+        hedgesPerCall.add(hedges);
         events.add(new Event("callEnded", target, null, retries, code, null, retryDelayNanos));
     }
 
@@ -78,6 +81,7 @@ final class RecordingEvents implements RetryEventListener {
 
     void clear() {
         events.clear();
+        hedgesPerCall.clear();
         callsStarted.set(0);
         callsEnded.set(0);
         attemptsStarted.set(0);

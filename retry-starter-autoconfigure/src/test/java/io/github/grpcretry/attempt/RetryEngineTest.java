@@ -267,11 +267,14 @@ class RetryEngineTest {
         MethodDescriptor<SimpleRequest, SimpleResponse> other = Rpc.UNARY.toBuilder()
                 .setFullMethodName("other.Service/Unary").build();
         assertThat(interceptor.interceptCall(other, CallOptions.DEFAULT, probe)).isInstanceOf(Marker.class);
-        // a hedged method is passed through until hedging exists ...
+        // a hedged method is hedged, unless retries are disabled for the call ...
         RetryingClientInterceptor hedged = RetryingClientInterceptor.builder(Configs.channel(
                 Configs.hedged(new HedgingPolicy(3, Duration.ofMillis(10), Set.of())))).scheduler(scheduler).build();
-        assertThat(hedged.interceptCall(Rpc.UNARY, CallOptions.DEFAULT, probe)).isInstanceOf(Marker.class);
-        // ... unless the call brings its own policy
+        assertThat(hedged.interceptCall(Rpc.UNARY, CallOptions.DEFAULT, probe)).isInstanceOf(HedgingCall.class);
+        assertThat(hedged.interceptCall(Rpc.UNARY, GrpcRetryCallOptions.withoutRetries(CallOptions.DEFAULT), probe))
+                .isInstanceOf(Marker.class);
+        assertThat(hedged.interceptCall(other, CallOptions.DEFAULT, probe)).isInstanceOf(Marker.class);
+        // ... or the call brings its own retry policy
         assertThat(hedged.interceptCall(Rpc.UNARY, GrpcRetryCallOptions.withPolicy(CallOptions.DEFAULT, Configs.r1(3)),
                 probe)).isInstanceOf(RetryingCall.class);
     }

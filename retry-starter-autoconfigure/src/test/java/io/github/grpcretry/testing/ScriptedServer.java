@@ -209,6 +209,7 @@ public final class ScriptedServer implements AutoCloseable {
                     trailers.put(PUSHBACK, p);
                 }
                 call.close(Status.fromCode(action.failure).withDescription("scripted failure #" + arrival.index), trailers);
+                arrival.closedByServer = true;
             } catch (IllegalStateException ignored) {
                 // already cancelled by the client
             }
@@ -260,6 +261,7 @@ public final class ScriptedServer implements AutoCloseable {
                         }
                         if (action.failAfterResponses != null) {
                             call.close(Status.fromCode(action.failAfterResponses), new Metadata());
+                            arrival.closedByServer = true;
                             return;
                         }
                     }
@@ -267,6 +269,7 @@ public final class ScriptedServer implements AutoCloseable {
                     }
                 }
                 call.close(Status.OK, new Metadata());
+                arrival.closedByServer = true;
             } catch (IllegalStateException ignored) {
                 // already cancelled by the client
             }
@@ -290,6 +293,8 @@ public final class ScriptedServer implements AutoCloseable {
         public final List<String> messages = java.util.Collections.synchronizedList(new ArrayList<>());
         public volatile boolean halfClosed;
         public volatile boolean cancelled;
+        /** The server closed the call (with its scripted status); an arrival neither closed nor cancelled is still running. */
+        public volatile boolean closedByServer;
         /**
          * Time left to the call's deadline as the server saw it on arrival (from the call's gRPC
          * Context), null when the call had no deadline.

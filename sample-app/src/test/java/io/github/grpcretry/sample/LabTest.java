@@ -56,25 +56,17 @@ class LabTest {
     void everyExperimentHasItsTable() {
         assertThat(report.tables()).extracting(LabTable::id).containsExactly("R1", "R2", "R3a", "R3b", "R3c");
         assertThat(report.tables()).allSatisfy(t -> assertThat(t.rows()).isNotEmpty());
-        // R1 and R2 need nothing beyond grpc.retry.* and an engine: every row is measured, except hedging
-        // while the interceptor engine has no hedging package
+        // R1 and R2 need nothing beyond grpc.retry.* and an engine: every row is measured
         assertThat(report.tables().subList(0, 2)).allSatisfy(t -> assertThat(t.rows())
-                .filteredOn(r -> r.check() == LabRow.Check.NOT_AVAILABLE)
-                .allSatisfy(r -> assertThat(r.caseName()).startsWith("hedgingPolicy")));
-        if ("native".equals(report.engine())) {
-            assertThat(report.rows()).anyMatch(r -> r.caseName().startsWith("hedgingPolicy") && r.check() == LabRow.Check.EXACT);
-        } else {
-            // budgets exist on the interceptor engine: only hedging and the guard may be missing
+                .noneMatch(r -> r.check() == LabRow.Check.NOT_AVAILABLE));
+        if ("interceptor".equals(report.engine())) {
+            // budgets exist on the interceptor engine: only the guard may be missing, and only while its
+            // package is absent from the build
             assertThat(report.rows().filter(r -> r.check() == LabRow.Check.NOT_AVAILABLE))
-                    .allSatisfy(r -> assertThat(r.caseName()).containsAnyOf("guard", "hedgingPolicy"));
+                    .allSatisfy(r -> assertThat(r.caseName()).contains("guard"));
         }
-        // a row is only "not available" when the feature's package is absent from the build
-        ClassLoader cl = getClass().getClassLoader();
-        if (cl.getResource("io/github/grpcretry/hedging") != null) {
-            assertThat(report.rows()).noneMatch(r -> r.caseName().startsWith("hedgingPolicy") && r.check() == LabRow.Check.NOT_AVAILABLE);
-        }
-        if (cl.getResource("io/github/grpcretry/guard") != null) {
-            assertThat(report.rows()).noneMatch(r -> r.caseName().contains("guard") && r.check() == LabRow.Check.NOT_AVAILABLE);
+        if (getClass().getClassLoader().getResource("io/github/grpcretry/guard") != null) {
+            assertThat(report.rows()).noneMatch(r -> r.check() == LabRow.Check.NOT_AVAILABLE);
         }
     }
 

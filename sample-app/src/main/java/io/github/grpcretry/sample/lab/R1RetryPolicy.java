@@ -20,11 +20,6 @@ final class R1RetryPolicy {
     private R1RetryPolicy() {
     }
 
-    /** Whether the starter's hedging package (SEMANTICS §7) is on the class path. */
-    static boolean hedgingInBuild() {
-        return R1RetryPolicy.class.getClassLoader().getResource("io/github/grpcretry/hedging") != null;
-    }
-
     static LabTable run(String engine, long seed) {
         LabTable t = new LabTable("R1", "retryPolicy (seed 001)", "seed: grpc-go 1.84");
         boolean nativeEngine = "native".equals(engine);
@@ -144,18 +139,13 @@ final class R1RetryPolicy {
                         o.count() + " arrival(s), " + o.code(), o.count() == 1 && o.code() == Status.Code.UNAVAILABLE,
                         "1 arrival: over the limit the call is committed"));
 
-                String hedgingCase = "hedgingPolicy (max-attempts 3, delay 100ms), first attempt takes 600 ms";
-                if (!nativeEngine && !hedgingInBuild()) {
-                    t.add(LabRow.notAvailable(hedgingCase, "ignored: 1 arrival, 605 ms, OK",
-                            "hedging is not in this build of the interceptor engine (hedged methods pass through)"));
-                } else {
-                    o = call(client.channel("r1-hedging"), server, Script.newBuilder().setFirstAttemptSleepMs(600).build());
-                    t.add(LabRow.exact(hedgingCase, "ignored: 1 arrival, 605 ms, OK",
-                            o.count() + " arrivals, " + o.code() + ", answered by attempt " + o.replyAttempt(),
-                            o.ok() && o.count() >= 2 && o.replyAttempt() >= 2, "a hedge overtakes the slow first attempt"));
-                    t.add(LabRow.range("  call returned after", "605 ms", ms(o.elapsedMs()), o.elapsedMs() >= 95 && o.elapsedMs() < 450,
-                            "about one hedging delay: 95–450 ms, well before 600 ms"));
-                }
+                o = call(client.channel("r1-hedging"), server, Script.newBuilder().setFirstAttemptSleepMs(600).build());
+                t.add(LabRow.exact("hedgingPolicy (max-attempts 3, delay 100ms), first attempt takes 600 ms",
+                        "ignored: 1 arrival, 605 ms, OK",
+                        o.count() + " arrivals, " + o.code() + ", answered by attempt " + o.replyAttempt(),
+                        o.ok() && o.count() >= 2 && o.replyAttempt() >= 2, "a hedge overtakes the slow first attempt"));
+                t.add(LabRow.range("  call returned after", "605 ms", ms(o.elapsedMs()), o.elapsedMs() >= 95 && o.elapsedMs() < 450,
+                        "about one hedging delay: 95–450 ms, well before 600 ms"));
             }
         }
         return t;

@@ -119,13 +119,34 @@ public final class SimpleCalls {
      */
     public static Handle start(Channel channel, MethodDescriptor<SimpleRequest, SimpleResponse> method,
             CallOptions options, String id, List<String> requests, int streamResponses, Metadata extraHeaders) {
+        return start(channel, method, options, id, requests, streamResponses, extraHeaders, null);
+    }
+
+    /**
+     * As {@link #start(Channel, MethodDescriptor, CallOptions, String, List, int, Metadata)}, running
+     * {@code onClose} (when not null) with the listener on every close the application sees, after
+     * the listener recorded it.
+     */
+    public static Handle start(Channel channel, MethodDescriptor<SimpleRequest, SimpleResponse> method,
+            CallOptions options, String id, List<String> requests, int streamResponses, Metadata extraHeaders,
+            java.util.function.Consumer<ContractListener<SimpleResponse>> onClose) {
         ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(method, options);
+        @SuppressWarnings("unchecked")
+        ContractListener<SimpleResponse>[] self = new ContractListener[1];
         ContractListener<SimpleResponse> listener = new ContractListener<>(new ClientCall.Listener<>() {
             @Override
             public void onMessage(SimpleResponse message) {
                 call.request(1);
             }
+
+            @Override
+            public void onClose(io.grpc.Status status, Metadata trailers) {
+                if (onClose != null) {
+                    onClose.accept(self[0]);
+                }
+            }
         });
+        self[0] = listener;
         listener.expect(expected(method, id, requests, streamResponses));
         Metadata headers = new Metadata();
         if (extraHeaders != null) {

@@ -241,6 +241,11 @@ public final class RetryConfigValidator {
             if (!(v > 0) || v > MAX_TOKENS_LIMIT) {
                 problem(d.maxTokens().path(), d.maxTokens().display(), "max-tokens must be in (0, 1000]",
                         "use a number above 0 and at most 1000, e.g. 10");
+            } else if (Math.round(v * 1000) < 1) {
+                // the throttle keeps thousandths: a smaller bucket would hold no token at all
+                problem(d.maxTokens().path(), d.maxTokens().display(),
+                        "max-tokens must be in (0, 1000] (three decimals are kept, so at least 0.001)",
+                        "use a number such as 10");
             }
         }
         if (d.tokenRatio() == null) {
@@ -435,7 +440,7 @@ public final class RetryConfigValidator {
         }
         RetryThrottlingPolicy t = config.retryThrottling();
         if (t != null) {
-            if (!(t.maxTokens() > 0) || t.maxTokens() > MAX_TOKENS_LIMIT) {
+            if (!(t.maxTokens() > 0) || t.maxTokens() > MAX_TOKENS_LIMIT || t.maxTokensMilli() < 1) {
                 problem(origin + " retryThrottling.maxTokens", String.valueOf(t.maxTokens()), "max-tokens must be in (0, 1000]", "use e.g. 10");
             }
             if (!(t.tokenRatio() > 0) || t.tokenRatioMilli() < 1) {

@@ -139,7 +139,7 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
      * clients naming the same server); it is mapped back to the client whose address names that
      * server, preferring one that has retry settings of its own.
      */
-    String channelName(String builderName) {
+    public String channelName(String builderName) {
         if (channelsProperties == null || configs.configuredChannels().contains(builderName)) {
             return builderName;
         }

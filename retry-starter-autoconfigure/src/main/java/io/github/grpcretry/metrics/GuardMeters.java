@@ -1,5 +1,7 @@
 package io.github.grpcretry.metrics;
 
+import io.github.grpcretry.guard.GuardEventListener;
+import io.grpc.Status;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
@@ -8,9 +10,10 @@ import java.util.concurrent.ConcurrentMap;
 
 /**
  * {@value RetryMeterNames#SERVER_GUARD} (counter; method): responses the server-side amplification
- * guard marked "do not retry". The method must come from the server call's descriptor.
+ * guard marked "do not retry". The method must come from the server call's descriptor. A
+ * {@link GuardEventListener}: give it to the {@code GuardServerInterceptor}.
  */
-public final class GuardMeters {
+public final class GuardMeters implements GuardEventListener {
 
     private final MeterRegistry registry;
     private final ConcurrentMap<String, Counter> counters = new ConcurrentHashMap<>();
@@ -29,5 +32,10 @@ public final class GuardMeters {
                     .register(registry));
         }
         c.increment();
+    }
+
+    @Override
+    public void responseGuarded(String fullMethodName, Status.Code code) {
+        marked(fullMethodName);
     }
 }

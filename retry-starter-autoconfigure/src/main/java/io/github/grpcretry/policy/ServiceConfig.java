@@ -89,13 +89,46 @@ public record ServiceConfig(List<MethodConfig> methodConfigs, RetryThrottlingPol
         return new ServiceConfig(out, retryThrottling);
     }
 
-    /** This config without retry policies, hedging policies and throttling (for the interceptor engine). */
+    /**
+     * This config without retry policies, hedging policies and throttling: what grpc-java gets when
+     * the interceptor engine retries. Entries left with nothing but names are dropped where that does
+     * not change matching (no broader entry with settings would then catch their calls), so grpc-java
+     * does not attach empty method settings to every call.
+     */
     public ServiceConfig withoutRetry() {
-        List<MethodConfig> out = new ArrayList<>(methodConfigs.size());
+        List<MethodConfig> stripped = new ArrayList<>(methodConfigs.size());
         for (MethodConfig mc : methodConfigs) {
-            out.add(mc.withoutRetry());
+            stripped.add(mc.withoutRetry());
+        }
+        List<MethodConfig> out = new ArrayList<>(stripped.size());
+        for (MethodConfig mc : stripped) {
+            if (!isNamesOnly(mc) || shadowsASetting(mc, stripped)) {
+                out.add(mc);
+            }
         }
         return new ServiceConfig(out, null);
+    }
+
+    private static boolean isNamesOnly(MethodConfig mc) {
+        return mc.waitForReady() == null && mc.timeout() == null && mc.maxRequestMessageBytes() == null
+                && mc.maxResponseMessageBytes() == null && mc.retryPolicy() == null && mc.hedgingPolicy() == null;
+    }
+
+    /** Whether some other entry with settings would match calls of {@code candidate} if it were dropped. */
+    private static boolean shadowsASetting(MethodConfig candidate, List<MethodConfig> all) {
+        for (MethodConfig other : all) {
+            if (other == candidate || isNamesOnly(other)) {
+                continue;
+            }
+            for (MethodName mine : candidate.names()) {
+                for (MethodName theirs : other.names()) {
+                    if (mine.isShadowedBy(theirs)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /**

@@ -1,0 +1,13 @@
+package io.github.grpcretry.benchmarks;
+
+/** The four ways of calling, labelled as in docs/benchmarks.md. */
+public enum Variant {
+    /** (a) a plain channel: grpc-java's defaults, no service config, no retry policy. */
+    BARE,
+    /** (b) grpc-java's own retry: the policy in defaultServiceConfig, enableRetry, maxRetryAttempts. */
+    NATIVE,
+    /** (c) the starter's interceptor engine: config without retry parts, throttle and budget on. */
+    INTERCEPTOR,
+    /** (d) a blocking stub on a bare channel wrapped in a resilience4j Retry. */
+    R4J
+}

@@ -163,6 +163,12 @@ class FaultToleranceTest {
         }
         int total = retried.size() + once.size();
         Fixtures.waitFor("every call in flight on the server", 10_000, () -> first.arrivalCount() >= 2 + total);
+        // the bidi calls are committed by their echoes once these reached the client
+        for (Handle h : retried) {
+            if (h.method.getType() == MethodDescriptor.MethodType.BIDI_STREAMING) {
+                Fixtures.waitFor(h.id + " echoes received", 10_000, () -> h.listener.messages().size() == 3);
+            }
+        }
 
         assertThat(host.resetAll()).isEqualTo(2); // the process dies: its connections are reset
         first.close();

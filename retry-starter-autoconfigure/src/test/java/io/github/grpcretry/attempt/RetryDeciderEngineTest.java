@@ -277,6 +277,7 @@ class RetryDeciderEngineTest {
         assertThat(decider.calls.get()).isZero();
 
         server.reset();
+        server.script(a -> Action.failOnHalfClose(Status.Code.UNAVAILABLE));
         assertThat(Rpc.clientStreaming(ch, CallOptions.DEFAULT, "x", "y").code()).isEqualTo(Status.Code.UNAVAILABLE);
         assertThat(server.arrivalCount()).as("ClientStreamingRpc: the decider, 5 attempts").isEqualTo(5);
         assertThat(server.arrivals()).allSatisfy(a -> assertThat(a.messages).containsExactly("x", "y"));

@@ -57,7 +57,10 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private final MethodDescriptor<ReqT, RespT> method;
     private final CallOptions callOptions;
     private final Channel next;
+    /** The method's retry policy; null when {@link #decider} decides instead. */
     private final RetryPolicy policy;
+    /** Decides instead of {@link #policy} (a method without a policy of its own); null otherwise. */
+    private final RetryDecider decider;
     private final CallTarget target;
     private final Context context;
     private final Executor executor;
@@ -69,6 +72,8 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     // ---- guarded by this ----
     private Listener<RespT> listener;
+    /** The decider's state for this call (set at start when {@link #decider} is set). */
+    private RetryDecider.Call decisions;
     private Metadata headers;
     private Deadline deadline;
     private CallBuffer bytes;
@@ -101,17 +106,25 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     RetryingCall(RetryingClientInterceptor engine, MethodDescriptor<ReqT, RespT> method, CallOptions callOptions,
             Channel next, RetryPolicy policy, CallTarget target) {
+        this(engine, method, callOptions, next, policy, null, target);
+    }
+
+    /** A call retried by {@code policy}, or, when {@code policy} is null, by {@code decider}. */
+    RetryingCall(RetryingClientInterceptor engine, MethodDescriptor<ReqT, RespT> method, CallOptions callOptions,
+            Channel next, RetryPolicy policy, RetryDecider decider, CallTarget target) {
         this.engine = engine;
         this.method = method;
         this.callOptions = callOptions;
         this.next = next;
         this.policy = policy;
+        this.decider = policy == null ? decider : null;
         this.target = target;
         this.context = Context.current();
         Executor e = callOptions.getExecutor();
         this.executor = e != null ? e : engine.scheduler.workExecutor();
         this.events = engine.events;
-        this.maxAttempts = policy.maxAttempts();
+        this.maxAttempts = policy != null ? policy.maxAttempts()
+                : Math.max(1, Math.min(decider.maxAttempts(), engine.maxAttemptsCap));
     }
 
     // ------------------------------------------------------------------ application side
@@ -121,6 +134,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (responseListener == null || startHeaders == null) {
             throw new NullPointerException("listener and headers must not be null");
         }
+        RetryDecider.Call d = decider == null ? null : decider.newCall(target);
         synchronized (this) {
             if (listener != null) {
                 throw new IllegalStateException("Already started");
@@ -129,6 +143,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 throw new IllegalStateException("call was cancelled");
             }
             listener = responseListener;
+            decisions = d;
             headers = startHeaders;
             deadline = earlier(callOptions.getDeadline(), context.getDeadline());
             bytes = new CallBuffer(engine.bufferPool, engine.perRpcBufferLimit);
@@ -315,13 +330,18 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             Listener<RespT> l;
             int r;
             long delay;
+            RetryDecider.Call d;
+            int n;
             synchronized (this) {
                 l = listener;
                 r = retries;
                 delay = retryDelayNanos;
+                d = decisions;
+                n = attempts;
             }
             executor.execute(() -> {
                 events.callEnded(target, status.getCode(), r, 0, delay);
+                decisionsClosed(d, status, n);
                 l.onClose(status, new Metadata());
             });
         }
@@ -413,7 +433,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             int prev = a.number - 1;
             attemptHeaders.put(PREVIOUS_ATTEMPTS, previousAttemptsValue(prev));
         }
-        java.time.Duration perAttempt = policy.perAttemptReceiveTimeout();
+        java.time.Duration perAttempt = policy == null ? null : policy.perAttemptReceiveTimeout();
         if (perAttempt != null) {
             long timeoutNanos = perAttempt.toNanos();
             Deadline d = deadline;
@@ -521,10 +541,14 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Attempt a;
         int r;
         long delay;
+        RetryDecider.Call d;
+        int n;
         synchronized (this) {
             if (finished) {
                 return;
             }
+            d = decisions;
+            n = attempts;
             finished = true;
             a = live;
             if (a != null) {
@@ -537,7 +561,18 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             delay = retryDelayNanos;
         }
         events.callEnded(target, status.getCode(), r, 0, delay);
+        decisionsClosed(d, status, n);
         l.onClose(status, new Metadata());
+    }
+
+    private static void decisionsClosed(RetryDecider.Call d, Status status, int attempts) {
+        if (d != null) {
+            try {
+                d.onClose(status, attempts);
+            } catch (RuntimeException e) {
+                // a decider must not throw; the call ends regardless
+            }
+        }
     }
 
     // ------------------------------------------------------------------ commit and buffer (under lock)
@@ -610,14 +645,23 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             a.reason = SuppressionReason.PUSHBACK;
             return CLOSE;
         }
-        boolean perAttemptTimeout = code == Status.Code.DEADLINE_EXCEEDED && a.perAttemptDeadline != null
-                && a.perAttemptDeadline.isExpired();
-        if (!perAttemptTimeout && !policy.isRetryable(code)) {
-            a.reason = SuppressionReason.NON_RETRYABLE_STATUS;
-            return CLOSE;
+        long granted = 0;
+        if (policy == null) {
+            granted = askDecider(a, status, trailers);
+            if (granted == RetryDecider.NOT_RETRYABLE) {
+                a.reason = SuppressionReason.NON_RETRYABLE_STATUS;
+                return CLOSE;
+            }
+        } else {
+            boolean perAttemptTimeout = code == Status.Code.DEADLINE_EXCEEDED && a.perAttemptDeadline != null
+                    && a.perAttemptDeadline.isExpired();
+            if (!perAttemptTimeout && !policy.isRetryable(code)) {
+                a.reason = SuppressionReason.NON_RETRYABLE_STATUS;
+                return CLOSE;
+            }
         }
         boolean throttleAllows = throttle == null || throttle.onQualifiedFailureThenCheckAllowed();
-        if (attempts >= maxAttempts) {
+        if (attempts >= maxAttempts || granted < 0) {
             a.reason = SuppressionReason.MAX_ATTEMPTS;
             return CLOSE;
         }
@@ -629,6 +673,9 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         int nextStep;
         if (pushback >= 0) {
             delayNanos = TimeUnit.MILLISECONDS.toNanos(pushback);
+            nextStep = 0;
+        } else if (policy == null) {
+            delayNanos = granted;
             nextStep = 0;
         } else {
             delayNanos = backoffNanos(backoffStep);
@@ -656,6 +703,33 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             context.addListener(cl, executor);
         }
         return RETRY;
+    }
+
+    /** The decider's answer for failed attempt {@code a} (under lock): a delay, NOT_RETRYABLE or EXHAUSTED. */
+    private long askDecider(Attempt a, Status status, Metadata trailers) {
+        RetryDecider.Call d = decisions;
+        if (d == null) {
+            return RetryDecider.NOT_RETRYABLE;
+        }
+        long answer;
+        try {
+            answer = d.onFailure(a.number, status, trailers);
+        } catch (RuntimeException e) {
+            return RetryDecider.NOT_RETRYABLE;
+        }
+        return answer >= 0 || answer == RetryDecider.EXHAUSTED ? answer : RetryDecider.NOT_RETRYABLE;
+    }
+
+    /** Whether the method's policy (or decider) would retry {@code status}; no decision taken. */
+    private boolean isRetryable(Status status, Metadata trailers) {
+        if (policy != null) {
+            return policy.isRetryable(status.getCode());
+        }
+        try {
+            return decider.isRetryable(status, trailers);
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     /** {@code min(initial × multiplier^step, max) × U(0.8, 1.2)} in nanoseconds. */
@@ -765,13 +839,15 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             long delay;
             SuppressionReason suppressed = null;
             boolean scheduled;
+            RetryDecider.Call d;
+            int n;
             synchronized (RetryingCall.this) {
                 closed = true;
                 l = listener;
                 if (committed == this) {
                     outcome = CLOSE;
-                    if (status.getCode() != Status.Code.OK && policy.isRetryable(status.getCode())
-                            && attempts < maxAttempts) {
+                    if (status.getCode() != Status.Code.OK && attempts < maxAttempts
+                            && isRetryable(status, trailers)) {
                         suppressed = commitReason;
                     }
                 } else if (committed != null || finished) {
@@ -792,6 +868,8 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 r = retries;
                 delay = RetryingCall.this.retryDelayNanos;
                 scheduled = outcome == RETRY;
+                d = decisions;
+                n = attempts;
             }
             Status.Code code = status.getCode();
             events.attemptEnded(target, kind, number, code);
@@ -812,6 +890,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
             }
             events.callEnded(target, code, r, 0, delay);
+            decisionsClosed(d, status, n);
             l.onClose(status, trailers);
         }
 

@@ -430,4 +430,72 @@ class HedgingFaultToleranceTest {
                 + " hedges sent, non-idempotent " + onceCodes + ", arrivals old/new server " + second.arrivalCount()
                 + "/" + third.arrivalCount());
     }
+
+    // ------------------------------------------------------------------ truncation, latency with a deadline
+
+    @Test
+    void truncatedResponsesAndLatencyUnderHedging() throws Exception {
+        ScriptedServer server = ScriptedServer.startNetty();
+        closeables.add(server);
+        server.script(a -> Action.ok());
+        HedgingPolicy policy = Fixtures.hedging(4, 100, Status.Code.UNAVAILABLE);
+        java.util.Random random = new java.util.Random(4343);
+        int cases = 16;
+        Map<String, Integer> outcomes = new java.util.TreeMap<>();
+        for (int i = 0; i < cases; i++) {
+            long cut = random.nextInt(400);
+            boolean rst = random.nextBoolean();
+            FaultProxy p = FaultProxy.start(server.port())
+                    .plan(k -> k < 2 ? FaultProxy.Fault.truncateServer(cut, rst) : FaultProxy.Fault.NONE);
+            closeables.add(p);
+            Client c = hedged(p.target(), "t" + i, policy, "UnaryRpc");
+            MethodDescriptor<SimpleRequest, SimpleResponse> m = SimpleCalls.ALL.get(1 + i % 3);
+            String id = "trunc-h-" + i;
+            Handle h = call(c, m, id, deadline(20));
+            Status s = h.listener.awaitClose(20, TimeUnit.SECONDS);
+            h.listener.assertContract(); // an OK call got exactly its own responses, from one attempt
+            int n = c.attempts().attempts(id);
+            assertThat(n).as(id).isBetween(1, policy.maxAttempts());
+            boolean committed = h.listener.headersCount() > 0;
+            if (!s.isOk()) {
+                assertThat(committed || n == policy.maxAttempts() || !policy.isNonFatal(s.getCode()))
+                        .as(id + " failed (" + s + ") only when committed, out of attempts or fatal").isTrue();
+            }
+            outcomes.merge("hedged " + s.getCode() + (s.isOk() ? "" : committed ? " (committed)"
+                    : policy.isNonFatal(s.getCode()) ? " (attempts spent)" : " (fatal)"), 1, Integer::sum);
+            String nid = "trunc-n-" + i;
+            FaultProxy pn = FaultProxy.start(server.port())
+                    .plan(k -> k == 0 ? FaultProxy.Fault.truncateServer(cut, rst) : FaultProxy.Fault.NONE);
+            closeables.add(pn);
+            Client cn = hedged(pn.target(), "tn" + i, policy, "UnaryRpc");
+            Handle hn = call(cn, SimpleCalls.UNARY, nid, deadline(20));
+            Status sn = hn.listener.awaitClose(20, TimeUnit.SECONDS);
+            hn.listener.assertContract();
+            assertThat(cn.attempts().attempts(nid)).isEqualTo(1);
+            assertThat(arrivals(nid, server)).as(nid).isLessThanOrEqualTo(1);
+            outcomes.merge("non-idempotent " + sn.getCode(), 1, Integer::sum);
+        }
+        noLoserRunning(server);
+
+        // latency: every hedge is as slow as the first; a deadline shorter than the latency ends the
+        // call in time, with no hedge scheduled at or after it
+        FaultProxy slow = FaultProxy.start(server.port()).latency(0);
+        closeables.add(slow);
+        Client c = hedged(slow.target(), "slow", Fixtures.hedging(4, 50, Status.Code.UNAVAILABLE));
+        warmUp(c);
+        slow.latency(150);
+        Handle h = call(c, SimpleCalls.SERVER_STREAMING, "slow-deadline",
+                io.grpc.CallOptions.DEFAULT.withDeadlineAfter(180, TimeUnit.MILLISECONDS));
+        Status s = h.listener.awaitClose(5, TimeUnit.SECONDS);
+        h.listener.assertContract();
+        assertThat(s.getCode()).as(s.toString()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+        assertThat(elapsedMs(h)).isBetween(150L, 1500L);
+        int n = c.attempts().attempts("slow-deadline");
+        assertThat(n).as("hedges at 0, 50, 100, 150 ms all before the 180 ms deadline").isBetween(1, 4);
+        slow.latency(0);
+        noLoserRunning(server);
+        Figures.record("faults-hedging", cases + " connections truncated after 0..400 server bytes (FIN or RST),"
+                + " hedging 4 attempts / 100 ms: " + outcomes + "; 150 ms latency each way with a 180 ms deadline:"
+                + " DEADLINE_EXCEEDED after " + n + " attempts in " + elapsedMs(h) + " ms");
+    }
 }

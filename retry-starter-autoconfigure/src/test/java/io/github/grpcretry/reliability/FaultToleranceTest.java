@@ -88,7 +88,7 @@ class FaultToleranceTest {
         return c;
     }
 
-    private static ScriptedServer startOnPort(int port) throws Exception {
+    static ScriptedServer startOnPort(int port) throws Exception {
         IOException last = null;
         for (int i = 0; i < 100; i++) {
             try {
@@ -101,17 +101,22 @@ class FaultToleranceTest {
         throw new AssertionError("could not bind port " + port + " again", last);
     }
 
-    private static Handle call(Client c, MethodDescriptor<SimpleRequest, SimpleResponse> m, String id,
+    static Handle call(Client c, MethodDescriptor<SimpleRequest, SimpleResponse> m, String id,
             CallOptions options) {
-        return SimpleCalls.run(c.channel(), m, options, id, SimpleCalls.messages(id, m.getType().clientSendsOneMessage()
+        return call(c.channel(), m, id, options);
+    }
+
+    static Handle call(io.grpc.Channel channel, MethodDescriptor<SimpleRequest, SimpleResponse> m, String id,
+            CallOptions options) {
+        return SimpleCalls.run(channel, m, options, id, SimpleCalls.messages(id, m.getType().clientSendsOneMessage()
                 ? 1 : 3, 0));
     }
 
-    private static CallOptions deadline(long seconds) {
+    static CallOptions deadline(long seconds) {
         return CallOptions.DEFAULT.withDeadlineAfter(seconds, TimeUnit.SECONDS);
     }
 
-    private static int arrivals(String id, ScriptedServer... servers) {
+    static int arrivals(String id, ScriptedServer... servers) {
         int n = 0;
         for (ScriptedServer s : servers) {
             for (ScriptedServer.Arrival a : s.arrivals()) {
@@ -123,7 +128,7 @@ class FaultToleranceTest {
         return n;
     }
 
-    private static void warmUp(Client... clients) throws InterruptedException {
+    static void warmUp(Client... clients) throws InterruptedException {
         for (Client c : clients) {
             Handle h = call(c, SimpleCalls.UNARY, "warm-" + System.nanoTime(), deadline(10));
             assertThat(h.listener.awaitClose(10, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);

@@ -3,7 +3,9 @@ package io.github.grpcretry.reliability;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.commit.RetryBufferPool;
+import io.github.grpcretry.metrics.NativeAttemptInterceptor;
 import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.policy.MethodConfig;
 import io.github.grpcretry.policy.MethodName;
 import io.github.grpcretry.policy.RetryPolicy;
@@ -52,6 +54,23 @@ final class Fixtures {
         return new ServiceConfig(entries, throttling);
     }
 
+    /**
+     * The whole service hedged with {@code hedging}, except the methods named in {@code withoutPolicy}
+     * (bare names): entries of their own without a policy, i.e. non-idempotent.
+     */
+    static ServiceConfig hedgedService(HedgingPolicy hedging, String... withoutPolicy) {
+        List<MethodConfig> entries = new ArrayList<>();
+        entries.add(new MethodConfig(List.of(MethodName.of(SERVICE, null)), null, null, null, null, null, hedging));
+        for (String m : withoutPolicy) {
+            entries.add(new MethodConfig(List.of(MethodName.of(SERVICE, m)), null, null, null, null, null, null));
+        }
+        return new ServiceConfig(entries, null);
+    }
+
+    static HedgingPolicy hedging(int maxAttempts, long delayMs, Status.Code... nonFatal) {
+        return new HedgingPolicy(maxAttempts, Duration.ofMillis(delayMs), Set.of(nonFatal));
+    }
+
     static ChannelRetryConfig channelConfig(String name, ServiceConfig sc, long perRpcLimit, long retryBufferSize) {
         int cap = ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP;
         return new ChannelRetryConfig(name, sc.capped(cap), cap, perRpcLimit, retryBufferSize, null, null, null);
@@ -97,6 +116,33 @@ final class Fixtures {
                 .intercept(attempts, engine) // the engine (given last) runs first: the counter sees attempts
                 .build();
         return new Client(ch, engine, events, attempts);
+    }
+
+    /**
+     * A channel of grpc-java's own engine ({@code native}): the service config with its retry
+     * policies, observed by {@link NativeAttemptInterceptor} (which counts grpc-java's attempts,
+     * transparent retries aside).
+     */
+    record NativeClient(ManagedChannel channel, CountingEvents events) implements AutoCloseable {
+        @Override
+        public void close() throws InterruptedException {
+            channel.shutdownNow();
+            channel.awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    static NativeClient nativeNetty(String target, ChannelRetryConfig config) {
+        CountingEvents events = new CountingEvents();
+        ManagedChannel ch = NettyChannelBuilder.forTarget(target).usePlaintext()
+                .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(true))
+                .enableRetry()
+                .maxRetryAttempts(config.maxAttemptsCap())
+                .maxHedgedAttempts(config.maxAttemptsCap())
+                .retryBufferSize(config.retryBufferSize())
+                .perRpcBufferLimit(config.perRpcBufferLimit())
+                .intercept(new NativeAttemptInterceptor(config.channel(), events))
+                .build();
+        return new NativeClient(ch, events);
     }
 
     /** A loopback port nothing listens on (it was free a moment ago). */

@@ -56,6 +56,9 @@ class SoakTest {
     static final long SEED = Long.getLong("soak.seed", 20240611L);
     static final long HEAP_MARGIN_BYTES = 16L * 1024 * 1024;
 
+    /** Share of the calls (in %) made on the hedged channel. */
+    static final int HEDGED_PERCENT = Integer.getInteger("soak.hedged.percent", 25);
+
     static final Metadata.Key<String> PLAN = Metadata.Key.of("x-plan", Metadata.ASCII_STRING_MARSHALLER);
 
     /** What the server does with a call, and the status the call must end with. */
@@ -123,6 +126,7 @@ class SoakTest {
         server.script(SoakTest::action);
         Client client = Fixtures.netty(server.target(), Fixtures.channelConfig("soak",
                 Fixtures.service(Fixtures.policy(4, 5, 50, null, Status.Code.UNAVAILABLE), null)), scheduler);
+        Client hedgedClient = Fixtures.netty(server.target(), hedgedConfig("soak-hedged"), scheduler);
         ScheduledExecutorService cancels = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "soak-cancels");
             t.setDaemon(true);
@@ -137,6 +141,7 @@ class SoakTest {
         AtomicLong cancelled = new AtomicLong();
         AtomicLong withDeadline = new AtomicLong();
         AtomicLong failingPlans = new AtomicLong();
+        AtomicLong onHedgedChannel = new AtomicLong();
         Random random = new Random(SEED);
         long start = System.nanoTime();
         try {
@@ -148,6 +153,10 @@ class SoakTest {
                 String id = "s" + i;
                 MethodDescriptor<SimpleRequest, SimpleResponse> m = SimpleCalls.ALL.get(random.nextInt(4));
                 Plan plan = pick(random, m);
+                boolean hedgedChannel = random.nextInt(100) < HEDGED_PERCENT;
+                if (hedgedChannel) {
+                    onHedgedChannel.incrementAndGet();
+                }
                 if (plan != Plan.OK) {
                     failingPlans.incrementAndGet();
                 }
@@ -177,7 +186,7 @@ class SoakTest {
                 Metadata headers = new Metadata();
                 headers.put(PLAN, plan.name());
                 open.put(id, Boolean.TRUE);
-                Handle h = SimpleCalls.start(client.channel(), m, options, id, requests, 3, headers, listener -> {
+                Handle h = SimpleCalls.start((hedgedChannel ? hedgedClient : client).channel(), m, options, id, requests, 3, headers, listener -> {
                     if (open.remove(id) == null) {
                         doubleCloses.incrementAndGet(); // a second close (the first one removed the call)
                         return;
@@ -194,11 +203,13 @@ class SoakTest {
                     }
                 });
                 h.send(requests);
+                // the cancel is scheduled after the half-close: a ClientCall refuses halfClose() once
+                // cancelled (grpc-java's ClientCallImpl throws "call was cancelled"), with or without the engine
+                h.halfClose();
                 if (mode < 5) {
                     cancels.schedule(() -> h.call.cancel("soak cancel", null), random.nextInt(15),
                             TimeUnit.MILLISECONDS);
                 }
-                h.halfClose();
             }
             // every call must close: wait for the last ones
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -212,19 +223,36 @@ class SoakTest {
             assertThat(doubleCloses.get()).as("calls closed twice").isZero();
             Fixtures.waitFor("no timer outstanding", 5000, () -> EngineTestAccess.outstandingTimers(scheduler) == 0);
             long timers = EngineTestAccess.outstandingTimers(scheduler);
-            long buffered = client.bufferPool().used();
+            long buffered = client.bufferPool().used() + hedgedClient.bufferPool().used();
             assertThat(buffered).as("bytes buffered").isZero();
-            assertThat(client.events().callsEnded.get()).isEqualTo(client.events().callsStarted.get()).isEqualTo(CALLS);
+            assertThat(client.events().callsEnded.get() + hedgedClient.events().callsEnded.get())
+                    .isEqualTo(client.events().callsStarted.get() + hedgedClient.events().callsStarted.get())
+                    .isEqualTo(CALLS);
+            assertThat(hedgedClient.events().callsStarted.get()).isEqualTo(onHedgedChannel.get());
             assertThat(client.events().attemptsEnded.get()).isEqualTo(client.events().attemptsStarted.get());
+            // cancelled hedges report their end when their cancellation completes, possibly after the call's close
+            Client hc = hedgedClient;
+            Fixtures.waitFor("every hedged attempt ended", 5000,
+                    () -> hc.events().attemptsEnded.get() == hc.events().attemptsStarted.get());
+            // no attempt left running on the server (arrivals since its last log reset): answered or cancelled
+            ScriptedServer srv = server;
+            Fixtures.waitFor("every attempt on the server answered or cancelled", 5000,
+                    () -> srv.arrivals().stream().allMatch(a -> a.closedByServer || a.cancelled));
+            long serverAttempts = server.arrivalCount();
             Map<Status.Code, Long> byCode = new EnumMap<>(Status.Code.class);
             for (Status.Code c : Status.Code.values()) {
                 if (codes.get(c.ordinal()) > 0) {
                     byCode.put(c, codes.get(c.ordinal()));
                 }
             }
-            long attempts = client.events().attemptsStarted.get();
+            long attempts = client.events().attemptsStarted.get() + hedgedClient.events().attemptsStarted.get();
+            long hedges = hedgedClient.events().attempts(io.github.grpcretry.attempt.AttemptKind.HEDGE);
+            long hedgedRetries = hedgedClient.events().attempts(io.github.grpcretry.attempt.AttemptKind.RETRY);
             Map<io.github.grpcretry.attempt.SuppressionReason, Long> suppressed = client.events().suppressions();
+            hedgedClient.events().suppressions().forEach((k, v) -> suppressed.merge(k, v, Long::sum));
             client.close();
+            hedgedClient.close();
+            hedgedClient = null;
             server.close();
             cancels.shutdownNow();
             cancels.awaitTermination(5, TimeUnit.SECONDS);
@@ -237,7 +265,9 @@ class SoakTest {
             Figures.record("soak", CALLS + " calls (" + failingPlans.get() + " with failures, " + cancelled.get()
                     + " cancelled at random, " + withDeadline.get() + " with 1-20 ms deadlines), concurrency " + CONCURRENCY
                     + ", " + attempts + " attempts, " + elapsedMs + " ms (" + (CALLS * 1000L / Math.max(1, elapsedMs))
-                    + " calls/s); outcomes " + byCode + "; suppressed " + suppressed + "; hung " + hung + ", timers " + timers + ", buffered bytes " + buffered
+                    + " calls/s); " + onHedgedChannel.get() + " calls on the hedged channel (UnaryRpc and ServerStreamingRpc"
+                    + " hedged: " + hedges + " hedges sent; its other methods retried: " + hedgedRetries + " retries)"
+                    + "; outcomes " + byCode + "; suppressed " + suppressed + "; hung " + hung + ", timers " + timers + ", buffered bytes " + buffered
                     + ", threads left " + leftThreads.size() + ", heap after GC " + mib(heapBefore) + " -> "
                     + mib(heapAfter) + " MiB");
             assertThat(leftThreads).as("threads that were not there before").isEmpty();
@@ -248,6 +278,9 @@ class SoakTest {
             if (client != null) {
                 client.close();
             }
+            if (hedgedClient != null) {
+                hedgedClient.close();
+            }
             if (server != null) {
                 server.close();
             }
@@ -255,13 +288,32 @@ class SoakTest {
         }
     }
 
+    /**
+     * The hedged channel: UnaryRpc and ServerStreamingRpc under a hedging policy (3 attempts, a hedge
+     * every 5 ms while none has answered, UNAVAILABLE non-fatal), the other methods retried as on the
+     * main channel. The plans' outcomes are the same under both policies: a first attempt's
+     * UNAVAILABLE is overtaken by a hedge sent at once, INTERNAL is fatal, headers or a message
+     * commit, a pushback "stop" freezes hedging, and always-UNAVAILABLE spends the attempts.
+     */
+    static io.github.grpcretry.policy.ChannelRetryConfig hedgedConfig(String name) {
+        List<io.github.grpcretry.policy.MethodConfig> entries = new ArrayList<>();
+        entries.add(new io.github.grpcretry.policy.MethodConfig(List.of(io.github.grpcretry.policy.MethodName.of(
+                Fixtures.SERVICE, null)), null, null, null, null, Fixtures.policy(4, 5, 50, null, Status.Code.UNAVAILABLE),
+                null));
+        entries.add(new io.github.grpcretry.policy.MethodConfig(List.of(
+                io.github.grpcretry.policy.MethodName.of(Fixtures.SERVICE, "UnaryRpc"),
+                io.github.grpcretry.policy.MethodName.of(Fixtures.SERVICE, "ServerStreamingRpc")), null, null, null, null,
+                null, Fixtures.hedging(3, 5, Status.Code.UNAVAILABLE)));
+        return Fixtures.channelConfig(name, new io.github.grpcretry.policy.ServiceConfig(entries, null));
+    }
+
     /** Calls on a channel of its own, so classes and pools are loaded before the baseline is taken. */
     private static void warmUp() throws Exception {
         RetryScheduler scheduler = RetryScheduler.create(2, "soak-warmup");
         ScriptedServer server = ScriptedServer.startNetty();
         server.script(SoakTest::action);
-        Client client = Fixtures.netty(server.target(), Fixtures.channelConfig("warm",
-                Fixtures.service(Fixtures.policy(4, 5, 50, null, Status.Code.UNAVAILABLE), null)), scheduler);
+        // the hedged configuration: both engines' classes are loaded before the baseline
+        Client client = Fixtures.netty(server.target(), hedgedConfig("warm"), scheduler);
         try {
             Random random = new Random(1);
             List<Handle> handles = new ArrayList<>();

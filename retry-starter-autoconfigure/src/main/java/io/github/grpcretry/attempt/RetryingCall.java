@@ -79,10 +79,8 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private Listener<RespT> listener;
     /** The application's start headers (without an attempt header of its own); each attempt gets a copy. */
     private Metadata headers;
-    /** The replay record: the first request message ... */
+    /** The replay record: the first request message (the ones after it are in the state). */
     private Object firstMessage;
-    /** ... and the ones after it (null until there is a second). */
-    private Object[] laterMessages;
     private int buffered;
     /** Request bytes held for replay, counted against the per-RPC limit and reserved in the channel's pool. */
     private long heldBytes;
@@ -95,7 +93,10 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private boolean cancelled;
     /** The application's listener has been (or is about to be) closed. */
     private boolean finished;
-    /** Created on first use: by a failed attempt, a buffer limit, a cancel during a replay, a compression setting. */
+    /**
+     * Created on first use: by a failed attempt, a second request message, a buffer limit, a cancel
+     * during a replay, a compression setting.
+     */
     private RetryState state;
 
     /** The part of the call's state that a call succeeding at once never needs (guarded by the call). */
@@ -113,7 +114,10 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         long retryDelayNanos;
         /** The delay of the retry scheduled last. */
         long scheduledDelayNanos;
-        /** A cancellation handed to the thread draining the live attempt. */
+        /** The request messages after the first (null until there is a second). */
+        Object[] laterMessages;
+        /** An attempt whose cancellation was handed to the thread draining it, with its message and cause. */
+        Object cancelRequested;
         String cancelMessage;
         Throwable cancelCause;
     }
@@ -279,13 +283,14 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (n == 0) {
             firstMessage = message;
         } else {
-            Object[] later = laterMessages;
+            RetryState s = state();
+            Object[] later = s.laterMessages;
             if (later == null) {
                 later = new Object[4];
-                laterMessages = later;
+                s.laterMessages = later;
             } else if (n - 1 == later.length) {
                 later = Arrays.copyOf(later, later.length * 2);
-                laterMessages = later;
+                s.laterMessages = later;
             }
             later[n - 1] = message;
         }
@@ -364,8 +369,8 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     if (a.drained) {
                         toCancel = a;
                     } else {
-                        a.cancelRequested = true;
                         RetryState s = state();
+                        s.cancelRequested = a;
                         s.cancelMessage = message;
                         s.cancelCause = cause;
                     }
@@ -535,10 +540,10 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 if (a.closed) {
                     return;
                 }
-                if (a.cancelRequested) {
-                    a.cancelRequested = false;
+                RetryState s = state;
+                if (s != null && s.cancelRequested == a) {
+                    s.cancelRequested = null;
                     cancelNow = true;
-                    RetryState s = state();
                     cancelMessage = s.cancelMessage;
                     cancelCause = s.cancelCause;
                 } else if (a.sentMessages == buffered && a.sentHalfClose == halfClosed && a.sentDemand == demand) {
@@ -549,7 +554,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     return;
                 } else {
                     first = firstMessage;
-                    later = laterMessages;
+                    later = s == null ? null : s.laterMessages;
                     from = a.sentMessages;
                     to = buffered;
                     a.sentMessages = to;
@@ -658,7 +663,10 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             engine.bufferPool.release(held);
         }
         firstMessage = null;
-        laterMessages = null;
+        RetryState s = state;
+        if (s != null) {
+            s.laterMessages = null;
+        }
         buffered = 0;
     }
 
@@ -787,8 +795,6 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean started;
         boolean drained;
         boolean closed;
-        /** A cancellation for the thread draining this attempt (message and cause in the call's state). */
-        boolean cancelRequested;
         int sentMessages;
         long sentDemand;
         boolean sentHalfClose;

@@ -68,6 +68,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private final MethodDescriptor<ReqT, RespT> method;
     private final CallOptions callOptions;
     private final Channel next;
+    /** The method's retry policy; null when a {@link RetryDecider} decides instead (kept in the state). */
     private final RetryPolicy policy;
     private final CallTarget target;
     private final Context context;
@@ -114,6 +115,12 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         long retryDelayNanos;
         /** The delay of the retry scheduled last. */
         long scheduledDelayNanos;
+        /** Decides instead of the policy (a method without a policy of its own); null otherwise. */
+        RetryDecider decider;
+        /** The decider's state for this call (set at start). */
+        RetryDecider.Call decisions;
+        /** The decider's attempts, capped (when there is a decider). */
+        int deciderMaxAttempts;
         /** The request messages after the first (null until there is a second). */
         Object[] laterMessages;
         /** An attempt whose cancellation was handed to the thread draining it, with its message and cause. */
@@ -129,6 +136,12 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     RetryingCall(RetryingClientInterceptor engine, MethodDescriptor<ReqT, RespT> method, CallOptions callOptions,
             Channel next, RetryPolicy policy, CallTarget target) {
+        this(engine, method, callOptions, next, policy, null, target);
+    }
+
+    /** A call retried by {@code policy}, or, when {@code policy} is null, by {@code decider}. */
+    RetryingCall(RetryingClientInterceptor engine, MethodDescriptor<ReqT, RespT> method, CallOptions callOptions,
+            Channel next, RetryPolicy policy, RetryDecider decider, CallTarget target) {
         this.engine = engine;
         this.method = method;
         this.callOptions = callOptions;
@@ -136,6 +149,22 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         this.policy = policy;
         this.target = target;
         this.context = Context.current();
+        if (policy == null) {
+            RetryState s = state();
+            s.decider = decider;
+            s.deciderMaxAttempts = Math.max(1, Math.min(decider.maxAttempts(), engine.maxAttemptsCap));
+        }
+    }
+
+    /** Attempts in all: the policy's, or the decider's within the channel's cap (under lock). */
+    private int maxAttemptsLocked() {
+        return policy != null ? policy.maxAttempts() : state.deciderMaxAttempts;
+    }
+
+    /** The decider's state for this call, or null (under lock). */
+    private RetryDecider.Call decisionsLocked() {
+        RetryState s = state;
+        return s == null ? null : s.decisions;
     }
 
     /** The call's state beyond the success path, created on first use (under lock). */
@@ -171,6 +200,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (responseListener == null || startHeaders == null) {
             throw new NullPointerException("listener and headers must not be null");
         }
+        RetryDecider.Call d = policy != null ? null : state.decider.newCall(target);
         synchronized (this) {
             if (listener != null) {
                 throw new IllegalStateException("Already started");
@@ -179,6 +209,9 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 throw new IllegalStateException("call was cancelled");
             }
             listener = responseListener;
+            if (d != null) {
+                state.decisions = d;
+            }
             if (startHeaders.containsKey(PREVIOUS_ATTEMPTS)) {
                 startHeaders.discardAll(PREVIOUS_ATTEMPTS); // the engine's header: the call owns these headers now
             }
@@ -391,13 +424,18 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             Listener<RespT> l;
             int r;
             long delay;
+            RetryDecider.Call d;
+            int n;
             synchronized (this) {
                 l = listener;
                 r = retriesLocked();
                 delay = retryDelayNanosLocked();
+                d = decisionsLocked();
+                n = attempts;
             }
             executor().execute(() -> {
                 engine.events.callEnded(target, status.getCode(), r, 0, delay);
+                decisionsClosed(d, status, n);
                 l.onClose(status, new Metadata());
             });
         }
@@ -488,7 +526,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             int prev = a.number - 1;
             attemptHeaders.put(PREVIOUS_ATTEMPTS, previousAttemptsValue(prev));
         }
-        Duration perAttempt = policy.perAttemptReceiveTimeout();
+        Duration perAttempt = policy == null ? null : policy.perAttemptReceiveTimeout();
         if (perAttempt != null) {
             long timeoutNanos = Nanos.saturated(perAttempt);
             Deadline d = deadline();
@@ -605,10 +643,14 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Attempt a;
         int r;
         long delay;
+        RetryDecider.Call d;
+        int n;
         synchronized (this) {
             if (finished) {
                 return;
             }
+            d = decisionsLocked();
+            n = attempts;
             finished = true;
             a = live;
             if (a != null) {
@@ -621,7 +663,18 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             delay = retryDelayNanosLocked();
         }
         engine.events.callEnded(target, status.getCode(), r, 0, delay);
+        decisionsClosed(d, status, n);
         l.onClose(status, new Metadata());
+    }
+
+    private static void decisionsClosed(RetryDecider.Call d, Status status, int attempts) {
+        if (d != null) {
+            try {
+                d.onClose(status, attempts);
+            } catch (RuntimeException e) {
+                // a decider must not throw; the call ends regardless
+            }
+        }
     }
 
     private int retriesLocked() {
@@ -721,14 +774,23 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             a.reason = SuppressionReason.PUSHBACK;
             return CLOSE;
         }
-        boolean perAttemptTimeout = code == Status.Code.DEADLINE_EXCEEDED && a.perAttemptDeadline != null
-                && a.perAttemptDeadline.isExpired();
-        if (!perAttemptTimeout && !policy.isRetryable(code)) {
-            a.reason = SuppressionReason.NON_RETRYABLE_STATUS;
-            return CLOSE;
+        long granted = 0;
+        if (policy == null) {
+            granted = askDecider(a, status, trailers);
+            if (granted == RetryDecider.NOT_RETRYABLE) {
+                a.reason = SuppressionReason.NON_RETRYABLE_STATUS;
+                return CLOSE;
+            }
+        } else {
+            boolean perAttemptTimeout = code == Status.Code.DEADLINE_EXCEEDED && a.perAttemptDeadline != null
+                    && a.perAttemptDeadline.isExpired();
+            if (!perAttemptTimeout && !policy.isRetryable(code)) {
+                a.reason = SuppressionReason.NON_RETRYABLE_STATUS;
+                return CLOSE;
+            }
         }
         boolean throttleAllows = throttle == null || throttle.onQualifiedFailureThenCheckAllowed();
-        if (attempts >= policy.maxAttempts()) {
+        if (attempts >= maxAttemptsLocked() || granted < 0) {
             a.reason = SuppressionReason.MAX_ATTEMPTS;
             return CLOSE;
         }
@@ -742,6 +804,9 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         int nextStep;
         if (pushback >= 0) {
             delayNanos = TimeUnit.MILLISECONDS.toNanos(pushback); // at most 2^31-1 ms: fits
+            nextStep = 0;
+        } else if (policy == null) {
+            delayNanos = granted;
             nextStep = 0;
         } else {
             delayNanos = backoffNanos(backoffStep);
@@ -770,6 +835,33 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             context.addListener(cl, executor);
         }
         return RETRY;
+    }
+
+    /** The decider's answer for failed attempt {@code a} (under lock): a delay, NOT_RETRYABLE or EXHAUSTED. */
+    private long askDecider(Attempt a, Status status, Metadata trailers) {
+        RetryDecider.Call d = decisionsLocked();
+        if (d == null) {
+            return RetryDecider.NOT_RETRYABLE;
+        }
+        long answer;
+        try {
+            answer = d.onFailure(a.number, status, trailers);
+        } catch (RuntimeException e) {
+            return RetryDecider.NOT_RETRYABLE;
+        }
+        return answer >= 0 || answer == RetryDecider.EXHAUSTED ? answer : RetryDecider.NOT_RETRYABLE;
+    }
+
+    /** Whether the method's policy (or decider) would retry {@code status}; no decision taken (under lock). */
+    private boolean isRetryable(Status status, Metadata trailers) {
+        if (policy != null) {
+            return policy.isRetryable(status.getCode());
+        }
+        try {
+            return state.decider.isRetryable(status, trailers);
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     /**
@@ -883,13 +975,15 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             long scheduledDelay = 0;
             SuppressionReason suppressed = null;
             boolean scheduled;
+            RetryDecider.Call d;
+            int n;
             synchronized (RetryingCall.this) {
                 closed = true;
                 l = listener;
                 if (committed == this) {
                     outcome = CLOSE;
-                    if (status.getCode() != Status.Code.OK && policy.isRetryable(status.getCode())
-                            && attempts < policy.maxAttempts()) {
+                    if (status.getCode() != Status.Code.OK && attempts < maxAttemptsLocked()
+                            && isRetryable(status, trailers)) {
                         RetryState s = state;
                         suppressed = s == null || s.commitReason == null ? SuppressionReason.COMMITTED : s.commitReason;
                     }
@@ -914,6 +1008,8 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 if (scheduled) {
                     scheduledDelay = state.scheduledDelayNanos;
                 }
+                d = decisionsLocked();
+                n = attempts;
             }
             Status.Code code = status.getCode();
             RetryEventListener events = engine.events;
@@ -935,6 +1031,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
             }
             events.callEnded(target, code, r, 0, delay);
+            decisionsClosed(d, status, n);
             l.onClose(status, trailers);
         }
 

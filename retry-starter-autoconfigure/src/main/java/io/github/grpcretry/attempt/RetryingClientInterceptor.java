@@ -15,6 +15,7 @@ import io.grpc.ClientInterceptor;
 import io.grpc.MethodDescriptor;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * The interceptor retry engine of one channel (gRFC A6 retries and hedging, SEMANTICS.md §1–§7). Install it
@@ -26,7 +27,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code hedgingPolicy} {@link HedgingCall}s (a call that brings its own retry policy through
  * {@link GrpcRetryCallOptions#POLICY} is retried with it instead). Calls to methods with neither, and
  * calls carrying {@link GrpcRetryCallOptions#DISABLE}, are not wrapped at all: {@code interceptCall}
- * returns {@code next.newCall(...)}.
+ * returns {@code next.newCall(...)} — unless a {@linkplain Builder#fallbackRetryDecider fallback
+ * decider} gives such a method a {@link RetryDecider}: its calls are then {@link RetryingCall}s that
+ * take attempts, backoff and retryability from the decider.
  *
  * <p>Thread-safe; one instance per channel. Built with {@link #builder(ChannelRetryConfig)}.
  */
@@ -39,15 +42,16 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     final RetryScheduler scheduler;
     final RetryBufferPool bufferPool;
     final long perRpcBufferLimit;
-    private final int maxAttemptsCap;
-    private final boolean anyRetryPolicy; // or hedging policy
+    final int maxAttemptsCap;
+    private final boolean anyRetryPolicy; // or hedging policy, or a fallback decider
+    private final Function<MethodDescriptor<?, ?>, RetryDecider> fallbackDecider;
     private final ConcurrentHashMap<String, MethodPlan> plans = new ConcurrentHashMap<>();
 
     /**
-     * What the engine does for one method: its retry policy or its hedging policy (both null = pass
-     * through), capped, and its tag values.
+     * What the engine does for one method: its retry policy or its hedging policy, capped, or else the
+     * fallback's decider (all null = pass through), and its tag values.
      */
-    record MethodPlan(RetryPolicy policy, HedgingPolicy hedging, CallTarget target) {
+    record MethodPlan(RetryPolicy policy, HedgingPolicy hedging, RetryDecider decider, CallTarget target) {
     }
 
     private RetryingClientInterceptor(Builder b) {
@@ -59,7 +63,8 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.bufferPool = b.bufferPool != null ? b.bufferPool : new RetryBufferPool(config.retryBufferSize());
         this.perRpcBufferLimit = config.perRpcBufferLimit();
         this.maxAttemptsCap = config.maxAttemptsCap();
-        boolean any = false;
+        this.fallbackDecider = b.fallbackDecider;
+        boolean any = fallbackDecider != null;
         for (MethodConfig mc : config.serviceConfig().methodConfigs()) {
             if (mc.retryPolicy() != null || mc.hedgingPolicy() != null) {
                 any = true;
@@ -99,9 +104,12 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
             }
             plan = plan(method);
             policy = plan.policy;
-            if ((policy == null && plan.hedging == null)
+            if ((policy == null && plan.hedging == null && plan.decider == null)
                     || Boolean.TRUE.equals(callOptions.getOption(GrpcRetryCallOptions.DISABLE))) {
                 return next.newCall(method, callOptions);
+            }
+            if (policy == null && plan.decider != null) {
+                return new RetryingCall<>(this, method, callOptions, next, null, plan.decider, plan.target);
             }
             if (policy == null) {
                 return new HedgingCall<>(this, method, callOptions, next, plan.hedging, plan.target);
@@ -124,8 +132,9 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
                 MethodConfig mc = config.serviceConfig().find(method);
                 RetryPolicy p = mc == null ? null : mc.retryPolicy();
                 HedgingPolicy h = mc == null || p != null ? null : mc.hedgingPolicy();
+                RetryDecider d = p == null && h == null && fallbackDecider != null ? fallbackDecider.apply(method) : null;
                 return new MethodPlan(p == null ? null : p.capped(maxAttemptsCap),
-                        h == null ? null : h.capped(maxAttemptsCap), new CallTarget(config.channel(), n));
+                        h == null ? null : h.capped(maxAttemptsCap), d, new CallTarget(config.channel(), n));
             });
         }
         return plan;
@@ -167,6 +176,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         private RetryEventListener events = RetryEventListener.NOOP;
         private RetryScheduler scheduler;
         private RetryBufferPool bufferPool;
+        private Function<MethodDescriptor<?, ?>, RetryDecider> fallbackDecider;
 
         private Builder(ChannelRetryConfig config) {
             this.config = Objects.requireNonNull(config, "config");
@@ -209,6 +219,19 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         /** The channel-wide buffer pool (default: a new pool of {@code config.retryBufferSize()} bytes). */
         public Builder bufferPool(RetryBufferPool bufferPool) {
             this.bufferPool = bufferPool;
+            return this;
+        }
+
+        /**
+         * Gives methods that have neither a retry policy nor a hedging policy in the channel's service
+         * config a {@link RetryDecider}: the function is asked once per method (on its first call) and
+         * may return null (the method is then passed through, as without a fallback). A call's own
+         * policy ({@link GrpcRetryCallOptions#POLICY}) and {@link GrpcRetryCallOptions#DISABLE} still win.
+         *
+         * @param fallback null = none (default)
+         */
+        public Builder fallbackRetryDecider(Function<MethodDescriptor<?, ?>, RetryDecider> fallback) {
+            this.fallbackDecider = fallback;
             return this;
         }
 

@@ -4,7 +4,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The channel-wide pool of request bytes held for replay ({@code retry-buffer-size}). One
- * {@link AtomicLong}; reservations are lock-free. A reservation that would take the total past the
+ * {@link AtomicLong}; reservations are lock-free (compare-and-set), and the total never passes the
+ * capacity, not even transiently. A reservation that would take the total past the
  * capacity is refused (and nothing is kept), which commits the call that asked: the call goes on,
  * it just cannot be retried any more.
  */
@@ -29,12 +30,18 @@ public final class RetryBufferPool {
         if (bytes < 0) {
             throw new IllegalArgumentException("bytes must be >= 0: " + bytes);
         }
-        long total = used.addAndGet(bytes);
-        if (total > capacity) {
-            used.addAndGet(-bytes);
-            return false;
+        // compare-and-set, not add-then-take-back: a refused reservation must never be visible, not
+        // even for an instant (used() is read as "bytes held", and must stay within the capacity)
+        while (true) {
+            long current = used.get();
+            long next = current + bytes;
+            if (next > capacity || next < 0) {
+                return false;
+            }
+            if (used.compareAndSet(current, next)) {
+                return true;
+            }
         }
-        return true;
     }
 
     /** Gives back {@code bytes} reserved earlier. */

@@ -37,6 +37,13 @@ public final class RetryConfigValidator {
     public static final double MAX_BUDGET_RATIO = 1.0;
     public static final Duration MIN_BUDGET_TTL = Duration.ofSeconds(1);
     public static final Duration MAX_BUDGET_TTL = Duration.ofSeconds(60);
+    /**
+     * The longest duration accepted anywhere (timeouts, backoffs, hedging delay): what fits in a
+     * signed 64-bit count of nanoseconds (about 292 years), the unit grpc-java and the engine work in.
+     */
+    public static final Duration MAX_DURATION = Duration.ofNanos(Long.MAX_VALUE);
+    private static final String TOO_LONG = "must be at most 9223372036.854775807s (about 292 years, the longest"
+            + " duration in nanoseconds)";
 
     private final List<ConfigProblem> problems;
 
@@ -192,11 +199,19 @@ public final class RetryConfigValidator {
             if (delay.isNegative()) {
                 problem(d.hedgingDelay().path(), d.hedgingDelay().display(), "the hedging delay must be >= 0",
                         "use 0 to send all attempts at once, or a positive delay such as 0.1s");
+            } else if (delay.compareTo(MAX_DURATION) > 0) {
+                problem(d.hedgingDelay().path(), d.hedgingDelay().display(), "the hedging delay " + TOO_LONG,
+                        "use a delay such as 0.1s");
             }
         }
         Set<Status.Code> codes = Set.of();
         if (d.nonFatalStatusCodes() != null) {
-            codes = StatusCodes.parseAll(d.nonFatalStatusCodes().value(), d.nonFatalStatusCodes().path(), problems);
+            Sourced<List<String>> s = d.nonFatalStatusCodes();
+            codes = StatusCodes.parseAll(s.value(), s.path(), problems);
+            if (codes.contains(Status.Code.OK)) {
+                problem(s.path(), s.display(), "OK is never a failure, so it cannot be a non-fatal status code",
+                        "remove OK from the list");
+            }
         }
         if (problems.size() != before) {
             return null;
@@ -226,6 +241,11 @@ public final class RetryConfigValidator {
             if (!(v > 0) || v > MAX_TOKENS_LIMIT) {
                 problem(d.maxTokens().path(), d.maxTokens().display(), "max-tokens must be in (0, 1000]",
                         "use a number above 0 and at most 1000, e.g. 10");
+            } else if (Math.round(v * 1000) < 1) {
+                // the throttle keeps thousandths: a smaller bucket would hold no token at all
+                problem(d.maxTokens().path(), d.maxTokens().display(),
+                        "max-tokens must be in (0, 1000] (three decimals are kept, so at least 0.001)",
+                        "use a number such as 10");
             }
         }
         if (d.tokenRatio() == null) {
@@ -266,7 +286,8 @@ public final class RetryConfigValidator {
         Duration connect = null;
         if (d.connectTimeout() != null) {
             Duration v = d.connectTimeout().value();
-            if (v.isNegative() || v.isZero() || v.toMillis() > Integer.MAX_VALUE || v.toMillis() == 0) {
+            if (v.isNegative() || v.isZero() || v.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) > 0
+                    || v.compareTo(Duration.ofMillis(1)) < 0) {
                 problem(d.connectTimeout().path(), d.connectTimeout().display(),
                         "connect-timeout must be at least 1ms and at most 2147483647ms",
                         "use a positive duration such as 2s");
@@ -368,6 +389,7 @@ public final class RetryConfigValidator {
             if (mc.timeout() != null && (mc.timeout().isNegative() || mc.timeout().isZero())) {
                 problem(p + ".timeout", Sourced.display(mc.timeout()), "a default deadline must be > 0", "use a positive duration");
             }
+            tooLong(mc.timeout(), p + ".timeout");
             checkLimit(mc.maxRequestMessageBytes(), p + ".maxRequestMessageBytes");
             checkLimit(mc.maxResponseMessageBytes(), p + ".maxResponseMessageBytes");
             if (mc.retryPolicy() != null && mc.hedgingPolicy() != null) {
@@ -392,6 +414,9 @@ public final class RetryConfigValidator {
                     problem(rp + ".retryableStatusCodes", String.valueOf(r.retryableStatusCodes()),
                             "retryable-status-codes must be non-empty and must not contain OK", "list e.g. UNAVAILABLE");
                 }
+                tooLong(r.initialBackoff(), rp + ".initialBackoff");
+                tooLong(r.maxBackoff(), rp + ".maxBackoff");
+                tooLong(r.perAttemptReceiveTimeout(), rp + ".perAttemptRecvTimeout");
                 if (r.perAttemptReceiveTimeout() != null
                         && (r.perAttemptReceiveTimeout().isNegative() || r.perAttemptReceiveTimeout().isZero())) {
                     problem(rp + ".perAttemptRecvTimeout", Sourced.display(r.perAttemptReceiveTimeout()),
@@ -406,17 +431,28 @@ public final class RetryConfigValidator {
                 if (h.hedgingDelay().isNegative()) {
                     problem(p + ".hedgingPolicy.hedgingDelay", Sourced.display(h.hedgingDelay()), "the hedging delay must be >= 0", "use 0 or more");
                 }
+                tooLong(h.hedgingDelay(), p + ".hedgingPolicy.hedgingDelay");
+                if (h.nonFatalStatusCodes().contains(Status.Code.OK)) {
+                    problem(p + ".hedgingPolicy.nonFatalStatusCodes", String.valueOf(h.nonFatalStatusCodes()),
+                            "OK is never a failure, so it cannot be a non-fatal status code", "remove OK");
+                }
             }
         }
         RetryThrottlingPolicy t = config.retryThrottling();
         if (t != null) {
-            if (!(t.maxTokens() > 0) || t.maxTokens() > MAX_TOKENS_LIMIT) {
+            if (!(t.maxTokens() > 0) || t.maxTokens() > MAX_TOKENS_LIMIT || t.maxTokensMilli() < 1) {
                 problem(origin + " retryThrottling.maxTokens", String.valueOf(t.maxTokens()), "max-tokens must be in (0, 1000]", "use e.g. 10");
             }
             if (!(t.tokenRatio() > 0) || t.tokenRatioMilli() < 1) {
                 problem(origin + " retryThrottling.tokenRatio", String.valueOf(t.tokenRatio()),
                         "token-ratio must be > 0 (at least 0.001)", "use e.g. 0.1");
             }
+        }
+    }
+
+    private void tooLong(Duration d, String path) {
+        if (d != null && d.compareTo(MAX_DURATION) > 0) {
+            problem(path, Sourced.display(d), TOO_LONG, "use a shorter duration");
         }
     }
 
@@ -442,6 +478,11 @@ public final class RetryConfigValidator {
         }
         if (s.value().isNegative() || s.value().isZero()) {
             problem(s.path(), s.display(), rule, "use a positive duration such as 100ms (JSON: \"0.1s\")");
+            return null;
+        }
+        if (s.value().compareTo(MAX_DURATION) > 0) {
+            problem(s.path(), s.display(), s.path().substring(s.path().lastIndexOf('.') + 1) + " " + TOO_LONG,
+                    "use a shorter duration such as 100ms (JSON: \"0.1s\")");
             return null;
         }
         return s.value();

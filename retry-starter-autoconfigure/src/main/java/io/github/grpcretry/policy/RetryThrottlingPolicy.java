@@ -10,8 +10,11 @@ public record RetryThrottlingPolicy(double maxTokens, double tokenRatio) {
         return (int) Math.round(maxTokens * 1000);
     }
 
-    /** Token ratio in thousandths (A6: three decimal places are kept). */
+    /**
+     * Token ratio in thousandths (A6: three decimal places are kept), at most 1000 tokens: a success
+     * can never give back more than a full bucket, and a huge ratio must not wrap around the int.
+     */
     public int tokenRatioMilli() {
-        return (int) Math.round(tokenRatio * 1000);
+        return (int) Math.min(Math.round(tokenRatio * 1000), 1_000_000L);
     }
 }

@@ -211,15 +211,22 @@ public record ServiceConfig(List<MethodConfig> methodConfigs, RetryThrottlingPol
 
     /** A protobuf-JSON duration: seconds with up to nine fractional digits and an "s" suffix. */
     public static String durationString(Duration d) {
-        if (d.isNegative()) {
-            return "-" + durationString(d.negated());
-        }
         long seconds = d.getSeconds();
         int nanos = d.getNano();
+        String sign = "";
+        if (d.isNegative()) {
+            // without negated(): the most negative Duration cannot be negated
+            sign = "-";
+            if (nanos == 0) {
+                return seconds + "s";
+            }
+            seconds = -(seconds + 1);
+            nanos = 1_000_000_000 - nanos;
+        }
         if (nanos == 0) {
-            return seconds + "s";
+            return sign + seconds + "s";
         }
         String frac = String.format("%09d", nanos).replaceFirst("0+$", "");
-        return seconds + "." + frac + "s";
+        return sign + seconds + "." + frac + "s";
     }
 }

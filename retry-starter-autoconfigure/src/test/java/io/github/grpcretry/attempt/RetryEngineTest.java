@@ -154,22 +154,24 @@ class RetryEngineTest {
 
     @Test
     void r1DeadlineShorterThanSecondBackoffEndsAtOnceWithLastStatus() throws Exception {
-        Engines.Client c = client(Configs.channel(Configs.policy(5, 50, 2000, 4, Status.Code.UNAVAILABLE)));
+        // second backoff 50 ms x 40 = 2 s (x U(0.8, 1.2)) cannot fit in the 1 s deadline: the call ends after
+        // the 2nd attempt with its own status, long before the deadline (generous for a loaded machine)
+        Engines.Client c = client(Configs.channel(Configs.policy(5, 50, 5000, 40, Status.Code.UNAVAILABLE)));
         server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
-        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT.withDeadlineAfter(150, TimeUnit.MILLISECONDS), "a");
+        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT.withDeadlineAfter(1000, TimeUnit.MILLISECONDS), "a");
         assertThat(server.arrivalCount()).isEqualTo(2);
         assertThat(o.code()).isEqualTo(Status.Code.UNAVAILABLE);
-        assertThat(o.elapsedMillis()).isLessThan(130); // returned right after the 2nd attempt, not at the deadline
+        assertThat(o.elapsedMillis()).isLessThan(800); // returned right after the 2nd attempt, not at the deadline
         assertThat(c.events().suppressions()).containsExactly(SuppressionReason.DEADLINE);
     }
 
     @Test
     void r1ContextDeadlineCountsLikeCallOptionsDeadline() throws Exception {
-        Engines.Client c = client(Configs.channel(Configs.policy(5, 50, 2000, 4, Status.Code.UNAVAILABLE)));
+        Engines.Client c = client(Configs.channel(Configs.policy(5, 50, 5000, 40, Status.Code.UNAVAILABLE)));
         server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
         java.util.concurrent.ScheduledExecutorService ses = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
         Context.CancellableContext ctx = Context.current()
-                .withDeadline(Deadline.after(150, TimeUnit.MILLISECONDS), ses);
+                .withDeadline(Deadline.after(1000, TimeUnit.MILLISECONDS), ses);
         Rpc.Handle h;
         Context prev = ctx.attach();
         try {
@@ -330,7 +332,7 @@ class RetryEngineTest {
         assertThat(server.arrivalCount()).isEqualTo(3);
         assertThat(server.arrivals().get(0).cancelled).isTrue();
         List<Long> gaps = gapsMillis(server.arrivals());
-        assertThat(gaps.get(0)).isBetween(100L, 400L);
+        assertThat(gaps.get(0)).isBetween(100L, 1500L);
         assertThat(c.events().ofType("attemptEnded")).extracting(RecordingEvents.Event::code)
                 .containsExactly(Status.Code.DEADLINE_EXCEEDED, Status.Code.DEADLINE_EXCEEDED, Status.Code.OK);
     }
@@ -341,8 +343,8 @@ class RetryEngineTest {
         server.script(a -> Action.ok().delay(2000));
         Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT.withDeadlineAfter(250, TimeUnit.MILLISECONDS), "a");
         assertThat(o.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-        assertThat(server.arrivalCount()).isBetween(2, 3);
-        assertThat(o.elapsedMillis()).isLessThan(600);
+        assertThat(server.arrivalCount()).isBetween(1, 3);
+        assertThat(o.elapsedMillis()).isLessThan(1500); // bounded by the 250 ms call deadline, not the 2 s answer
     }
 
     // ---------------------------------------------------------------- streaming

@@ -92,7 +92,7 @@ class GrpcContextPropagationTest {
             wrapped.execute(() -> f.complete(cStub.unaryRpc(r)));
             return f.get(5, TimeUnit.SECONDS);
         });
-        assertThat(gap).as("C's deadline is B's, less transport time").isNotNull().isBetween(-50L, 50L);
+        assertThat(gap).as("C's deadline is B's, less transport time").isNotNull().isBetween(-400L, 400L);
     }
 
     @Test
@@ -111,7 +111,7 @@ class GrpcContextPropagationTest {
         ExecutorService wrapped = GrpcContextPropagation.wrap(pool);
         Long gap = callThroughB(r -> CompletableFuture.supplyAsync(() -> cStub.unaryRpc(r), wrapped)
                 .get(5, TimeUnit.SECONDS));
-        assertThat(gap).isNotNull().isBetween(-50L, 50L);
+        assertThat(gap).isNotNull().isBetween(-400L, 400L);
 
         c.deadlines.clear();
         b.deadlines.clear();
@@ -139,7 +139,7 @@ class GrpcContextPropagationTest {
     void wrappedSupplierCarriesTheDeadline() {
         Long gap = callThroughB(r -> CompletableFuture
                 .supplyAsync(GrpcContextPropagation.wrapSupplier(() -> cStub.unaryRpc(r)), pool).get(5, TimeUnit.SECONDS));
-        assertThat(gap).isNotNull().isBetween(-50L, 50L);
+        assertThat(gap).isNotNull().isBetween(-400L, 400L);
     }
 
     @Test
@@ -205,7 +205,7 @@ class GrpcContextPropagationTest {
             Long gap = callThroughB(r -> Mono.fromCallable(() -> cStub.unaryRpc(r))
                     .subscribeOn(Schedulers.boundedElastic())
                     .block(Duration.ofSeconds(5)));
-            assertThat(gap).isNotNull().isBetween(-50L, 50L);
+            assertThat(gap).isNotNull().isBetween(-400L, 400L);
 
             // after a hop onto the parallel scheduler too
             c.deadlines.clear();
@@ -214,7 +214,7 @@ class GrpcContextPropagationTest {
                     .publishOn(Schedulers.boundedElastic())
                     .map(x -> cStub.unaryRpc(r))
                     .block(Duration.ofSeconds(5)));
-            assertThat(afterDelay).isNotNull().isBetween(-50L, 50L);
+            assertThat(afterDelay).isNotNull().isBetween(-400L, 400L);
 
             // control: without the accessor Reactor has nothing to carry
             ContextRegistry.getInstance().removeThreadLocalAccessor(GrpcContextPropagation.THREAD_LOCAL_KEY);

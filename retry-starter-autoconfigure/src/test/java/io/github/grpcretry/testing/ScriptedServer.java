@@ -38,6 +38,12 @@ public final class ScriptedServer implements AutoCloseable {
             Metadata.Key.of("grpc-previous-rpc-attempts", Metadata.ASCII_STRING_MARSHALLER);
     public static final Metadata.Key<String> PUSHBACK =
             Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER);
+    /**
+     * Request header: when present, every server-streaming response is this value followed by "r0",
+     * "r1", ..., so a response can be told apart from another call's.
+     */
+    public static final Metadata.Key<String> RESPONSE_PREFIX =
+            Metadata.Key.of("x-response-prefix", Metadata.ASCII_STRING_MARSHALLER);
 
     private final ConcurrentLinkedQueue<Arrival> arrivals = new ConcurrentLinkedQueue<>();
     private final AtomicInteger arrivalCount = new AtomicInteger();
@@ -129,6 +135,23 @@ public final class ScriptedServer implements AutoCloseable {
     /** A target string a channel builder accepts: {@code 127.0.0.1:port} for Netty. */
     public String target() {
         return "127.0.0.1:" + server.getPort();
+    }
+
+    /**
+     * Graceful shutdown: the server sends GOAWAY, refuses new streams and lets the calls in flight
+     * finish; waits up to {@code timeoutMillis} for them, then forces the rest.
+     */
+    public void shutdownGracefully(long timeoutMillis) {
+        server.shutdown();
+        try {
+            if (!server.awaitTermination(timeoutMillis, TimeUnit.MILLISECONDS)) {
+                server.shutdownNow();
+                server.awaitTermination(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        timers.shutdownNow();
     }
 
     @Override
@@ -256,8 +279,10 @@ public final class ScriptedServer implements AutoCloseable {
                     case UNARY, CLIENT_STREAMING -> call.sendMessage(
                             SimpleResponse.newBuilder().setResponseMessage(String.join(",", arrival.messages)).build());
                     case SERVER_STREAMING -> {
+                        String prefix = arrival.headers.get(RESPONSE_PREFIX);
                         for (int i = 0; i < action.responses; i++) {
-                            call.sendMessage(SimpleResponse.newBuilder().setResponseMessage("r" + i).build());
+                            call.sendMessage(SimpleResponse.newBuilder()
+                                    .setResponseMessage(prefix == null ? "r" + i : prefix + "r" + i).build());
                         }
                         if (action.failAfterResponses != null) {
                             call.close(Status.fromCode(action.failAfterResponses), new Metadata());

@@ -65,6 +65,11 @@ public class GrpcDeadlineHttpFilter extends OncePerRequestFilter implements Disp
             return -1;
         }
         String v = value.trim();
+        if (!isAsciiInteger(v)) {
+            // Long.parseLong also takes other scripts' digits (Arabic-Indic, fullwidth...): not an HTTP number
+            log.debug("Ignoring " + header + " header '" + value + "': not a whole number of milliseconds");
+            return -1;
+        }
         long millis;
         try {
             millis = Long.parseLong(v);
@@ -81,6 +86,22 @@ public class GrpcDeadlineHttpFilter extends OncePerRequestFilter implements Disp
             return maxNanos;
         }
         return TimeUnit.MILLISECONDS.toNanos(millis);
+    }
+
+    /** An optional sign and one or more ASCII digits. */
+    private static boolean isAsciiInteger(String v) {
+        int len = v.length();
+        int i = len > 0 && (v.charAt(0) == '+' || v.charAt(0) == '-') ? 1 : 0;
+        if (i == len) {
+            return false;
+        }
+        for (; i < len; i++) {
+            char c = v.charAt(i);
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Override

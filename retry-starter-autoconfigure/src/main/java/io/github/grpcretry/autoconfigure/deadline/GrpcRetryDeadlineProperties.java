@@ -74,8 +74,15 @@ public class GrpcRetryDeadlineProperties implements InitializingBean {
         validate();
     }
 
+    /** The longest duration accepted: what fits in a signed 64-bit count of nanoseconds (about 292 years). */
+    static final Duration MAX_DURATION = Duration.ofNanos(Long.MAX_VALUE);
+
     /** Checks every value; the first invalid one stops start-up, naming its property path. */
     public void validate() {
+        tooLong(".default-timeout", defaultTimeout);
+        tooLong(".reserve", reserve);
+        tooLong(".min-remaining", minRemaining);
+        tooLong(".http.max", http.max);
         if (defaultTimeout != null && (defaultTimeout.isNegative() || defaultTimeout.isZero())) {
             throw new InvalidDeadlinePropertyException(PREFIX + ".default-timeout", show(defaultTimeout), "must be > 0",
                     "give a positive duration such as 5s, or remove the property for no default deadline");
@@ -108,10 +115,26 @@ public class GrpcRetryDeadlineProperties implements InitializingBean {
         }
     }
 
+    /** Whether {@code d} does not fit in a signed 64-bit count of nanoseconds (no abs(): it overflows too). */
+    private static boolean outOfNanos(Duration d) {
+        return d.compareTo(MAX_DURATION) > 0 || d.compareTo(MAX_DURATION.negated()) < 0;
+    }
+
+    private static void tooLong(String property, Duration d) {
+        if (d != null && outOfNanos(d)) {
+            throw new InvalidDeadlinePropertyException(PREFIX + property, show(d),
+                    "must be at most 292 years (the longest duration in nanoseconds)",
+                    "give a duration such as 5s");
+        }
+    }
+
     /** A duration as a user writes it: "250ms", "-1s", "1.5ms". */
     static String show(Duration d) {
         if (d == null) {
             return "(none)";
+        }
+        if (outOfNanos(d)) {
+            return d.getSeconds() + "s" + (d.getNano() == 0 ? "" : " and " + d.getNano() + "ns");
         }
         if (d.toNanos() % 1_000_000 != 0) {
             return d.toNanos() / 1e6 + "ms";

@@ -6,7 +6,8 @@ import java.util.SplittableRandom;
 
 /**
  * Decides how the flaky server answers one attempt of a logical call, from the caller's {@link Script}.
- * Random failures come from one seeded generator, so a run is repeatable.
+ * Random failures and slow attempts come from one seeded generator, so a run of sequential calls is
+ * repeatable.
  */
 public final class FaultScript {
 
@@ -28,13 +29,12 @@ public final class FaultScript {
      */
     public Decision decide(Script script, int attempt) {
         long sleep = script.getSleepMs() + (attempt == 1 ? script.getFirstAttemptSleepMs() : 0);
+        if (script.getSlowProbability() > 0 && draw() < script.getSlowProbability()) {
+            sleep += script.getSlowMs();
+        }
         boolean fail = attempt <= script.getFailFirst();
         if (!fail && script.getFailProbability() > 0) {
-            double draw;
-            synchronized (random) {
-                draw = random.nextDouble();
-            }
-            fail = draw < script.getFailProbability();
+            fail = draw() < script.getFailProbability();
         }
         if (!fail) {
             return new Decision(null, false, null, sleep);
@@ -43,5 +43,11 @@ public final class FaultScript {
         String pushback = script.getPushbackMs().isEmpty() ? null : script.getPushbackMs();
         return new Decision(Status.fromCode(code).withDescription("scripted failure of attempt " + attempt),
                 script.getHeadersBeforeFailure(), pushback, sleep);
+    }
+
+    private double draw() {
+        synchronized (random) {
+            return random.nextDouble();
+        }
     }
 }

@@ -5,11 +5,13 @@ import io.github.grpcretry.sample.proto.FlakyReply;
 import io.github.grpcretry.sample.proto.FlakyRequest;
 import io.github.grpcretry.sample.proto.Script;
 import io.grpc.Metadata;
+import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.List;
 import net.devh.boot.grpc.server.service.GrpcService;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,10 +29,23 @@ public class FlakyService extends FlakyGrpc.FlakyImplBase {
 
     private final ArrivalLog arrivals;
     private final FaultScript faults;
+    private final Admission admission;
 
+    /** Decides whether the server has room for an attempt at all (a capacity limit); null = admitted. */
+    @FunctionalInterface
+    public interface Admission {
+        Status admit();
+    }
+
+    @Autowired
     public FlakyService(ArrivalLog arrivals, FaultScript faults) {
+        this(arrivals, faults, () -> null);
+    }
+
+    public FlakyService(ArrivalLog arrivals, FaultScript faults, Admission admission) {
         this.arrivals = arrivals;
         this.faults = faults;
+        this.admission = admission;
     }
 
     @Override
@@ -83,6 +98,11 @@ public class FlakyService extends FlakyGrpc.FlakyImplBase {
     private void answer(String key, Script script, int payloadSize, StreamObserver<FlakyReply> responses, int replies) {
         int previous = AttemptHeaderInterceptor.previousAttempts();
         int attempt = arrivals.record(key, previous);
+        Status rejected = admission.admit();
+        if (rejected != null) {
+            responses.onError(rejected.asRuntimeException());
+            return;
+        }
         FaultScript.Decision decision = faults.decide(script, attempt);
         if (decision.sleepMs() > 0) {
             try {
@@ -96,7 +116,7 @@ public class FlakyService extends FlakyGrpc.FlakyImplBase {
             return;
         }
         if (decision.fails()) {
-            log.info("key={} attempt={} grpc-previous-rpc-attempts={} -> {}{}", key, attempt,
+            log.debug("key={} attempt={} grpc-previous-rpc-attempts={} -> {}{}", key, attempt,
                     previous < 0 ? "-" : previous, decision.failure().getCode(),
                     decision.pushbackMs() == null ? "" : " (pushback " + decision.pushbackMs() + " ms)");
             if (decision.headersFirst()) {
@@ -109,7 +129,7 @@ public class FlakyService extends FlakyGrpc.FlakyImplBase {
             responses.onError(decision.failure().asRuntimeException(trailers));
             return;
         }
-        log.info("key={} attempt={} grpc-previous-rpc-attempts={} -> OK", key, attempt, previous < 0 ? "-" : previous);
+        log.debug("key={} attempt={} grpc-previous-rpc-attempts={} -> OK", key, attempt, previous < 0 ? "-" : previous);
         for (int i = 0; i < replies; i++) {
             responses.onNext(FlakyReply.newBuilder().setKey(key).setAttempt(attempt).setPreviousAttempts(previous)
                     .setPayloadSize(payloadSize).build());

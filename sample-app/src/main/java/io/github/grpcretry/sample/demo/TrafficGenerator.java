@@ -1,0 +1,202 @@
+package io.github.grpcretry.sample.demo;
+
+import io.github.grpcretry.sample.proto.FlakyGrpc;
+import io.github.grpcretry.sample.proto.FlakyReply;
+import io.github.grpcretry.sample.proto.FlakyRequest;
+import io.github.grpcretry.sample.proto.Script;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import net.devh.boot.grpc.client.inject.GrpcClient;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.ApplicationEvent;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.event.ContextClosedEvent;
+
+/**
+ * Offers {@link DemoSettings#rate()} calls per second to the flaky backend through the channel of the
+ * selected strategy, asynchronously (no thread waits for a reply), and records every logical call in
+ * Micrometer: {@code sample.demo.calls} (counter; strategy, status) and {@code sample.demo.latency}
+ * (timer with p50/p99 over the last seconds; strategy).
+ */
+public class TrafficGenerator implements ApplicationListener<ApplicationEvent> {
+
+    private static final Logger log = LoggerFactory.getLogger(TrafficGenerator.class);
+    static final String CALLS = "sample.demo.calls";
+    static final String LATENCY = "sample.demo.latency";
+    static final int MAX_IN_FLIGHT = 2000;
+
+    @GrpcClient("flaky-none")
+    private FlakyGrpc.FlakyStub none;
+    @GrpcClient("flaky-retry")
+    private FlakyGrpc.FlakyStub retry;
+    @GrpcClient("flaky-throttled")
+    private FlakyGrpc.FlakyStub throttled;
+    @GrpcClient("flaky-budget")
+    private FlakyGrpc.FlakyStub budget;
+    @GrpcClient("flaky-hedging")
+    private FlakyGrpc.FlakyStub hedging;
+
+    private final AtomicReference<DemoSettings> settings;
+    private final MeterRegistry registry;
+    private final Duration deadline;
+    private final Map<DemoStrategy, Timer> latency = new EnumMap<>(DemoStrategy.class);
+    private final Map<String, Counter> calls = new ConcurrentHashMap<>();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicLong sequence = new AtomicLong();
+    private final AtomicLong dropped = new AtomicLong();
+    private volatile ScheduledExecutorService ticker;
+    private volatile ScheduledFuture<?> task;
+    private double credit;
+    private long lastTick;
+
+    public TrafficGenerator(DemoSettings initial, MeterRegistry registry, Duration deadline) {
+        this.settings = new AtomicReference<>(initial);
+        this.registry = registry;
+        this.deadline = deadline;
+        for (DemoStrategy s : DemoStrategy.values()) {
+            latency.put(s, Timer.builder(LATENCY).description("Latency of the demo's logical calls (all attempts)")
+                    .tag("strategy", s.name().toLowerCase())
+                    .publishPercentiles(0.5, 0.99)
+                    .distributionStatisticExpiry(Duration.ofSeconds(3))
+                    .distributionStatisticBufferLength(3)
+                    .register(registry));
+        }
+    }
+
+    public DemoSettings settings() {
+        return settings.get();
+    }
+
+    public DemoSettings update(DemoSettings.Update update) {
+        return settings.updateAndGet(s -> s.with(update));
+    }
+
+    public Timer latency(DemoStrategy strategy) {
+        return latency.get(strategy);
+    }
+
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    /** Calls not sent because {@value #MAX_IN_FLIGHT} were already waiting for an answer. */
+    public long dropped() {
+        return dropped.get();
+    }
+
+    private FlakyGrpc.FlakyStub stub(DemoStrategy s) {
+        return switch (s) {
+            case NONE -> none;
+            case RETRY -> retry;
+            case THROTTLED -> throttled;
+            case BUDGET -> budget;
+            case HEDGING -> hedging;
+        };
+    }
+
+    private void tick() {
+        try {
+            offer();
+        } catch (RuntimeException e) {
+            log.warn("traffic generator tick failed", e);
+        }
+    }
+
+    private void offer() {
+        long now = System.nanoTime();
+        DemoSettings s = settings.get();
+        credit = Math.min(credit + s.rate() * (now - lastTick) / 1e9, Math.max(1, s.rate()));
+        lastTick = now;
+        while (credit >= 1) {
+            credit -= 1;
+            if (inFlight.get() >= MAX_IN_FLIGHT) {
+                dropped.incrementAndGet();
+                continue;
+            }
+            fire(s);
+        }
+    }
+
+    private void fire(DemoSettings s) {
+        DemoStrategy strategy = s.strategy();
+        Script script = Script.newBuilder().setFailProbability(s.failureRate()).setSlowProbability(s.slowShare())
+                .setSlowMs(s.slowMs()).build();
+        FlakyRequest request = FlakyRequest.newBuilder().setKey("demo-" + sequence.incrementAndGet()).setScript(script).build();
+        long start = System.nanoTime();
+        inFlight.incrementAndGet();
+        stub(strategy).withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS).call(request, new StreamObserver<>() {
+            @Override
+            public void onNext(FlakyReply value) {
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                done(strategy, Status.fromThrowable(t).getCode(), start);
+            }
+
+            @Override
+            public void onCompleted() {
+                done(strategy, Status.Code.OK, start);
+            }
+        });
+    }
+
+    private void done(DemoStrategy strategy, Status.Code code, long start) {
+        inFlight.decrementAndGet();
+        latency.get(strategy).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        calls.computeIfAbsent(strategy.name() + '/' + code.name(), k -> Counter.builder(CALLS)
+                .description("Logical calls of the demo's traffic generator, by how they ended")
+                .tag("strategy", strategy.name().toLowerCase()).tag("status", code.name()).register(registry)).increment();
+    }
+
+    /** Starts when the application is ready (the gRPC server is listening), stops when the context closes. */
+    @Override
+    public void onApplicationEvent(ApplicationEvent event) {
+        if (event instanceof ApplicationReadyEvent) {
+            start();
+        } else if (event instanceof ContextClosedEvent) {
+            stop();
+        }
+    }
+
+    public synchronized void start() {
+        if (ticker != null) {
+            return;
+        }
+        ticker = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "demo-traffic");
+            t.setDaemon(true);
+            return t;
+        });
+        lastTick = System.nanoTime();
+        task = ticker.scheduleAtFixedRate(this::tick, 10, 10, TimeUnit.MILLISECONDS);
+    }
+
+    public synchronized void stop() {
+        if (ticker != null) {
+            task.cancel(false);
+            ticker.shutdownNow();
+            ticker = null;
+        }
+    }
+
+    public boolean isRunning() {
+        return ticker != null;
+    }
+}

@@ -1,0 +1,107 @@
+package io.github.grpcretry.sample.lab;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+
+/** The lab's result: every table, the engine it ran on, and the Markdown / CSV renderings. */
+public record LabReport(String engine, String engineNote, List<LabTable> tables, long elapsedMillis) {
+
+    public Stream<LabRow> rows() {
+        return tables.stream().flatMap(t -> t.rows().stream());
+    }
+
+    /** Deterministic rows that deviate (these make the lab exit non-zero). */
+    public List<LabRow> failedExact() {
+        return rows().filter(r -> r.check() == LabRow.Check.EXACT && !r.pass()).toList();
+    }
+
+    /** Every checked row (exact, tolerance, range) that failed. */
+    public List<LabRow> failed() {
+        return rows().filter(r -> !r.pass()).toList();
+    }
+
+    public int exitCode() {
+        return failedExact().isEmpty() ? 0 : 1;
+    }
+
+    public String markdown() {
+        StringBuilder b = new StringBuilder();
+        b.append("Engine: `").append(engine).append("`").append(engineNote.isEmpty() ? "" : " (" + engineNote + ")")
+                .append(". Checks: exact = deterministic, must match; tolerance = random with a fixed seed, ")
+                .append("±2 percentage points / ±0.03; range = timing; n/a = not in this build.\n\n");
+        for (LabTable t : tables) {
+            b.append("### ").append(t.id()).append(". ").append(t.title()).append("\n\n");
+            b.append("| case | ").append(t.seedColumn()).append(" | measured now (").append(engine)
+                    .append(" engine) | check | rule |\n");
+            b.append("|---|---|---|---|---|\n");
+            for (LabRow r : t.rows()) {
+                b.append("| ").append(md(r.caseName())).append(" | ").append(md(r.seed())).append(" | ")
+                        .append(md(r.measured())).append(" | ").append(r.mark()).append(' ').append(r.check().label())
+                        .append(" | ").append(md(r.rule())).append(" |\n");
+            }
+            b.append('\n');
+        }
+        return b.toString();
+    }
+
+    public String csv() {
+        StringBuilder b = new StringBuilder("table,case,seed,measured,check,pass,rule\n");
+        for (LabTable t : tables) {
+            for (LabRow r : t.rows()) {
+                b.append(csv(t.id())).append(',').append(csv(r.caseName())).append(',').append(csv(r.seed())).append(',')
+                        .append(csv(r.measured())).append(',').append(r.check().label()).append(',').append(r.pass())
+                        .append(',').append(csv(r.rule())).append('\n');
+            }
+        }
+        return b.toString();
+    }
+
+    /** A plain-text rendering for the console: each table with the seed and the measured column side by side. */
+    public String console() {
+        StringBuilder b = new StringBuilder();
+        for (LabTable t : tables) {
+            b.append('\n').append(t.id()).append(". ").append(t.title()).append('\n');
+            int w0 = "case".length();
+            int w1 = t.seedColumn().length();
+            int w2 = "measured now".length();
+            for (LabRow r : t.rows()) {
+                w0 = Math.max(w0, r.caseName().length());
+                w1 = Math.max(w1, r.seed().length());
+                w2 = Math.max(w2, r.measured().length());
+            }
+            w0 = Math.min(w0, 60);
+            w1 = Math.min(w1, 60);
+            w2 = Math.min(w2, 70);
+            String fmt = "  %-" + w0 + "s | %-" + w1 + "s | %-" + w2 + "s | %s%n";
+            b.append(String.format(fmt, "case", t.seedColumn(), "measured now", "check"));
+            b.append("  ").append("-".repeat(w0 + w1 + w2 + 20)).append('\n');
+            for (LabRow r : t.rows()) {
+                b.append(String.format(fmt, r.caseName(), r.seed(), r.measured(), r.mark() + " " + r.check().label()));
+            }
+        }
+        return b.toString();
+    }
+
+    public void write(Path dir) {
+        try {
+            Files.createDirectories(dir);
+            Files.writeString(dir.resolve("lab.md"), markdown(), StandardCharsets.UTF_8);
+            Files.writeString(dir.resolve("lab.csv"), csv(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String md(String s) {
+        return s.replace("|", "\\|").replace("\n", " ");
+    }
+
+    private static String csv(String s) {
+        return '"' + s.replace("\"", "\"\"") + '"';
+    }
+}

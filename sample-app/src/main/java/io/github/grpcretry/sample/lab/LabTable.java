@@ -1,0 +1,40 @@
+package io.github.grpcretry.sample.lab;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** One experiment's table (R1, R2, R3 ...), rows in the order they were measured. */
+public final class LabTable {
+
+    private final String id;
+    private final String title;
+    private final String seedColumn;
+    private final List<LabRow> rows = new ArrayList<>();
+
+    public LabTable(String id, String title, String seedColumn) {
+        this.id = id;
+        this.title = title;
+        this.seedColumn = seedColumn;
+    }
+
+    public LabTable add(LabRow row) {
+        rows.add(row);
+        return this;
+    }
+
+    public String id() {
+        return id;
+    }
+
+    public String title() {
+        return title;
+    }
+
+    public String seedColumn() {
+        return seedColumn;
+    }
+
+    public List<LabRow> rows() {
+        return List.copyOf(rows);
+    }
+}

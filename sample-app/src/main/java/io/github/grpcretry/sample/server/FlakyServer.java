@@ -1,0 +1,87 @@
+package io.github.grpcretry.sample.server;
+
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The flaky service on its own Netty server on a free loopback port, outside any Spring context:
+ * what the lab's experiments call through the starter. Each instance has its own arrival log and its
+ * own seeded fault generator.
+ */
+public final class FlakyServer implements AutoCloseable {
+
+    private static final AtomicInteger NAMES = new AtomicInteger();
+
+    private final Server server;
+    private final String inProcessName;
+    private final ArrivalLog arrivals = new ArrivalLog();
+
+    private FlakyServer(long seed, FlakyService.Admission admission, boolean inProcess) {
+        FlakyService service = new FlakyService(arrivals, new FaultScript(seed), admission);
+        ServerServiceDefinition definition = ServerInterceptors.intercept(service, new AttemptHeaderInterceptor());
+        if (inProcess) {
+            this.inProcessName = "flaky-" + NAMES.incrementAndGet();
+            // handlers run on the calling thread: no thread hop per attempt (the statistical tables make
+            // hundreds of thousands of calls; their scripts never sleep)
+            this.server = InProcessServerBuilder.forName(inProcessName).directExecutor().addService(definition).build();
+        } else {
+            this.inProcessName = null;
+            this.server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                    .maxInboundMessageSize(16 * 1024 * 1024)
+                    .addService(definition)
+                    .build();
+        }
+        try {
+            server.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start the flaky server", e);
+        }
+    }
+
+    public static FlakyServer start(long seed) {
+        return new FlakyServer(seed, () -> null, false);
+    }
+
+    public static FlakyServer start(long seed, FlakyService.Admission admission) {
+        return new FlakyServer(seed, admission, false);
+    }
+
+    /**
+     * The same service on grpc-java's in-process transport under a unique name (for experiments that
+     * count arrivals by the thousand, where the transport plays no part).
+     */
+    public static FlakyServer startInProcess(long seed) {
+        return new FlakyServer(seed, () -> null, true);
+    }
+
+    public int port() {
+        return server.getPort();
+    }
+
+    /** The net.devh address of this server ({@code static://127.0.0.1:<port>} or {@code in-process:<name>}). */
+    public String address() {
+        return inProcessName != null ? "in-process:" + inProcessName : "static://127.0.0.1:" + port();
+    }
+
+    public ArrivalLog arrivals() {
+        return arrivals;
+    }
+
+    @Override
+    public void close() {
+        server.shutdownNow();
+        try {
+            server.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

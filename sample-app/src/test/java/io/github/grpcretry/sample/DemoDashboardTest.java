@@ -1,0 +1,215 @@
+package io.github.grpcretry.sample;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.Select;
+import org.openqa.selenium.support.ui.WebDriverWait;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.autoconfigure.actuate.observability.AutoConfigureObservability;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.client.TestRestTemplate;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * The demo as a user meets it: the whole application on a random HTTP port with its gRPC backend on
+ * a free loopback port, the traffic generator running, the REST API and Actuator over HTTP, and the
+ * dashboard in a real Chromium (Debian's chromium + chromium-driver, driven by Selenium).
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
+        "sample.showcase.enabled=false",
+        "sample.demo.rate=50",
+        "sample.demo.failure-rate=0",
+        "sample.demo.slow-share=0",
+        "sample.demo.strategy=THROTTLED",
+        "logging.level.io.github.grpcretry=WARN"})
+@AutoConfigureObservability // Boot's tests turn metrics export (the Prometheus scrape) off otherwise
+class DemoDashboardTest {
+
+    static final Path CHROMIUM = Path.of(System.getProperty("chrome.binary", "/usr/bin/chromium"));
+    static final Path CHROMEDRIVER = Path.of(System.getProperty("webdriver.chrome.driver", "/usr/bin/chromedriver"));
+
+    @DynamicPropertySource
+    static void grpcPort(DynamicPropertyRegistry registry) throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            int port = s.getLocalPort();
+            registry.add("sample.grpc-port", () -> port);
+        }
+    }
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    TestRestTemplate http;
+
+    private final ObjectMapper json = new ObjectMapper();
+
+    private static boolean interceptorEngineOnClassPath() {
+        try {
+            Class.forName("io.github.grpcretry.attempt.RetryingClientInterceptor");
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
+    }
+
+    /** Both tests share one running demo: each starts from a healthy backend on retry + throttling. */
+    @BeforeEach
+    void healthyBackend() {
+        ResponseEntity<String> r = http.postForEntity("/api/demo/settings",
+                Map.of("rate", 50, "failureRate", 0, "slowShare", 0, "strategy", "THROTTLED"), String.class);
+        assertThat(r.getStatusCode()).isEqualTo(HttpStatus.OK);
+    }
+
+    @Test
+    void restApiValidatesAndServesTheSeriesAndActuatorIsExposed() throws Exception {
+        ResponseEntity<String> overview = http.getForEntity("/api/demo", String.class);
+        assertThat(overview.getStatusCode()).isEqualTo(HttpStatus.OK);
+        JsonNode o = json.readTree(overview.getBody());
+        assertThat(o.path("strategies")).hasSize(5);
+        assertThat(o.path("strategies").findValuesAsText("channel"))
+                .containsExactly("flaky-none", "flaky-retry", "flaky-throttled", "flaky-budget", "flaky-hedging");
+
+        ResponseEntity<String> bad = http.postForEntity("/api/demo/settings", Map.of("failureRate", 1.5), String.class);
+        assertThat(bad.getStatusCode()).isEqualTo(HttpStatus.BAD_REQUEST);
+        assertThat(bad.getBody()).contains("failureRate must be in [0, 1]");
+        ResponseEntity<String> badStrategy = http.postForEntity("/api/demo/settings", Map.of("strategy", "NOPE"), String.class);
+        assertThat(badStrategy.getStatusCode()).isEqualTo(HttpStatus.BAD_REQUEST);
+
+        // traffic flows: points appear once a second with calls and attempts reaching the backend
+        JsonNode last = waitForPoints(System.currentTimeMillis() + 2000, Duration.ofSeconds(30));
+        assertThat(last.path("calls").asDouble()).isGreaterThan(10);
+        assertThat(last.path("attempts").asDouble()).isGreaterThan(10);
+        assertThat(last.path("successRate").asDouble()).isEqualTo(100.0);
+
+        ResponseEntity<String> health = http.getForEntity("/actuator/health", String.class);
+        assertThat(health.getStatusCode()).isEqualTo(HttpStatus.OK);
+        assertThat(health.getBody()).contains("grpcRetry", "flaky-throttled");
+        ResponseEntity<String> grpcretry = http.getForEntity("/actuator/grpcretry", String.class);
+        assertThat(grpcretry.getStatusCode()).isEqualTo(HttpStatus.OK);
+        assertThat(grpcretry.getBody()).contains("flaky-none", "flaky-retry", "flaky-throttled", "flaky-budget", "flaky-hedging");
+        assertThat(http.getForEntity("/actuator/metrics/sample.demo.calls", String.class).getStatusCode()).isEqualTo(HttpStatus.OK);
+        String scrape = http.getForObject("/actuator/prometheus", String.class);
+        assertThat(scrape).contains("sample_demo_calls_total", "sample_flaky_arrivals_total", "sample_demo_latency_seconds",
+                "grpc_client_retry_attempts_total", "grpc_client_retry_tokens");
+        assertThat(http.getForEntity("/", String.class).getBody()).contains("uPlot.iife.min.js");
+        assertThat(http.getForEntity("/webjars/uplot/1.6.30/dist/uPlot.iife.min.js", String.class).getStatusCode())
+                .isEqualTo(HttpStatus.OK);
+    }
+
+    /** The first point that ends after {@code after} (epoch ms) and has calls. */
+    private JsonNode waitForPoints(long after, Duration timeout) throws Exception {
+        long end = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            JsonNode series = json.readTree(http.getForObject("/api/demo/series?since=" + after, String.class));
+            for (JsonNode p : series) {
+                if (p.path("calls").asDouble() > 0) {
+                    return p;
+                }
+            }
+            assertThat(System.nanoTime()).as("points of the series within " + timeout).isLessThan(end);
+            Thread.sleep(250);
+        }
+    }
+
+    @Test
+    void dashboardShowsTheBucketDrainAndTheAmplificationFallBackToOne() throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
+                "Chromium not found (" + CHROMIUM + ", " + CHROMEDRIVER + "): install Debian's chromium and chromium-driver "
+                        + "(apt-get install -y chromium chromium-driver; .ci/run does) to run the real-browser test");
+        Assumptions.assumeTrue(interceptorEngineOnClassPath(),
+                "the interceptor engine is not in this build, so the token level is not observable");
+
+        Path profile = Files.createTempDirectory("chromium-profile");
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary(CHROMIUM.toFile());
+        options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+                "--user-data-dir=" + profile, "--window-size=1280,1500");
+        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(CHROMEDRIVER.toFile())
+                .usingAnyFreePort().build();
+        ChromeDriver driver = new ChromeDriver(service, options);
+        try {
+            JavascriptExecutor js = driver;
+            driver.get("http://localhost:" + port + "/");
+            WebDriverWait wait = new WebDriverWait(driver, Duration.ofSeconds(30));
+            wait.until(d -> Boolean.TRUE.equals(js.executeScript("return window.dashboard && window.dashboard.ready === true")));
+
+            // healthy backend: the bucket is full, above its threshold, and nothing is amplified
+            wait.until(d -> lastPlotted(js, "tokens", 1) != null && lastPlotted(js, "amplification", 1) != null);
+            double threshold = lastPlotted(js, "tokens", 2);
+            assertThat(lastPlotted(js, "tokens", 1)).isGreaterThan(threshold);
+            assertThat(driver.findElement(By.id("status")).getText()).contains("retry + throttling");
+
+            // the user moves the failure rate to 100 % (strategy retry + throttling) and applies
+            WebElement failure = driver.findElement(By.id("failureRate"));
+            failure.clear();
+            failure.sendKeys("100");
+            new Select(driver.findElement(By.id("strategy"))).selectByValue("THROTTLED");
+            driver.findElement(By.id("apply")).click();
+            wait.until(d -> Number.class.isInstance(js.executeScript("return window.dashboard.applied"))
+                    && ((Number) js.executeScript("return window.dashboard.applied")).intValue() >= 1);
+            long appliedAt = System.currentTimeMillis();
+
+            // the plotted token level falls to (at or below) the threshold ...
+            new WebDriverWait(driver, Duration.ofSeconds(20)).until(d -> {
+                Double tokens = lastPlotted(js, "tokens", 1);
+                return tokens != null && tokens <= threshold;
+            });
+            // ... and the plotted amplification returns to 1 (three points in a row within 1 ± 0.1)
+            new WebDriverWait(driver, Duration.ofSeconds(30)).until(d -> {
+                List<Double> amp = plotted(js, "amplification", 1, 3);
+                return amp.size() == 3 && amp.stream().allMatch(a -> a != null && a >= 0.9 && a <= 1.1)
+                        && System.currentTimeMillis() - appliedAt > 3000;
+            });
+            assertThat(lastPlotted(js, "success", 1)).isLessThanOrEqualTo(5.0);
+            Thread.sleep(1500); // one more poll so the screenshot shows the settled state
+            File shot = ((TakesScreenshot) driver).getScreenshotAs(OutputType.FILE);
+            Path target = Path.of("target", "dashboard-browser-test.png");
+            Files.createDirectories(target.getParent());
+            Files.copy(shot.toPath(), target, StandardCopyOption.REPLACE_EXISTING);
+            assertThat(Files.size(target)).isGreaterThan(10_000);
+        } finally {
+            driver.quit();
+        }
+    }
+
+    /** The last {@code n} y-values of one series as the chart plots them (uPlot's own data arrays). */
+    @SuppressWarnings("unchecked")
+    private static List<Double> plotted(JavascriptExecutor js, String chart, int series, int n) {
+        Object v = js.executeScript("const c = window.dashboard.charts[arguments[0]]; if (!c || !c.data[arguments[1]]) return [];"
+                + " return c.data[arguments[1]].slice(-arguments[2]);", chart, series, n);
+        return ((List<Object>) v).stream().map(x -> x == null ? null : ((Number) x).doubleValue()).toList();
+    }
+
+    private static Double lastPlotted(JavascriptExecutor js, String chart, int series) {
+        List<Double> last = plotted(js, chart, series, 1);
+        return last.isEmpty() ? null : last.get(0);
+    }
+}

@@ -31,10 +31,12 @@ import java.util.function.UnaryOperator;
  *
  * <ul>
  *   <li>bare: grpc-java's defaults;</li>
- *   <li>bare + method config: the service config the interceptor engine leaves on the channel (a
- *       methodConfig with names only), to separate grpc-java's own cost of having one;</li>
+ *   <li>bare + names-only method config: a methodConfig with names only (what the starter gave an
+ *       interceptor-engine channel before {@code ServiceConfig.withoutRetry()} dropped such entries),
+ *       grpc-java's own cost of having one;</li>
  *   <li>bare + forwarding interceptor: the least any interceptor that wraps call and listener costs;</li>
- *   <li>interceptor engine without throttle/budget, and with both (variant c);</li>
+ *   <li>interceptor engine without throttle/budget, and with both (variant c), on the channel the
+ *       starter builds ({@code withoutRetry().toServiceConfigMap(false)});</li>
  *   <li>grpc-java's retry (variant b).</li>
  * </ul>
  *
@@ -122,14 +124,14 @@ public final class AllocationProbe {
         ChannelRetryConfig config = BenchConfig.channel();
         Map<String, UnaryOperator<ManagedChannelBuilder<?>>> setups = new LinkedHashMap<>();
         setups.put("(a) bare", b -> b);
-        setups.put("bare + method config (no retry)",
+        setups.put("bare + names-only method config",
                 b -> b.defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false)));
         setups.put("bare + forwarding interceptor", b -> b.intercept(new Forwarding()));
         setups.put("interceptor engine, no throttle/budget", b -> b
-                .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false))
+                .defaultServiceConfig(config.serviceConfig().withoutRetry().toServiceConfigMap(false))
                 .intercept(RetryingClientInterceptor.builder(config).build()));
         setups.put("(c) interceptor engine", b -> b
-                .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false))
+                .defaultServiceConfig(config.serviceConfig().withoutRetry().toServiceConfigMap(false))
                 .intercept(RetryingClientInterceptor.builder(config)
                         .throttle(new RetryThrottle(config.serviceConfig().retryThrottling()))
                         .budget(new RetryBudget(config.budget()))

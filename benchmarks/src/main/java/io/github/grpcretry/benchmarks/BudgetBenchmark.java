@@ -1,5 +1,6 @@
 package io.github.grpcretry.benchmarks;
 
+import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.budget.RetryBudget;
 import io.github.grpcretry.policy.RetryBudgetPolicy;
 import java.time.Duration;
@@ -21,7 +22,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * One channel's retry budget shared by one or two threads, real clock. Time per decision in ns.
  *
  * <ul>
- *   <li>{@code onCall*}: the success-path deposit every call makes (one slot compare-and-set);</li>
+ *   <li>{@code onCall*}: the success-path deposit every call makes (one slot compare-and-set), with
+ *       a clock reading per deposit;</li>
+ *   <li>{@code onCallTicked*}: the same on a budget whose coarse clock the shared scheduler drives
+ *       (as every engine's budget): the deposit reads the published slot, not the clock;</li>
  *   <li>{@code callThenRetry*}: a call and a retry decision (ratio 1.0, so the retry is granted:
  *       two compare-and-sets and a sum over the window);</li>
  *   <li>{@code refusedRetry*}: a retry decision on a spent budget (ratio 0.01, no floor: reserve,
@@ -39,11 +43,33 @@ public class BudgetBenchmark {
 
     private RetryBudget generous;
     private RetryBudget spent;
+    private RetryBudget ticked;
 
     @Setup(Level.Trial)
     public void setUp() {
         generous = new RetryBudget(new RetryBudgetPolicy(1.0, 10, Duration.ofSeconds(10)));
         spent = new RetryBudget(new RetryBudgetPolicy(0.01, 0, Duration.ofSeconds(10)));
+        ticked = new RetryBudget(new RetryBudgetPolicy(1.0, 10, Duration.ofSeconds(10)));
+        RetryScheduler.shared().driveBudgetClock(ticked);
+    }
+
+    @Benchmark
+    @Threads(1)
+    public void onCallTicked1Thread() {
+        ticked.onCall();
+    }
+
+    @Benchmark
+    @Threads(2)
+    public void onCallTicked2Threads() {
+        ticked.onCall();
+    }
+
+    @Benchmark
+    @Threads(1)
+    public boolean callThenRetryTicked1Thread() {
+        ticked.onCall();
+        return ticked.tryAcquireRetry();
     }
 
     @Benchmark

@@ -52,7 +52,8 @@ final class Clients {
                         .budget(new RetryBudget(config.budget()))
                         .eventListener(RetryEventListener.NOOP)
                         .build();
-                b.defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false)).intercept(engine);
+                // as the starter renders it: no retry, no names-only entries
+                b.defaultServiceConfig(config.serviceConfig().withoutRetry().toServiceConfigMap(false)).intercept(engine);
             }
             default -> throw new IllegalArgumentException(variant.name());
         }

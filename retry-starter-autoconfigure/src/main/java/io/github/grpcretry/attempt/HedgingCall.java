@@ -152,7 +152,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         this.executor = e != null ? e : engine.scheduler.workExecutor();
         this.events = engine.events;
         this.maxAttempts = Math.max(1, policy.maxAttempts());
-        this.delayNanos = Math.max(0, policy.hedgingDelay().toNanos());
+        this.delayNanos = Math.max(0, Nanos.saturated(policy.hedgingDelay())); // a delay past 2^63-1 ns: never
         this.all = (Attempt[]) new HedgingCall.Attempt[maxAttempts];
         this.noAttempts = (Attempt[]) new HedgingCall.Attempt[0];
     }
@@ -173,6 +173,9 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 throw new IllegalStateException("call was cancelled");
             }
             listener = responseListener;
+            if (startHeaders.containsKey(RetryingCall.PREVIOUS_ATTEMPTS)) {
+                startHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS); // the engine's header (SEMANTICS §1)
+            }
             headers = startHeaders;
             deadline = earlier(callOptions.getDeadline(), context.getDeadline());
             bytes = new CallBuffer(engine.bufferPool, engine.perRpcBufferLimit);
@@ -562,7 +565,6 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Metadata attemptHeaders = new Metadata();
         attemptHeaders.merge(headers);
         if (a.number > 1) {
-            attemptHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS);
             attemptHeaders.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
         }
         events.attemptStarted(target, a.kind, a.number);

@@ -1,11 +1,15 @@
 package io.github.grpcretry.attempt;
 
+import io.github.grpcretry.budget.RetryBudget;
+import java.lang.ref.WeakReference;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -18,7 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * executor of its own. A timer thread only hands work over; it never starts an attempt itself.
  *
  * <p>Every timer is counted from scheduling until it fires or is cancelled, so tests can check
- * that no call leaves a timer behind.
+ * that no call leaves a timer behind. The timer threads also drive the coarse clocks of retry
+ * budgets ({@link #driveBudgetClock}); those ticks are not call timers and are not counted.
  */
 public final class RetryScheduler implements AutoCloseable {
 
@@ -33,6 +38,8 @@ public final class RetryScheduler implements AutoCloseable {
     private final Executor work;
     private final boolean owned;
     private final AtomicInteger outstanding = new AtomicInteger();
+    private final ConcurrentLinkedQueue<BudgetTicker> tickers = new ConcurrentLinkedQueue<>();
+    private volatile boolean closed;
 
     private RetryScheduler(ScheduledExecutorService timers, Executor work, boolean owned) {
         this.timers = timers;
@@ -99,10 +106,46 @@ public final class RetryScheduler implements AutoCloseable {
         return outstanding.get();
     }
 
-    /** Shuts the pools down when this scheduler owns them; the shared scheduler ignores it. */
+    /**
+     * Drives {@code budget}'s coarse clock ({@link RetryBudget#tick()}) from these timer threads: a
+     * tick now and at every slot boundary, so a call's deposit needs no clock reading. Does nothing
+     * when the budget has a driver already. The ticks hold the budget weakly and end when it is no
+     * longer reachable, or when this scheduler is closed (the budget then reads the clock again).
+     */
+    public void driveBudgetClock(RetryBudget budget) {
+        if (closed || !budget.claimTicker()) {
+            return;
+        }
+        BudgetTicker t = new BudgetTicker(budget);
+        tickers.add(t);
+        t.run();
+    }
+
+    /** Budgets whose clock this scheduler drives now (for tests). */
+    int drivenBudgetClocks() {
+        int n = 0;
+        for (BudgetTicker t : tickers) {
+            if (t.budget.get() != null) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Shuts the pools down when this scheduler owns them (the shared scheduler ignores it), and stops
+     * the budget clocks it drives.
+     */
     @Override
     public void close() {
-        if (owned && this != SharedHolder.INSTANCE) {
+        if (this == SharedHolder.INSTANCE) {
+            return;
+        }
+        closed = true;
+        for (BudgetTicker t : tickers) {
+            t.stop();
+        }
+        if (owned) {
             timers.shutdownNow();
             if (work instanceof ExecutorService es) {
                 es.shutdownNow();
@@ -117,6 +160,41 @@ public final class RetryScheduler implements AutoCloseable {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    /** Ticks one budget's coarse clock at its slot boundaries, rescheduling itself. */
+    private final class BudgetTicker implements Runnable {
+        final WeakReference<RetryBudget> budget;
+
+        BudgetTicker(RetryBudget budget) {
+            this.budget = new WeakReference<>(budget);
+        }
+
+        @Override
+        public void run() {
+            RetryBudget b = budget.get();
+            if (b == null || closed) {
+                stop();
+                return;
+            }
+            long untilNext = b.tick();
+            try {
+                timers.schedule(this, untilNext, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException e) {
+                stop(); // the timers were shut down under us
+            }
+            if (closed) {
+                stop(); // close() ran while this tick published
+            }
+        }
+
+        void stop() {
+            tickers.remove(this);
+            RetryBudget b = budget.get();
+            if (b != null) {
+                b.stopTicking();
+            }
+        }
     }
 
     /** One pending timer. */

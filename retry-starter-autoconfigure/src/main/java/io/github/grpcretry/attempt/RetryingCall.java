@@ -1,7 +1,6 @@
 package io.github.grpcretry.attempt;
 
 import io.github.grpcretry.budget.RetryBudget;
-import io.github.grpcretry.commit.CallBuffer;
 import io.github.grpcretry.commit.MessageSizes;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.pushback.Pushback;
@@ -16,6 +15,7 @@ import io.grpc.Deadline;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
@@ -45,59 +45,89 @@ import java.util.concurrent.TimeUnit;
  * Response headers or a message commit the call to that attempt; so does passing a buffer limit.
  * Once the committed attempt has been drained, the buffer is released and {@link #passThrough} is
  * set: from then on every method is a volatile read plus a direct call.
+ *
+ * <h2>Footprint</h2>
+ * A call that succeeds at once allocates this object, its first {@link Attempt} and that attempt's
+ * copy of the start headers, nothing else: the one request of a unary or server-streaming call is
+ * kept in a field (an array only from the second message on), the bytes held for replay are counted
+ * in a field, and whatever only a retry, a buffer limit, a cancellation during a replay or
+ * {@link #setMessageCompression} needs lives in a {@link RetryState} created on first use.
+ *
+ * <h2>The attempt header</h2>
+ * The engine owns {@code grpc-previous-rpc-attempts}: a value the application put in its start
+ * headers (a proxy forwarding its caller's headers, say) is removed before the first attempt, and
+ * retries carry only the engine's own count.
  */
 final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     static final Metadata.Key<String> PREVIOUS_ATTEMPTS =
             Metadata.Key.of("grpc-previous-rpc-attempts", Metadata.ASCII_STRING_MARSHALLER);
-    private static final Object[] NO_MESSAGES = new Object[0];
     private static final String[] PREVIOUS_VALUES = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"};
 
     private final RetryingClientInterceptor engine;
     private final MethodDescriptor<ReqT, RespT> method;
     private final CallOptions callOptions;
     private final Channel next;
-    /** The method's retry policy; null when {@link #decider} decides instead. */
+    /** The method's retry policy; null when a {@link RetryDecider} decides instead (kept in the state). */
     private final RetryPolicy policy;
-    /** Decides instead of {@link #policy} (a method without a policy of its own); null otherwise. */
-    private final RetryDecider decider;
     private final CallTarget target;
     private final Context context;
-    private final Executor executor;
-    private final RetryEventListener events;
-    private final int maxAttempts;
 
     /** The committed, drained attempt: everything goes straight to it. */
     private volatile Attempt passThrough;
 
     // ---- guarded by this ----
     private Listener<RespT> listener;
-    /** The decider's state for this call (set at start when {@link #decider} is set). */
-    private RetryDecider.Call decisions;
+    /** The application's start headers (without an attempt header of its own); each attempt gets a copy. */
     private Metadata headers;
-    private Deadline deadline;
-    private CallBuffer bytes;
-    private Object[] buffer = NO_MESSAGES;
+    /** The replay record: the first request message (the ones after it are in the state). */
+    private Object firstMessage;
     private int buffered;
-    private boolean halfClosed;
+    /** Request bytes held for replay, counted against the per-RPC limit and reserved in the channel's pool. */
+    private long heldBytes;
     private long demand;
-    private Boolean messageCompression;
     /** The attempt the application's operations go to (null while waiting for a retry). */
     private Attempt live;
     private Attempt committed;
-    private SuppressionReason commitReason;
-    /** A buffer limit was passed while no attempt was live: the next attempt is committed at once. */
-    private boolean bufferExceeded;
-    private RetryScheduler.Timer timer;
-    private long timerStartNanos;
-    private Context.CancellationListener contextListener;
     private int attempts;
-    private int retries;
-    private int backoffStep;
-    private long retryDelayNanos;
+    private boolean halfClosed;
     private boolean cancelled;
     /** The application's listener has been (or is about to be) closed. */
     private boolean finished;
+    /**
+     * Created on first use: by a failed attempt, a second request message, a buffer limit, a cancel
+     * during a replay, a compression setting.
+     */
+    private RetryState state;
+
+    /** The part of the call's state that a call succeeding at once never needs (guarded by the call). */
+    private static final class RetryState {
+        /** Why the call was committed when it was not by a response (null: by a response). */
+        SuppressionReason commitReason;
+        /** A buffer limit was passed while no attempt was live: the next attempt is committed at once. */
+        boolean bufferExceeded;
+        Boolean messageCompression;
+        RetryScheduler.Timer timer;
+        long timerStartNanos;
+        Context.CancellationListener contextListener;
+        int retries;
+        int backoffStep;
+        long retryDelayNanos;
+        /** The delay of the retry scheduled last. */
+        long scheduledDelayNanos;
+        /** Decides instead of the policy (a method without a policy of its own); null otherwise. */
+        RetryDecider decider;
+        /** The decider's state for this call (set at start). */
+        RetryDecider.Call decisions;
+        /** The decider's attempts, capped (when there is a decider). */
+        int deciderMaxAttempts;
+        /** The request messages after the first (null until there is a second). */
+        Object[] laterMessages;
+        /** An attempt whose cancellation was handed to the thread draining it, with its message and cause. */
+        Object cancelRequested;
+        String cancelMessage;
+        Throwable cancelCause;
+    }
 
     /** The {@code grpc-previous-rpc-attempts} value for {@code prev} earlier attempts (no allocation up to 10). */
     static String previousAttemptsValue(int prev) {
@@ -117,14 +147,50 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         this.callOptions = callOptions;
         this.next = next;
         this.policy = policy;
-        this.decider = policy == null ? decider : null;
         this.target = target;
         this.context = Context.current();
+        if (policy == null) {
+            RetryState s = state();
+            s.decider = decider;
+            s.deciderMaxAttempts = Math.max(1, Math.min(decider.maxAttempts(), engine.maxAttemptsCap));
+        }
+    }
+
+    /** Attempts in all: the policy's, or the decider's within the channel's cap (under lock). */
+    private int maxAttemptsLocked() {
+        return policy != null ? policy.maxAttempts() : state.deciderMaxAttempts;
+    }
+
+    /** The decider's state for this call, or null (under lock). */
+    private RetryDecider.Call decisionsLocked() {
+        RetryState s = state;
+        return s == null ? null : s.decisions;
+    }
+
+    /** The call's state beyond the success path, created on first use (under lock). */
+    private RetryState state() {
+        RetryState s = state;
+        if (s == null) {
+            s = new RetryState();
+            state = s;
+        }
+        return s;
+    }
+
+    /** Where timer-triggered work and a close without a live attempt run. */
+    private Executor executor() {
         Executor e = callOptions.getExecutor();
-        this.executor = e != null ? e : engine.scheduler.workExecutor();
-        this.events = engine.events;
-        this.maxAttempts = policy != null ? policy.maxAttempts()
-                : Math.max(1, Math.min(decider.maxAttempts(), engine.maxAttemptsCap));
+        return e != null ? e : engine.scheduler.workExecutor();
+    }
+
+    /** The effective deadline: the earlier of the call's and the Context's (both fixed for the call). */
+    private Deadline deadline() {
+        return earlier(callOptions.getDeadline(), context.getDeadline());
+    }
+
+    private boolean bufferExceededLocked() {
+        RetryState s = state;
+        return s != null && s.bufferExceeded;
     }
 
     // ------------------------------------------------------------------ application side
@@ -134,7 +200,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (responseListener == null || startHeaders == null) {
             throw new NullPointerException("listener and headers must not be null");
         }
-        RetryDecider.Call d = decider == null ? null : decider.newCall(target);
+        RetryDecider.Call d = policy != null ? null : state.decider.newCall(target);
         synchronized (this) {
             if (listener != null) {
                 throw new IllegalStateException("Already started");
@@ -143,16 +209,19 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 throw new IllegalStateException("call was cancelled");
             }
             listener = responseListener;
-            decisions = d;
+            if (d != null) {
+                state.decisions = d;
+            }
+            if (startHeaders.containsKey(PREVIOUS_ATTEMPTS)) {
+                startHeaders.discardAll(PREVIOUS_ATTEMPTS); // the engine's header: the call owns these headers now
+            }
             headers = startHeaders;
-            deadline = earlier(callOptions.getDeadline(), context.getDeadline());
-            bytes = new CallBuffer(engine.bufferPool, engine.perRpcBufferLimit);
         }
         RetryBudget budget = engine.budget;
         if (budget != null) {
             budget.onCall();
         }
-        events.callStarted(target);
+        engine.events.callStarted(target);
         startAttempt(AttemptKind.INITIAL);
     }
 
@@ -209,32 +278,56 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (passThrough == null && halfClosed) {
                 throw new IllegalStateException("call was half-closed");
             }
-            if (passThrough == null && committed == null && !bufferExceeded && !bytes.tryAdd(size)) {
+            if (passThrough == null && committed == null && !bufferExceededLocked() && !tryHoldLocked(size)) {
                 Attempt a = live;
                 if (a != null) {
                     commitTo(a, SuppressionReason.BUFFER_LIMIT);
                     newlyCommitted = a;
                 } else {
-                    bufferExceeded = true; // the next attempt is the last one
+                    state().bufferExceeded = true; // the next attempt is the last one
                 }
             }
             Attempt p = passThrough;
             forward = p != null ? p : append(message);
         }
         if (newlyCommitted != null) {
-            events.committed(target, newlyCommitted.number);
+            engine.events.committed(target, newlyCommitted.number);
         }
         if (forward != null) {
             forward.call.sendMessage(message);
         }
     }
 
+    /**
+     * Holds {@code size} more request bytes for replay: {@code true} when they fit under the per-RPC
+     * limit and the channel's pool (now reserved), {@code false} (nothing reserved) otherwise. Under lock.
+     */
+    private boolean tryHoldLocked(long size) {
+        if (heldBytes + size > engine.perRpcBufferLimit || !engine.bufferPool.tryReserve(size)) {
+            return false;
+        }
+        heldBytes += size;
+        return true;
+    }
+
     /** Appends to the replay record; returns the live attempt when it is drained (send to it directly). Under lock. */
     private Attempt append(ReqT message) {
-        if (buffered == buffer.length) {
-            buffer = Arrays.copyOf(buffer, Math.max(4, buffered * 2));
+        int n = buffered;
+        if (n == 0) {
+            firstMessage = message;
+        } else {
+            RetryState s = state();
+            Object[] later = s.laterMessages;
+            if (later == null) {
+                later = new Object[4];
+                s.laterMessages = later;
+            } else if (n - 1 == later.length) {
+                later = Arrays.copyOf(later, later.length * 2);
+                s.laterMessages = later;
+            }
+            later[n - 1] = message;
         }
-        buffer[buffered++] = message;
+        buffered = n + 1;
         Attempt a = live;
         if (a != null && a.drained) {
             a.sentMessages = buffered;
@@ -309,9 +402,10 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     if (a.drained) {
                         toCancel = a;
                     } else {
-                        a.cancelRequested = true;
-                        a.cancelMessage = message;
-                        a.cancelCause = cause;
+                        RetryState s = state();
+                        s.cancelRequested = a;
+                        s.cancelMessage = message;
+                        s.cancelCause = cause;
                     }
                 } else {
                     // waiting for a retry: no attempt will report, so the call ends here
@@ -334,13 +428,13 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             int n;
             synchronized (this) {
                 l = listener;
-                r = retries;
-                delay = retryDelayNanos;
-                d = decisions;
+                r = retriesLocked();
+                delay = retryDelayNanosLocked();
+                d = decisionsLocked();
                 n = attempts;
             }
-            executor.execute(() -> {
-                events.callEnded(target, status.getCode(), r, 0, delay);
+            executor().execute(() -> {
+                engine.events.callEnded(target, status.getCode(), r, 0, delay);
                 decisionsClosed(d, status, n);
                 l.onClose(status, new Metadata());
             });
@@ -373,7 +467,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         Attempt forward = null;
         synchronized (this) {
-            messageCompression = enabled;
+            state().messageCompression = enabled;
             Attempt a = live;
             if (a != null && a.drained) {
                 forward = a;
@@ -418,30 +512,30 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             int number = ++attempts;
             if (kind == AttemptKind.RETRY) {
-                retries++;
+                state().retries++;
             }
-            a = new Attempt(number, kind);
+            a = new Attempt(number);
             live = a;
-            if (bufferExceeded && committed == null) {
+            if (bufferExceededLocked() && committed == null) {
                 commitTo(a, SuppressionReason.BUFFER_LIMIT);
                 commitNow = true;
             }
-            attemptHeaders.merge(headers);
+            attemptHeaders.merge(headers); // stripped of any attempt header of the application's in start()
         }
         if (a.number > 1) {
-            attemptHeaders.discardAll(PREVIOUS_ATTEMPTS);
             int prev = a.number - 1;
             attemptHeaders.put(PREVIOUS_ATTEMPTS, previousAttemptsValue(prev));
         }
-        java.time.Duration perAttempt = policy == null ? null : policy.perAttemptReceiveTimeout();
+        Duration perAttempt = policy == null ? null : policy.perAttemptReceiveTimeout();
         if (perAttempt != null) {
-            long timeoutNanos = perAttempt.toNanos();
-            Deadline d = deadline;
+            long timeoutNanos = Nanos.saturated(perAttempt);
+            Deadline d = deadline();
             if (d == null || d.timeRemaining(TimeUnit.NANOSECONDS) > timeoutNanos) {
-                a.perAttemptDeadline = Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS);
+                a.perAttemptDeadline = Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS); // clamped by Deadline
                 options = options.withDeadline(a.perAttemptDeadline);
             }
         }
+        RetryEventListener events = engine.events;
         events.attemptStarted(target, kind, a.number);
         if (commitNow) {
             events.committed(target, a.number);
@@ -451,7 +545,8 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             a.call = next.newCall(method, options);
             Boolean compression;
             synchronized (this) {
-                compression = messageCompression;
+                RetryState s = state;
+                compression = s == null ? null : s.messageCompression;
             }
             a.call.start(a, attemptHeaders);
             if (compression != null) {
@@ -469,21 +564,26 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @SuppressWarnings("unchecked")
     private void drain(Attempt a) {
         while (true) {
-            Object[] messages = null;
+            Object first = null;
+            Object[] later = null;
             int from = 0;
             int to = 0;
             long moreDemand = 0;
             boolean sendHalfClose = false;
             boolean cancelNow = false;
-            Attempt newlyPassThrough = null;
+            String cancelMessage = null;
+            Throwable cancelCause = null;
             synchronized (this) {
                 a.started = true;
                 if (a.closed) {
                     return;
                 }
-                if (a.cancelRequested) {
-                    a.cancelRequested = false;
+                RetryState s = state;
+                if (s != null && s.cancelRequested == a) {
+                    s.cancelRequested = null;
                     cancelNow = true;
+                    cancelMessage = s.cancelMessage;
+                    cancelCause = s.cancelCause;
                 } else if (a.sentMessages == buffered && a.sentHalfClose == halfClosed && a.sentDemand == demand) {
                     a.drained = true;
                     if (committed == a) {
@@ -491,7 +591,8 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     }
                     return;
                 } else {
-                    messages = buffer;
+                    first = firstMessage;
+                    later = s == null ? null : s.laterMessages;
                     from = a.sentMessages;
                     to = buffered;
                     a.sentMessages = to;
@@ -502,7 +603,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
             }
             if (cancelNow) {
-                a.call.cancel(a.cancelMessage, a.cancelCause);
+                a.call.cancel(cancelMessage, cancelCause);
                 return;
             }
             while (moreDemand > 0) {
@@ -511,7 +612,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 moreDemand -= n;
             }
             for (int i = from; i < to; i++) {
-                a.call.sendMessage((ReqT) messages[i]);
+                a.call.sendMessage((ReqT) (i == 0 ? first : later[i - 1]));
             }
             if (sendHalfClose) {
                 a.call.halfClose();
@@ -522,8 +623,9 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** A retry's timer fired: runs on the call's executor. */
     private void retryNow() {
         synchronized (this) {
-            timer = null;
-            retryDelayNanos += System.nanoTime() - timerStartNanos;
+            RetryState s = state();
+            s.timer = null;
+            s.retryDelayNanos += System.nanoTime() - s.timerStartNanos;
             removeContextListenerLocked();
             if (finished || cancelled) {
                 return;
@@ -547,7 +649,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (finished) {
                 return;
             }
-            d = decisions;
+            d = decisionsLocked();
             n = attempts;
             finished = true;
             a = live;
@@ -557,10 +659,10 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             live = null;
             releaseBufferLocked();
             l = listener;
-            r = retries;
-            delay = retryDelayNanos;
+            r = retriesLocked();
+            delay = retryDelayNanosLocked();
         }
-        events.callEnded(target, status.getCode(), r, 0, delay);
+        engine.events.callEnded(target, status.getCode(), r, 0, delay);
         decisionsClosed(d, status, n);
         l.onClose(status, new Metadata());
     }
@@ -575,12 +677,28 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
+    private int retriesLocked() {
+        RetryState s = state;
+        return s == null ? 0 : s.retries;
+    }
+
+    private long retryDelayNanosLocked() {
+        RetryState s = state;
+        return s == null ? 0 : s.retryDelayNanos;
+    }
+
     // ------------------------------------------------------------------ commit and buffer (under lock)
 
     private void commitTo(Attempt a, SuppressionReason reason) {
         committed = a;
-        commitReason = reason;
-        bufferExceeded = false;
+        RetryState s = state;
+        if (reason != SuppressionReason.COMMITTED) {
+            s = state();
+            s.commitReason = reason;
+        }
+        if (s != null) {
+            s.bufferExceeded = false;
+        }
         if (a.drained) {
             enablePassThroughLocked(a);
         }
@@ -592,27 +710,38 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     private void releaseBufferLocked() {
-        if (bytes != null) {
-            bytes.release();
+        long held = heldBytes;
+        if (held != 0) {
+            heldBytes = 0;
+            engine.bufferPool.release(held);
         }
-        buffer = NO_MESSAGES;
+        firstMessage = null;
+        RetryState s = state;
+        if (s != null) {
+            s.laterMessages = null;
+        }
         buffered = 0;
     }
 
     private void cancelTimerLocked() {
-        RetryScheduler.Timer t = timer;
+        RetryState s = state;
+        if (s == null) {
+            return;
+        }
+        RetryScheduler.Timer t = s.timer;
         if (t != null) {
-            timer = null;
+            s.timer = null;
             t.cancel();
-            retryDelayNanos += System.nanoTime() - timerStartNanos;
+            s.retryDelayNanos += System.nanoTime() - s.timerStartNanos;
         }
         removeContextListenerLocked();
     }
 
     private void removeContextListenerLocked() {
-        Context.CancellationListener cl = contextListener;
+        RetryState s = state;
+        Context.CancellationListener cl = s == null ? null : s.contextListener;
         if (cl != null) {
-            contextListener = null;
+            s.contextListener = null;
             context.removeListener(cl);
         }
     }
@@ -661,7 +790,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
         }
         boolean throttleAllows = throttle == null || throttle.onQualifiedFailureThenCheckAllowed();
-        if (attempts >= maxAttempts || granted < 0) {
+        if (attempts >= maxAttemptsLocked() || granted < 0) {
             a.reason = SuppressionReason.MAX_ATTEMPTS;
             return CLOSE;
         }
@@ -669,10 +798,12 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             a.reason = SuppressionReason.THROTTLED;
             return CLOSE;
         }
+        RetryState s = state();
+        int backoffStep = s.backoffStep;
         long delayNanos;
         int nextStep;
         if (pushback >= 0) {
-            delayNanos = TimeUnit.MILLISECONDS.toNanos(pushback);
+            delayNanos = TimeUnit.MILLISECONDS.toNanos(pushback); // at most 2^31-1 ms: fits
             nextStep = 0;
         } else if (policy == null) {
             delayNanos = granted;
@@ -681,7 +812,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             delayNanos = backoffNanos(backoffStep);
             nextStep = backoffStep + 1;
         }
-        Deadline d = deadline;
+        Deadline d = deadline();
         if (d != null && d.timeRemaining(TimeUnit.NANOSECONDS) <= delayNanos) {
             a.reason = SuppressionReason.DEADLINE;
             return CLOSE;
@@ -691,15 +822,16 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             a.reason = SuppressionReason.BUDGET;
             return CLOSE;
         }
-        backoffStep = nextStep;
+        s.backoffStep = nextStep;
         live = null;
-        a.scheduledDelayNanos = delayNanos;
-        timerStartNanos = System.nanoTime();
-        timer = engine.scheduler.schedule(this::retryNow, executor, delayNanos);
+        s.scheduledDelayNanos = delayNanos;
+        s.timerStartNanos = System.nanoTime();
+        Executor executor = executor();
+        s.timer = engine.scheduler.schedule(this::retryNow, executor, delayNanos);
         if (context != Context.ROOT) {
             // a no-op for contexts that cannot be cancelled
             Context.CancellationListener cl = c -> cancelWith(Contexts.statusFromCancelled(c), null, null);
-            contextListener = cl;
+            s.contextListener = cl;
             context.addListener(cl, executor);
         }
         return RETRY;
@@ -707,7 +839,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** The decider's answer for failed attempt {@code a} (under lock): a delay, NOT_RETRYABLE or EXHAUSTED. */
     private long askDecider(Attempt a, Status status, Metadata trailers) {
-        RetryDecider.Call d = decisions;
+        RetryDecider.Call d = decisionsLocked();
         if (d == null) {
             return RetryDecider.NOT_RETRYABLE;
         }
@@ -720,23 +852,28 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return answer >= 0 || answer == RetryDecider.EXHAUSTED ? answer : RetryDecider.NOT_RETRYABLE;
     }
 
-    /** Whether the method's policy (or decider) would retry {@code status}; no decision taken. */
+    /** Whether the method's policy (or decider) would retry {@code status}; no decision taken (under lock). */
     private boolean isRetryable(Status status, Metadata trailers) {
         if (policy != null) {
             return policy.isRetryable(status.getCode());
         }
         try {
-            return decider.isRetryable(status, trailers);
+            return state.decider.isRetryable(status, trailers);
         } catch (RuntimeException e) {
             return false;
         }
     }
 
-    /** {@code min(initial × multiplier^step, max) × U(0.8, 1.2)} in nanoseconds. */
+    /**
+     * {@code min(initial × multiplier^step, max) × U(0.8, 1.2)} in nanoseconds, saturated: durations
+     * past 2^63-1 ns count as 2^63-1 ns, a product past that is {@link Long#MAX_VALUE} (the call's
+     * deadline still ends the call at the decision), and a multiplier that is not a number gives max.
+     */
     private long backoffNanos(int step) {
-        double initial = policy.initialBackoff().toNanos();
-        double max = policy.maxBackoff().toNanos();
-        double base = Math.min(initial * Math.pow(policy.backoffMultiplier(), step), max);
+        double initial = Nanos.saturated(policy.initialBackoff());
+        double max = Nanos.saturated(policy.maxBackoff());
+        double grown = initial * Math.pow(policy.backoffMultiplier(), step);
+        double base = grown < max ? grown : max;
         return (long) (base * ThreadLocalRandom.current().nextDouble(0.8, 1.2));
     }
 
@@ -744,25 +881,23 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     final class Attempt extends Listener<RespT> {
         final int number;
-        final AttemptKind kind;
         ClientCall<ReqT, RespT> call;
         Deadline perAttemptDeadline;
         // guarded by the call's lock
         boolean started;
         boolean drained;
         boolean closed;
-        boolean cancelRequested;
-        String cancelMessage;
-        Throwable cancelCause;
         int sentMessages;
         long sentDemand;
         boolean sentHalfClose;
         SuppressionReason reason;
-        long scheduledDelayNanos;
 
-        Attempt(int number, AttemptKind kind) {
+        Attempt(int number) {
             this.number = number;
-            this.kind = kind;
+        }
+
+        AttemptKind kind() {
+            return number == 1 ? AttemptKind.INITIAL : AttemptKind.RETRY;
         }
 
         @Override
@@ -783,7 +918,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 l = listener;
             }
             if (newly) {
-                events.committed(target, number);
+                engine.events.committed(target, number);
             }
             if (deliver) {
                 l.onHeaders(responseHeaders);
@@ -808,7 +943,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 l = listener;
             }
             if (newly) {
-                events.committed(target, number);
+                engine.events.committed(target, number);
             }
             if (deliver) {
                 l.onMessage(message);
@@ -837,6 +972,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             Listener<RespT> l;
             int r;
             long delay;
+            long scheduledDelay = 0;
             SuppressionReason suppressed = null;
             boolean scheduled;
             RetryDecider.Call d;
@@ -846,9 +982,10 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 l = listener;
                 if (committed == this) {
                     outcome = CLOSE;
-                    if (status.getCode() != Status.Code.OK && attempts < maxAttempts
+                    if (status.getCode() != Status.Code.OK && attempts < maxAttemptsLocked()
                             && isRetryable(status, trailers)) {
-                        suppressed = commitReason;
+                        RetryState s = state;
+                        suppressed = s == null || s.commitReason == null ? SuppressionReason.COMMITTED : s.commitReason;
                     }
                 } else if (committed != null || finished) {
                     outcome = NOTHING;
@@ -865,16 +1002,20 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     }
                     releaseBufferLocked();
                 }
-                r = retries;
-                delay = RetryingCall.this.retryDelayNanos;
+                r = retriesLocked();
+                delay = retryDelayNanosLocked();
                 scheduled = outcome == RETRY;
-                d = decisions;
+                if (scheduled) {
+                    scheduledDelay = state.scheduledDelayNanos;
+                }
+                d = decisionsLocked();
                 n = attempts;
             }
             Status.Code code = status.getCode();
-            events.attemptEnded(target, kind, number, code);
+            RetryEventListener events = engine.events;
+            events.attemptEnded(target, kind(), number, code);
             if (scheduled) {
-                events.retryScheduled(target, number + 1, scheduledDelayNanos);
+                events.retryScheduled(target, number + 1, scheduledDelay);
                 return;
             }
             if (outcome != CLOSE) {
@@ -896,7 +1037,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
         @Override
         public String toString() {
-            return "Attempt[" + number + " " + kind + "]";
+            return "Attempt[" + number + " " + kind() + "]";
         }
     }
 

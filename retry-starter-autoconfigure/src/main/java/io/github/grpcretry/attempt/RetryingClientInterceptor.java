@@ -60,6 +60,9 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.budget = b.budget;
         this.events = b.events;
         this.scheduler = b.scheduler != null ? b.scheduler : RetryScheduler.shared();
+        if (budget != null) {
+            scheduler.driveBudgetClock(budget); // every call deposits: spare it the clock reading
+        }
         this.bufferPool = b.bufferPool != null ? b.bufferPool : new RetryBufferPool(config.retryBufferSize());
         this.perRpcBufferLimit = config.perRpcBufferLimit();
         this.maxAttemptsCap = config.maxAttemptsCap();

@@ -35,7 +35,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -333,12 +332,9 @@ class PeerInputFuzzTest {
     /**
      * A proxy that forwards every inbound header passes a {@code grpc-previous-rpc-attempts} of its
      * caller to the engine. Retries must carry the engine's own count (they do); SEMANTICS §1 says
-     * the first attempt carries none, but the engine forwards the application's value on it.
+     * the first attempt carries none: the engine owns the header and strips the application's value.
      */
     @Test
-    @Disabled("engine bug: an application-supplied grpc-previous-rpc-attempts header reaches the server on the "
-            + "first attempt (SEMANTICS §1: the first attempt carries none); RetryingCall.startAttempt only "
-            + "replaces it on retries")
     void applicationSuppliedAttemptHeaderNeverReachesTheServerOnTheFirstAttempt() throws Exception {
         Client client = Fixtures.inProcess("peer-fuzz", Fixtures.channelConfig("own",
                 Fixtures.service(Fixtures.policy(3, 1, 2, null, Status.Code.UNAVAILABLE), null)), scheduler);
@@ -383,15 +379,10 @@ class PeerInputFuzzTest {
 
     /**
      * A policy given in code per call ({@link GrpcRetryCallOptions#POLICY}) skips the configuration
-     * validator. With backoffs too long for nanoseconds the engine overflows while deciding the
-     * retry, inside the attempt's listener: the exception never reaches the application and the call
-     * never closes.
+     * validator. Backoffs too long for nanoseconds once overflowed inside the attempt's listener and
+     * left the call open for ever; the engine now saturates them, so the call ends with a status.
      */
     @Test
-    @Disabled("engine bug: a per-call RetryPolicy (GrpcRetryCallOptions.POLICY) with a backoff longer than 2^63-1 ns "
-            + "throws ArithmeticException in RetryingCall.backoffNanos (Duration.toNanos) inside Attempt.onClose: "
-            + "the application's listener is never closed (hung call); a per-attempt timeout that long throws "
-            + "from ClientCall.start")
     void perCallPolicyWithHugeDurationsEndsWithAStatus() throws Exception {
         Client client = Fixtures.inProcess("peer-fuzz", Fixtures.channelConfig("huge",
                 Fixtures.service(Fixtures.policy(3, 1, 2, null, Status.Code.UNAVAILABLE), null)), scheduler);

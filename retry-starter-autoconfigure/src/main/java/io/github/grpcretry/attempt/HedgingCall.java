@@ -161,9 +161,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public void start(Listener<RespT> responseListener, Metadata startHeaders) {
-        if (responseListener == null || startHeaders == null) {
-            throw new NullPointerException("listener and headers must not be null");
-        }
+        CallSupport.checkStartArguments(responseListener, startHeaders);
         Attempt first;
         synchronized (this) {
             if (listener != null) {
@@ -173,19 +171,13 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 throw new IllegalStateException("call was cancelled");
             }
             listener = responseListener;
-            if (startHeaders.containsKey(RetryingCall.PREVIOUS_ATTEMPTS)) {
-                startHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS); // the engine's header (SEMANTICS §1)
-            }
+            CallSupport.discardAttemptHeader(startHeaders);
             headers = startHeaders;
-            deadline = earlier(callOptions.getDeadline(), context.getDeadline());
+            deadline = CallSupport.earlier(callOptions.getDeadline(), context.getDeadline());
             bytes = new CallBuffer(engine.bufferPool, engine.perRpcBufferLimit);
             first = newAttemptLocked(AttemptKind.INITIAL);
         }
-        RetryBudget budget = engine.budget;
-        if (budget != null) {
-            budget.onCall();
-        }
-        events.callStarted(target);
+        CallSupport.callStarted(engine, target);
         launchOrFail(first);
     }
 
@@ -333,11 +325,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             p.call.cancel(message, cause);
             return;
         }
-        Status status = Status.CANCELLED.withDescription(message != null ? message : "Call cancelled without message");
-        if (cause != null) {
-            status = status.withCause(cause);
-        }
-        cancelWith(status, message, cause);
+        cancelWith(CallSupport.cancelStatus(message, cause), message, cause);
     }
 
     /** Cancels the call (application or Context): every attempt in flight and the pending hedge. */
@@ -564,9 +552,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private void launch(Attempt a) {
         Metadata attemptHeaders = new Metadata();
         attemptHeaders.merge(headers);
-        if (a.number > 1) {
-            attemptHeaders.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
-        }
+        CallSupport.putAttemptHeader(attemptHeaders, a.number);
         events.attemptStarted(target, a.kind, a.number);
         if (a.committedAtStart) {
             events.committed(target, a.number);
@@ -578,10 +564,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             synchronized (this) {
                 compression = messageCompression;
             }
-            a.call.start(a, attemptHeaders);
-            if (compression != null) {
-                a.call.setMessageCompression(compression);
-            }
+            CallSupport.startAttemptCall(a.call, a, attemptHeaders, compression);
             drain(a);
         } finally {
             if (previous != null) {
@@ -633,11 +616,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 a.cancelNow();
                 return;
             }
-            while (moreDemand > 0) {
-                int n = (int) Math.min(moreDemand, Integer.MAX_VALUE);
-                a.call.request(n);
-                moreDemand -= n;
-            }
+            CallSupport.request(a.call, moreDemand);
             for (int i = from; i < to; i++) {
                 a.call.sendMessage((ReqT) messages[i]);
             }
@@ -904,12 +883,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             hedges = attempts - 1;
             delay = hedges > 0 ? lastStartNanos - firstStartNanos : 0;
         }
-        if (status.isOk()) {
-            RetryThrottle throttle = engine.throttle;
-            if (throttle != null) {
-                throttle.onSuccess();
-            }
-        }
+        CallSupport.succeeded(engine, status.isOk());
         events.callEnded(target, status.getCode(), 0, hedges, delay);
         if (winner != null && deliverDirect == winner) {
             listener.onClose(status, trailers);
@@ -1145,15 +1119,5 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         public String toString() {
             return "Attempt[" + number + " " + kind + "]";
         }
-    }
-
-    private static Deadline earlier(Deadline a, Deadline b) {
-        if (a == null) {
-            return b;
-        }
-        if (b == null) {
-            return a;
-        }
-        return a.timeRemaining(TimeUnit.NANOSECONDS) <= b.timeRemaining(TimeUnit.NANOSECONDS) ? a : b;
     }
 }

@@ -185,7 +185,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** The effective deadline: the earlier of the call's and the Context's (both fixed for the call). */
     private Deadline deadline() {
-        return earlier(callOptions.getDeadline(), context.getDeadline());
+        return CallSupport.earlier(callOptions.getDeadline(), context.getDeadline());
     }
 
     private boolean bufferExceededLocked() {
@@ -197,9 +197,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public void start(Listener<RespT> responseListener, Metadata startHeaders) {
-        if (responseListener == null || startHeaders == null) {
-            throw new NullPointerException("listener and headers must not be null");
-        }
+        CallSupport.checkStartArguments(responseListener, startHeaders);
         RetryDecider.Call d = policy != null ? null : state.decider.newCall(target);
         synchronized (this) {
             if (listener != null) {
@@ -212,16 +210,10 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (d != null) {
                 state.decisions = d;
             }
-            if (startHeaders.containsKey(PREVIOUS_ATTEMPTS)) {
-                startHeaders.discardAll(PREVIOUS_ATTEMPTS); // the engine's header: the call owns these headers now
-            }
+            CallSupport.discardAttemptHeader(startHeaders); // the call owns these headers now
             headers = startHeaders;
         }
-        RetryBudget budget = engine.budget;
-        if (budget != null) {
-            budget.onCall();
-        }
-        engine.events.callStarted(target);
+        CallSupport.callStarted(engine, target);
         startAttempt(AttemptKind.INITIAL);
     }
 
@@ -375,11 +367,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             p.call.cancel(message, cause);
             return;
         }
-        Status status = Status.CANCELLED.withDescription(message != null ? message : "Call cancelled without message");
-        if (cause != null) {
-            status = status.withCause(cause);
-        }
-        cancelWith(status, message, cause);
+        cancelWith(CallSupport.cancelStatus(message, cause), message, cause);
     }
 
     /** Cancels the call (application or Context): the live attempt is cancelled, a pending retry dropped. */
@@ -522,10 +510,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             attemptHeaders.merge(headers); // stripped of any attempt header of the application's in start()
         }
-        if (a.number > 1) {
-            int prev = a.number - 1;
-            attemptHeaders.put(PREVIOUS_ATTEMPTS, previousAttemptsValue(prev));
-        }
+        CallSupport.putAttemptHeader(attemptHeaders, a.number);
         Duration perAttempt = policy == null ? null : policy.perAttemptReceiveTimeout();
         if (perAttempt != null) {
             long timeoutNanos = Nanos.saturated(perAttempt);
@@ -548,10 +533,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 RetryState s = state;
                 compression = s == null ? null : s.messageCompression;
             }
-            a.call.start(a, attemptHeaders);
-            if (compression != null) {
-                a.call.setMessageCompression(compression);
-            }
+            CallSupport.startAttemptCall(a.call, a, attemptHeaders, compression);
             drain(a);
         } finally {
             if (previous != null) {
@@ -606,11 +588,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 a.call.cancel(cancelMessage, cancelCause);
                 return;
             }
-            while (moreDemand > 0) {
-                int n = (int) Math.min(moreDemand, Integer.MAX_VALUE);
-                a.call.request(n);
-                moreDemand -= n;
-            }
+            CallSupport.request(a.call, moreDemand);
             for (int i = from; i < to; i++) {
                 a.call.sendMessage((ReqT) (i == 0 ? first : later[i - 1]));
             }
@@ -906,21 +884,8 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 listener.onHeaders(responseHeaders);
                 return;
             }
-            boolean deliver;
-            boolean newly = false;
-            Listener<RespT> l;
-            synchronized (RetryingCall.this) {
-                if (committed == null && !closed) {
-                    commitTo(this, SuppressionReason.COMMITTED);
-                    newly = true;
-                }
-                deliver = committed == this;
-                l = listener;
-            }
-            if (newly) {
-                engine.events.committed(target, number);
-            }
-            if (deliver) {
+            Listener<RespT> l = commitForResponse();
+            if (l != null) {
                 l.onHeaders(responseHeaders);
             }
         }
@@ -931,6 +896,17 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 listener.onMessage(message);
                 return;
             }
+            Listener<RespT> l = commitForResponse();
+            if (l != null) {
+                l.onMessage(message);
+            }
+        }
+
+        /**
+         * A response arrived: commits the call to this attempt if nothing else did; the application's
+         * listener when this attempt is the committed one (deliver to it), null otherwise.
+         */
+        private Listener<RespT> commitForResponse() {
             boolean deliver;
             boolean newly = false;
             Listener<RespT> l;
@@ -945,9 +921,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (newly) {
                 engine.events.committed(target, number);
             }
-            if (deliver) {
-                l.onMessage(message);
-            }
+            return deliver ? l : null;
         }
 
         @Override
@@ -1024,12 +998,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (suppressed != null) {
                 events.retrySuppressed(target, suppressed, code);
             }
-            if (code == Status.Code.OK) {
-                RetryThrottle throttle = engine.throttle;
-                if (throttle != null) {
-                    throttle.onSuccess();
-                }
-            }
+            CallSupport.succeeded(engine, code == Status.Code.OK);
             events.callEnded(target, code, r, 0, delay);
             decisionsClosed(d, status, n);
             l.onClose(status, trailers);
@@ -1039,15 +1008,5 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         public String toString() {
             return "Attempt[" + number + " " + kind() + "]";
         }
-    }
-
-    private static Deadline earlier(Deadline a, Deadline b) {
-        if (a == null) {
-            return b;
-        }
-        if (b == null) {
-            return a;
-        }
-        return a.timeRemaining(TimeUnit.NANOSECONDS) <= b.timeRemaining(TimeUnit.NANOSECONDS) ? a : b;
     }
 }

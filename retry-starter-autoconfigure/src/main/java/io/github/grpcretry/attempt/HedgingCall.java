@@ -9,7 +9,6 @@ import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
-import io.grpc.ClientCall;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Deadline;
@@ -78,7 +77,7 @@ import java.util.concurrent.TimeUnit;
  * completes, possibly after {@code callEnded}. grpc-java holds the application's close until every
  * cancelled attempt has closed.
  */
-final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
+final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall<ReqT, RespT>.Attempt> {
 
     private static final Object[] NO_MESSAGES = new Object[0];
     private static final String LOST = "hedged attempt not needed: another attempt committed";
@@ -97,8 +96,6 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private final long delayNanos;
     private final Attempt[] noAttempts;
 
-    /** The committed, drained attempt: the application's operations go straight to it. */
-    private volatile Attempt passThrough;
     /** The committed attempt once the serializer is idle: its callbacks go straight to the listener. */
     private volatile Attempt deliverDirect;
 
@@ -221,16 +218,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     @Override
-    public void sendMessage(ReqT message) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.sendMessage(message);
-            return;
-        }
-        sendMessageUncommitted(message);
-    }
-
-    private void sendMessageUncommitted(ReqT message) {
+    void sendMessageUncommitted(ReqT message) {
         long size = MessageSizes.sizeOf(method.getRequestMarshaller(), message);
         Attempt p;
         Attempt[] targets = null;
@@ -318,18 +306,9 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    @Override
-    public void cancel(String message, Throwable cause) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.cancel(message, cause);
-            return;
-        }
-        cancelWith(CallSupport.cancelStatus(message, cause), message, cause);
-    }
-
     /** Cancels the call (application or Context): every attempt in flight and the pending hedge. */
-    private void cancelWith(Status status, String message, Throwable cause) {
+    @Override
+    void cancelWith(Status status, String message, Throwable cause) {
         Attempt p;
         Attempt[] toCancel = null;
         boolean closeNow = false;
@@ -940,11 +919,10 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     // ------------------------------------------------------------------ one attempt
 
-    final class Attempt extends Listener<RespT> {
+    final class Attempt extends EngineAttempt<ReqT, RespT> {
         final int number;
         final AttemptKind kind;
         final Attempt[] self;
-        ClientCall<ReqT, RespT> call;
         boolean committedAtStart;
         boolean hedgeAfterStart;
         // guarded by the call's lock

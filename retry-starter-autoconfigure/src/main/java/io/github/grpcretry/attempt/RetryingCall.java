@@ -8,7 +8,6 @@ import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
-import io.grpc.ClientCall;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Deadline;
@@ -58,7 +57,7 @@ import java.util.concurrent.TimeUnit;
  * headers (a proxy forwarding its caller's headers, say) is removed before the first attempt, and
  * retries carry only the engine's own count.
  */
-final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
+final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCall<ReqT, RespT>.Attempt> {
 
     static final Metadata.Key<String> PREVIOUS_ATTEMPTS =
             Metadata.Key.of("grpc-previous-rpc-attempts", Metadata.ASCII_STRING_MARSHALLER);
@@ -72,9 +71,6 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private final RetryPolicy policy;
     private final CallTarget target;
     private final Context context;
-
-    /** The committed, drained attempt: everything goes straight to it. */
-    private volatile Attempt passThrough;
 
     // ---- guarded by this ----
     private Listener<RespT> listener;
@@ -250,16 +246,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     @Override
-    public void sendMessage(ReqT message) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.sendMessage(message);
-            return;
-        }
-        sendMessageUncommitted(message);
-    }
-
-    private void sendMessageUncommitted(ReqT message) {
+    void sendMessageUncommitted(ReqT message) {
         long size = MessageSizes.sizeOf(method.getRequestMarshaller(), message);
         Attempt forward = null;
         Attempt newlyCommitted = null;
@@ -360,18 +347,9 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    @Override
-    public void cancel(String message, Throwable cause) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.cancel(message, cause);
-            return;
-        }
-        cancelWith(CallSupport.cancelStatus(message, cause), message, cause);
-    }
-
     /** Cancels the call (application or Context): the live attempt is cancelled, a pending retry dropped. */
-    private void cancelWith(Status status, String message, Throwable cause) {
+    @Override
+    void cancelWith(Status status, String message, Throwable cause) {
         Attempt toCancel = null;
         Attempt p;
         boolean closeNow = false;
@@ -857,9 +835,8 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     // ------------------------------------------------------------------ one attempt
 
-    final class Attempt extends Listener<RespT> {
+    final class Attempt extends EngineAttempt<ReqT, RespT> {
         final int number;
-        ClientCall<ReqT, RespT> call;
         Deadline perAttemptDeadline;
         // guarded by the call's lock
         boolean started;

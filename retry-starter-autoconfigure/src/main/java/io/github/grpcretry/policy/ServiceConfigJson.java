@@ -158,30 +158,20 @@ public final class ServiceConfigJson {
             }
         }
         RetryPolicyDraft retry = null;
-        JsonElement rp = o.get("retryPolicy");
-        if (rp != null && !rp.isJsonNull()) {
+        JsonObject r = object(o, path, "retryPolicy");
+        if (r != null) {
             String p = path + ".retryPolicy";
-            if (!rp.isJsonObject()) {
-                wrongType(p, rp, "a JSON object");
-            } else {
-                JsonObject r = rp.getAsJsonObject();
-                retry = new RetryPolicyDraft(at(p), ConfigNaming.JSON, integer(r, p, "maxAttempts"),
-                        duration(r, p, "initialBackoff"), duration(r, p, "maxBackoff"),
-                        number(r, p, "backoffMultiplier"), codes(r, p, "retryableStatusCodes"),
-                        duration(r, p, "perAttemptRecvTimeout"));
-            }
+            retry = new RetryPolicyDraft(at(p), ConfigNaming.JSON, integer(r, p, "maxAttempts"),
+                    duration(r, p, "initialBackoff"), duration(r, p, "maxBackoff"),
+                    number(r, p, "backoffMultiplier"), codes(r, p, "retryableStatusCodes"),
+                    duration(r, p, "perAttemptRecvTimeout"));
         }
         HedgingPolicyDraft hedging = null;
-        JsonElement hp = o.get("hedgingPolicy");
-        if (hp != null && !hp.isJsonNull()) {
+        JsonObject h = object(o, path, "hedgingPolicy");
+        if (h != null) {
             String p = path + ".hedgingPolicy";
-            if (!hp.isJsonObject()) {
-                wrongType(p, hp, "a JSON object");
-            } else {
-                JsonObject h = hp.getAsJsonObject();
-                hedging = new HedgingPolicyDraft(at(p), ConfigNaming.JSON, integer(h, p, "maxAttempts"),
-                        duration(h, p, "hedgingDelay"), codes(h, p, "nonFatalStatusCodes"));
-            }
+            hedging = new HedgingPolicyDraft(at(p), ConfigNaming.JSON, integer(h, p, "maxAttempts"),
+                    duration(h, p, "hedgingDelay"), codes(h, p, "nonFatalStatusCodes"));
         }
         Sourced<Boolean> waitForReady = null;
         JsonElement wfr = o.get("waitForReady");
@@ -202,6 +192,19 @@ public final class ServiceConfigJson {
     private static JsonElement field(JsonObject o, String key) {
         JsonElement e = o.get(key);
         return e == null || e.isJsonNull() ? null : e;
+    }
+
+    /** The JSON object at {@code key}; null when it is absent, JSON null or (reported) not an object. */
+    private JsonObject object(JsonObject o, String parent, String key) {
+        JsonElement e = field(o, key);
+        if (e == null) {
+            return null;
+        }
+        if (!e.isJsonObject()) {
+            wrongType(parent + "." + key, e, "a JSON object");
+            return null;
+        }
+        return e.getAsJsonObject();
     }
 
     private String string(JsonObject o, String parent, String key) {

@@ -9,7 +9,6 @@ import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
-import io.grpc.ClientCall;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Deadline;
@@ -78,7 +77,7 @@ import java.util.concurrent.TimeUnit;
  * completes, possibly after {@code callEnded}. grpc-java holds the application's close until every
  * cancelled attempt has closed.
  */
-final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
+final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall<ReqT, RespT>.Attempt> {
 
     private static final Object[] NO_MESSAGES = new Object[0];
     private static final String LOST = "hedged attempt not needed: another attempt committed";
@@ -97,8 +96,6 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private final long delayNanos;
     private final Attempt[] noAttempts;
 
-    /** The committed, drained attempt: the application's operations go straight to it. */
-    private volatile Attempt passThrough;
     /** The committed attempt once the serializer is idle: its callbacks go straight to the listener. */
     private volatile Attempt deliverDirect;
 
@@ -161,9 +158,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public void start(Listener<RespT> responseListener, Metadata startHeaders) {
-        if (responseListener == null || startHeaders == null) {
-            throw new NullPointerException("listener and headers must not be null");
-        }
+        CallSupport.checkStartArguments(responseListener, startHeaders);
         Attempt first;
         synchronized (this) {
             if (listener != null) {
@@ -173,19 +168,13 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 throw new IllegalStateException("call was cancelled");
             }
             listener = responseListener;
-            if (startHeaders.containsKey(RetryingCall.PREVIOUS_ATTEMPTS)) {
-                startHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS); // the engine's header (SEMANTICS §1)
-            }
+            CallSupport.discardAttemptHeader(startHeaders);
             headers = startHeaders;
-            deadline = earlier(callOptions.getDeadline(), context.getDeadline());
+            deadline = CallSupport.earlier(callOptions.getDeadline(), context.getDeadline());
             bytes = new CallBuffer(engine.bufferPool, engine.perRpcBufferLimit);
             first = newAttemptLocked(AttemptKind.INITIAL);
         }
-        RetryBudget budget = engine.budget;
-        if (budget != null) {
-            budget.onCall();
-        }
-        events.callStarted(target);
+        CallSupport.callStarted(engine, target);
         launchOrFail(first);
     }
 
@@ -229,16 +218,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     @Override
-    public void sendMessage(ReqT message) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.sendMessage(message);
-            return;
-        }
-        sendMessageUncommitted(message);
-    }
-
-    private void sendMessageUncommitted(ReqT message) {
+    void sendMessageUncommitted(ReqT message) {
         long size = MessageSizes.sizeOf(method.getRequestMarshaller(), message);
         Attempt p;
         Attempt[] targets = null;
@@ -326,22 +306,9 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    @Override
-    public void cancel(String message, Throwable cause) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.cancel(message, cause);
-            return;
-        }
-        Status status = Status.CANCELLED.withDescription(message != null ? message : "Call cancelled without message");
-        if (cause != null) {
-            status = status.withCause(cause);
-        }
-        cancelWith(status, message, cause);
-    }
-
     /** Cancels the call (application or Context): every attempt in flight and the pending hedge. */
-    private void cancelWith(Status status, String message, Throwable cause) {
+    @Override
+    void cancelWith(Status status, String message, Throwable cause) {
         Attempt p;
         Attempt[] toCancel = null;
         boolean closeNow = false;
@@ -564,9 +531,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private void launch(Attempt a) {
         Metadata attemptHeaders = new Metadata();
         attemptHeaders.merge(headers);
-        if (a.number > 1) {
-            attemptHeaders.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
-        }
+        CallSupport.putAttemptHeader(attemptHeaders, a.number);
         events.attemptStarted(target, a.kind, a.number);
         if (a.committedAtStart) {
             events.committed(target, a.number);
@@ -578,10 +543,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             synchronized (this) {
                 compression = messageCompression;
             }
-            a.call.start(a, attemptHeaders);
-            if (compression != null) {
-                a.call.setMessageCompression(compression);
-            }
+            CallSupport.startAttemptCall(a.call, a, attemptHeaders, compression);
             drain(a);
         } finally {
             if (previous != null) {
@@ -633,11 +595,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 a.cancelNow();
                 return;
             }
-            while (moreDemand > 0) {
-                int n = (int) Math.min(moreDemand, Integer.MAX_VALUE);
-                a.call.request(n);
-                moreDemand -= n;
-            }
+            CallSupport.request(a.call, moreDemand);
             for (int i = from; i < to; i++) {
                 a.call.sendMessage((ReqT) messages[i]);
             }
@@ -904,12 +862,7 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             hedges = attempts - 1;
             delay = hedges > 0 ? lastStartNanos - firstStartNanos : 0;
         }
-        if (status.isOk()) {
-            RetryThrottle throttle = engine.throttle;
-            if (throttle != null) {
-                throttle.onSuccess();
-            }
-        }
+        CallSupport.succeeded(engine, status.isOk());
         events.callEnded(target, status.getCode(), 0, hedges, delay);
         if (winner != null && deliverDirect == winner) {
             listener.onClose(status, trailers);
@@ -966,11 +919,10 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     // ------------------------------------------------------------------ one attempt
 
-    final class Attempt extends Listener<RespT> {
+    final class Attempt extends EngineAttempt<ReqT, RespT> {
         final int number;
         final AttemptKind kind;
         final Attempt[] self;
-        ClientCall<ReqT, RespT> call;
         boolean committedAtStart;
         boolean hedgeAfterStart;
         // guarded by the call's lock
@@ -1145,15 +1097,5 @@ final class HedgingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         public String toString() {
             return "Attempt[" + number + " " + kind + "]";
         }
-    }
-
-    private static Deadline earlier(Deadline a, Deadline b) {
-        if (a == null) {
-            return b;
-        }
-        if (b == null) {
-            return a;
-        }
-        return a.timeRemaining(TimeUnit.NANOSECONDS) <= b.timeRemaining(TimeUnit.NANOSECONDS) ? a : b;
     }
 }

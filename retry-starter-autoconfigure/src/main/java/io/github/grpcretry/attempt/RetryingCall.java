@@ -8,7 +8,6 @@ import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
-import io.grpc.ClientCall;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Deadline;
@@ -58,7 +57,7 @@ import java.util.concurrent.TimeUnit;
  * headers (a proxy forwarding its caller's headers, say) is removed before the first attempt, and
  * retries carry only the engine's own count.
  */
-final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
+final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCall<ReqT, RespT>.Attempt> {
 
     static final Metadata.Key<String> PREVIOUS_ATTEMPTS =
             Metadata.Key.of("grpc-previous-rpc-attempts", Metadata.ASCII_STRING_MARSHALLER);
@@ -72,9 +71,6 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private final RetryPolicy policy;
     private final CallTarget target;
     private final Context context;
-
-    /** The committed, drained attempt: everything goes straight to it. */
-    private volatile Attempt passThrough;
 
     // ---- guarded by this ----
     private Listener<RespT> listener;
@@ -185,7 +181,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** The effective deadline: the earlier of the call's and the Context's (both fixed for the call). */
     private Deadline deadline() {
-        return earlier(callOptions.getDeadline(), context.getDeadline());
+        return CallSupport.earlier(callOptions.getDeadline(), context.getDeadline());
     }
 
     private boolean bufferExceededLocked() {
@@ -197,9 +193,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public void start(Listener<RespT> responseListener, Metadata startHeaders) {
-        if (responseListener == null || startHeaders == null) {
-            throw new NullPointerException("listener and headers must not be null");
-        }
+        CallSupport.checkStartArguments(responseListener, startHeaders);
         RetryDecider.Call d = policy != null ? null : state.decider.newCall(target);
         synchronized (this) {
             if (listener != null) {
@@ -212,16 +206,10 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (d != null) {
                 state.decisions = d;
             }
-            if (startHeaders.containsKey(PREVIOUS_ATTEMPTS)) {
-                startHeaders.discardAll(PREVIOUS_ATTEMPTS); // the engine's header: the call owns these headers now
-            }
+            CallSupport.discardAttemptHeader(startHeaders); // the call owns these headers now
             headers = startHeaders;
         }
-        RetryBudget budget = engine.budget;
-        if (budget != null) {
-            budget.onCall();
-        }
-        engine.events.callStarted(target);
+        CallSupport.callStarted(engine, target);
         startAttempt(AttemptKind.INITIAL);
     }
 
@@ -258,16 +246,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     @Override
-    public void sendMessage(ReqT message) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.sendMessage(message);
-            return;
-        }
-        sendMessageUncommitted(message);
-    }
-
-    private void sendMessageUncommitted(ReqT message) {
+    void sendMessageUncommitted(ReqT message) {
         long size = MessageSizes.sizeOf(method.getRequestMarshaller(), message);
         Attempt forward = null;
         Attempt newlyCommitted = null;
@@ -368,22 +347,9 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    @Override
-    public void cancel(String message, Throwable cause) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.cancel(message, cause);
-            return;
-        }
-        Status status = Status.CANCELLED.withDescription(message != null ? message : "Call cancelled without message");
-        if (cause != null) {
-            status = status.withCause(cause);
-        }
-        cancelWith(status, message, cause);
-    }
-
     /** Cancels the call (application or Context): the live attempt is cancelled, a pending retry dropped. */
-    private void cancelWith(Status status, String message, Throwable cause) {
+    @Override
+    void cancelWith(Status status, String message, Throwable cause) {
         Attempt toCancel = null;
         Attempt p;
         boolean closeNow = false;
@@ -522,10 +488,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             attemptHeaders.merge(headers); // stripped of any attempt header of the application's in start()
         }
-        if (a.number > 1) {
-            int prev = a.number - 1;
-            attemptHeaders.put(PREVIOUS_ATTEMPTS, previousAttemptsValue(prev));
-        }
+        CallSupport.putAttemptHeader(attemptHeaders, a.number);
         Duration perAttempt = policy == null ? null : policy.perAttemptReceiveTimeout();
         if (perAttempt != null) {
             long timeoutNanos = Nanos.saturated(perAttempt);
@@ -548,10 +511,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 RetryState s = state;
                 compression = s == null ? null : s.messageCompression;
             }
-            a.call.start(a, attemptHeaders);
-            if (compression != null) {
-                a.call.setMessageCompression(compression);
-            }
+            CallSupport.startAttemptCall(a.call, a, attemptHeaders, compression);
             drain(a);
         } finally {
             if (previous != null) {
@@ -606,11 +566,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 a.call.cancel(cancelMessage, cancelCause);
                 return;
             }
-            while (moreDemand > 0) {
-                int n = (int) Math.min(moreDemand, Integer.MAX_VALUE);
-                a.call.request(n);
-                moreDemand -= n;
-            }
+            CallSupport.request(a.call, moreDemand);
             for (int i = from; i < to; i++) {
                 a.call.sendMessage((ReqT) (i == 0 ? first : later[i - 1]));
             }
@@ -879,9 +835,8 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     // ------------------------------------------------------------------ one attempt
 
-    final class Attempt extends Listener<RespT> {
+    final class Attempt extends EngineAttempt<ReqT, RespT> {
         final int number;
-        ClientCall<ReqT, RespT> call;
         Deadline perAttemptDeadline;
         // guarded by the call's lock
         boolean started;
@@ -906,21 +861,8 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 listener.onHeaders(responseHeaders);
                 return;
             }
-            boolean deliver;
-            boolean newly = false;
-            Listener<RespT> l;
-            synchronized (RetryingCall.this) {
-                if (committed == null && !closed) {
-                    commitTo(this, SuppressionReason.COMMITTED);
-                    newly = true;
-                }
-                deliver = committed == this;
-                l = listener;
-            }
-            if (newly) {
-                engine.events.committed(target, number);
-            }
-            if (deliver) {
+            Listener<RespT> l = commitForResponse();
+            if (l != null) {
                 l.onHeaders(responseHeaders);
             }
         }
@@ -931,6 +873,17 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 listener.onMessage(message);
                 return;
             }
+            Listener<RespT> l = commitForResponse();
+            if (l != null) {
+                l.onMessage(message);
+            }
+        }
+
+        /**
+         * A response arrived: commits the call to this attempt if nothing else did; the application's
+         * listener when this attempt is the committed one (deliver to it), null otherwise.
+         */
+        private Listener<RespT> commitForResponse() {
             boolean deliver;
             boolean newly = false;
             Listener<RespT> l;
@@ -945,9 +898,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (newly) {
                 engine.events.committed(target, number);
             }
-            if (deliver) {
-                l.onMessage(message);
-            }
+            return deliver ? l : null;
         }
 
         @Override
@@ -1024,12 +975,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (suppressed != null) {
                 events.retrySuppressed(target, suppressed, code);
             }
-            if (code == Status.Code.OK) {
-                RetryThrottle throttle = engine.throttle;
-                if (throttle != null) {
-                    throttle.onSuccess();
-                }
-            }
+            CallSupport.succeeded(engine, code == Status.Code.OK);
             events.callEnded(target, code, r, 0, delay);
             decisionsClosed(d, status, n);
             l.onClose(status, trailers);
@@ -1039,15 +985,5 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         public String toString() {
             return "Attempt[" + number + " " + kind() + "]";
         }
-    }
-
-    private static Deadline earlier(Deadline a, Deadline b) {
-        if (a == null) {
-            return b;
-        }
-        if (b == null) {
-            return a;
-        }
-        return a.timeRemaining(TimeUnit.NANOSECONDS) <= b.timeRemaining(TimeUnit.NANOSECONDS) ? a : b;
     }
 }

@@ -14,6 +14,7 @@ import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -157,30 +158,20 @@ public final class ServiceConfigJson {
             }
         }
         RetryPolicyDraft retry = null;
-        JsonElement rp = o.get("retryPolicy");
-        if (rp != null && !rp.isJsonNull()) {
+        JsonObject r = object(o, path, "retryPolicy");
+        if (r != null) {
             String p = path + ".retryPolicy";
-            if (!rp.isJsonObject()) {
-                wrongType(p, rp, "a JSON object");
-            } else {
-                JsonObject r = rp.getAsJsonObject();
-                retry = new RetryPolicyDraft(at(p), ConfigNaming.JSON, integer(r, p, "maxAttempts"),
-                        duration(r, p, "initialBackoff"), duration(r, p, "maxBackoff"),
-                        number(r, p, "backoffMultiplier"), codes(r, p, "retryableStatusCodes"),
-                        duration(r, p, "perAttemptRecvTimeout"));
-            }
+            retry = new RetryPolicyDraft(at(p), ConfigNaming.JSON, integer(r, p, "maxAttempts"),
+                    duration(r, p, "initialBackoff"), duration(r, p, "maxBackoff"),
+                    number(r, p, "backoffMultiplier"), codes(r, p, "retryableStatusCodes"),
+                    duration(r, p, "perAttemptRecvTimeout"));
         }
         HedgingPolicyDraft hedging = null;
-        JsonElement hp = o.get("hedgingPolicy");
-        if (hp != null && !hp.isJsonNull()) {
+        JsonObject h = object(o, path, "hedgingPolicy");
+        if (h != null) {
             String p = path + ".hedgingPolicy";
-            if (!hp.isJsonObject()) {
-                wrongType(p, hp, "a JSON object");
-            } else {
-                JsonObject h = hp.getAsJsonObject();
-                hedging = new HedgingPolicyDraft(at(p), ConfigNaming.JSON, integer(h, p, "maxAttempts"),
-                        duration(h, p, "hedgingDelay"), codes(h, p, "nonFatalStatusCodes"));
-            }
+            hedging = new HedgingPolicyDraft(at(p), ConfigNaming.JSON, integer(h, p, "maxAttempts"),
+                    duration(h, p, "hedgingDelay"), codes(h, p, "nonFatalStatusCodes"));
         }
         Sourced<Boolean> waitForReady = null;
         JsonElement wfr = o.get("waitForReady");
@@ -197,9 +188,28 @@ public final class ServiceConfigJson {
                 maxReq, maxResp, retry, hedging);
     }
 
-    private String string(JsonObject o, String parent, String key) {
+    /** The value of {@code key} in {@code o}; null when it is absent or JSON null. */
+    private static JsonElement field(JsonObject o, String key) {
         JsonElement e = o.get(key);
-        if (e == null || e.isJsonNull()) {
+        return e == null || e.isJsonNull() ? null : e;
+    }
+
+    /** The JSON object at {@code key}; null when it is absent, JSON null or (reported) not an object. */
+    private JsonObject object(JsonObject o, String parent, String key) {
+        JsonElement e = field(o, key);
+        if (e == null) {
+            return null;
+        }
+        if (!e.isJsonObject()) {
+            wrongType(parent + "." + key, e, "a JSON object");
+            return null;
+        }
+        return e.getAsJsonObject();
+    }
+
+    private String string(JsonObject o, String parent, String key) {
+        JsonElement e = field(o, key);
+        if (e == null) {
             return null;
         }
         if (e.isJsonPrimitive() && e.getAsJsonPrimitive().isString()) {
@@ -210,8 +220,8 @@ public final class ServiceConfigJson {
     }
 
     private Sourced<Double> number(JsonObject o, String parent, String key) {
-        JsonElement e = o.get(key);
-        if (e == null || e.isJsonNull()) {
+        JsonElement e = field(o, key);
+        if (e == null) {
             return null;
         }
         String p = parent + "." + key;
@@ -224,38 +234,30 @@ public final class ServiceConfigJson {
     }
 
     private Sourced<Integer> integer(JsonObject o, String parent, String key) {
-        JsonElement e = o.get(key);
-        if (e == null || e.isJsonNull()) {
-            return null;
-        }
-        String p = parent + "." + key;
-        BigDecimal d = decimal(e);
-        try {
-            if (d != null) {
-                return new Sourced<>(d.intValueExact(), at(p), e.getAsString());
-            }
-        } catch (ArithmeticException ignored) {
-            // not integral or out of range
-        }
-        wrongType(p, e, "a whole JSON number");
-        return null;
+        return whole(o, parent, key, BigDecimal::intValueExact, "a whole JSON number");
     }
 
     private Sourced<Long> longValue(JsonObject o, String parent, String key) {
-        JsonElement e = o.get(key);
-        if (e == null || e.isJsonNull()) {
+        return whole(o, parent, key, BigDecimal::longValueExact, "a whole number of bytes");
+    }
+
+    /** A whole number that {@code exact} takes (it throws when not integral or out of range), or null. */
+    private <T> Sourced<T> whole(JsonObject o, String parent, String key, Function<BigDecimal, T> exact,
+            String expected) {
+        JsonElement e = field(o, key);
+        if (e == null) {
             return null;
         }
         String p = parent + "." + key;
         BigDecimal d = decimal(e);
         try {
             if (d != null) {
-                return new Sourced<>(d.longValueExact(), at(p), e.getAsString());
+                return new Sourced<>(exact.apply(d), at(p), e.getAsString());
             }
         } catch (ArithmeticException ignored) {
             // not integral or out of range
         }
-        wrongType(p, e, "a whole number of bytes");
+        wrongType(p, e, expected);
         return null;
     }
 
@@ -275,8 +277,8 @@ public final class ServiceConfigJson {
     }
 
     private Sourced<Duration> duration(JsonObject o, String parent, String key) {
-        JsonElement e = o.get(key);
-        if (e == null || e.isJsonNull()) {
+        JsonElement e = field(o, key);
+        if (e == null) {
             return null;
         }
         String p = parent + "." + key;
@@ -308,8 +310,8 @@ public final class ServiceConfigJson {
     }
 
     private Sourced<List<String>> codes(JsonObject o, String parent, String key) {
-        JsonElement e = o.get(key);
-        if (e == null || e.isJsonNull()) {
+        JsonElement e = field(o, key);
+        if (e == null) {
             return null;
         }
         String p = parent + "." + key;

@@ -21,7 +21,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Phaser;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
@@ -237,7 +239,7 @@ final class R3Budget {
             ScheduledExecutorService timer = Executors.newScheduledThreadPool(1);
             int[][] calls = new int[strategies.length][SECONDS];
             AtomicIntegerArray[] oks = new AtomicIntegerArray[strategies.length];
-            AtomicLong pending = new AtomicLong();
+            Phaser pending = new Phaser(1); // the lab's own party, plus one per call in flight
             long periodNanos = TimeUnit.SECONDS.toNanos(1) / RATE;
             for (int i = 0; i < strategies.length; i++) {
                 oks[i] = new AtomicIntegerArray(SECONDS);
@@ -252,7 +254,7 @@ final class R3Budget {
                     }
                     calls[i][sec]++;
                     AtomicIntegerArray ok = oks[i];
-                    pending.incrementAndGet();
+                    pending.register();
                     timer.schedule(() -> FlakyGrpc.newStub(ch).withDeadlineAfter(5, TimeUnit.SECONDS).call(
                             FlakyRequest.newBuilder().setKey("cap").build(), new StreamObserver<>() {
                                 @Override
@@ -262,19 +264,23 @@ final class R3Budget {
 
                                 @Override
                                 public void onError(Throwable e) {
-                                    pending.decrementAndGet();
+                                    pending.arriveAndDeregister();
                                 }
 
                                 @Override
                                 public void onCompleted() {
-                                    pending.decrementAndGet();
+                                    pending.arriveAndDeregister();
                                 }
                             }), at - System.nanoTime(), TimeUnit.NANOSECONDS);
                 }
             }
             long deadline = t0 + TimeUnit.SECONDS.toNanos(SECONDS + 6);
-            while ((pending.get() > 0) && System.nanoTime() < deadline) {
-                sleep(50);
+            try {
+                pending.awaitAdvanceInterruptibly(pending.arrive(), deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                // calls still in flight after the run: counted as they stand
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
             timer.shutdownNow();
             for (int i = 0; i < strategies.length; i++) {
@@ -461,13 +467,5 @@ final class R3Budget {
             s += v;
         }
         return s;
-    }
-
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }

@@ -4,12 +4,16 @@ import io.github.grpcretry.sample.proto.FlakyGrpc;
 import io.github.grpcretry.sample.proto.FlakyReply;
 import io.github.grpcretry.sample.proto.FlakyRequest;
 import io.github.grpcretry.sample.proto.Script;
+import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import net.devh.boot.grpc.server.service.GrpcService;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.slf4j.Logger;
@@ -26,6 +30,13 @@ public class FlakyService extends FlakyGrpc.FlakyImplBase {
 
     private static final Logger log = LoggerFactory.getLogger(FlakyService.class);
     static final Metadata.Key<String> PUSHBACK = Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER);
+
+    /** Timers for scripted sleeps, shared by every instance (daemon: never keeps the JVM alive). */
+    private static final ScheduledExecutorService DELAYS = Executors.newScheduledThreadPool(2, r -> {
+        Thread t = new Thread(r, "flaky-delay");
+        t.setDaemon(true);
+        return t;
+    });
 
     private final ArrivalLog arrivals;
     private final FaultScript faults;
@@ -104,13 +115,18 @@ public class FlakyService extends FlakyGrpc.FlakyImplBase {
             return;
         }
         FaultScript.Decision decision = faults.decide(script, attempt);
+        // a scripted sleep never holds a server thread: the answer is scheduled, in the call's Context
+        Runnable reply = Context.current().wrap(
+                () -> respond(key, attempt, previous, decision, payloadSize, responses, replies));
         if (decision.sleepMs() > 0) {
-            try {
-                Thread.sleep(decision.sleepMs());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            DELAYS.schedule(reply, decision.sleepMs(), TimeUnit.MILLISECONDS);
+        } else {
+            reply.run();
         }
+    }
+
+    private void respond(String key, int attempt, int previous, FaultScript.Decision decision, int payloadSize,
+            StreamObserver<FlakyReply> responses, int replies) {
         if (responses instanceof ServerCallStreamObserver<?> server && server.isCancelled()) {
             log.debug("key={} attempt={} cancelled by the client", key, attempt);
             return;

@@ -55,6 +55,7 @@ final class Clients {
                 // as the starter renders it: no retry, no names-only entries
                 b.defaultServiceConfig(config.serviceConfig().withoutRetry().toServiceConfigMap(false)).intercept(engine);
             }
+            case FORWARDING -> b.intercept(new AllocationProbe.Forwarding());
             default -> throw new IllegalArgumentException(variant.name());
         }
         return new Client(b.build(), engine);

@@ -1,6 +1,6 @@
 package io.github.grpcretry.benchmarks;
 
-/** The four ways of calling, labelled as in docs/benchmarks.md. */
+/** The ways of calling, labelled as in docs/benchmarks.md. */
 public enum Variant {
     /** (a) a plain channel: grpc-java's defaults, no service config, no retry policy. */
     BARE,
@@ -9,5 +9,10 @@ public enum Variant {
     /** (c) the starter's interceptor engine: config without retry parts, throttle and budget on. */
     INTERCEPTOR,
     /** (d) a blocking stub on a bare channel wrapped in a resilience4j Retry. */
-    R4J
+    R4J,
+    /**
+     * (e) the bare channel with an interceptor that wraps the call and its listener and only forwards:
+     * the floor any interceptor pays (a reference for (c), not an alternative to it).
+     */
+    FORWARDING
 }

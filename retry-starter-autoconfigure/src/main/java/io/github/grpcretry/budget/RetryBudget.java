@@ -112,17 +112,21 @@ public final class RetryBudget {
     public boolean tryAcquireRetry() {
         long epoch = epoch();
         dropStaleTick(epoch);
-        if (balanceMilli(epoch) < UNIT) {
+        long deposits = depositPerCall * sum(calls, epoch) + reserve;
+        if (deposits - UNIT * sum(retries, epoch) < UNIT) {
             return false; // spent: refused without a write (reserving would have been refused too)
         }
         if (!increment(retries, epoch, 1)) {
-            // this thread fell a whole ring behind: reserve in the current slot
+            // this thread fell a whole ring behind: reserve in the current slot, whose window differs
             epoch = epoch();
             if (!increment(retries, epoch, 1)) {
                 return false; // a clock that went backwards: refuse rather than guess
             }
+            deposits = depositPerCall * sum(calls, epoch) + reserve;
         }
-        if (balanceMilli(epoch) >= 0) {
+        // Deposits in this window can only have grown since they were read: the check after the
+        // reservation reads the retries again (every reservation made before ours), not the calls.
+        if (deposits - UNIT * sum(retries, epoch) >= 0) {
             return true;
         }
         // a unit reserved in a slot that has since been reused has expired already: nothing to give back
@@ -200,23 +204,9 @@ public final class RetryBudget {
 
     // ------------------------------------------------------------------ slots
 
-    /** The balance of the window ending at {@code epoch}, in thousandths of a retry: both rings in one pass. */
+    /** The balance of the window ending at {@code epoch}, in thousandths of a retry. */
     private long balanceMilli(long epoch) {
-        long c = 0;
-        long r = 0;
-        for (int i = 0; i < SLOTS; i++) {
-            long e = (epoch - i) & EPOCH_MASK;
-            int idx = (int) e & RING_MASK;
-            long v = calls.get(idx);
-            if (v >>> COUNT_BITS == e) {
-                c += v & COUNT_MASK;
-            }
-            v = retries.get(idx);
-            if (v >>> COUNT_BITS == e) {
-                r += v & COUNT_MASK;
-            }
-        }
-        return depositPerCall * c + reserve - UNIT * r;
+        return depositPerCall * sum(calls, epoch) + reserve - UNIT * sum(retries, epoch);
     }
 
     /** The current epoch from the clock (masked). */

@@ -1,0 +1,195 @@
+package io.github.grpcretry.attempt;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.testing.ScriptedServer;
+import io.github.grpcretry.testing.ScriptedServer.Action;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.testing.protobuf.SimpleRequest;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link ClientCall#setMessageCompression} reaches every attempt: set before the call starts, while it
+ * waits for a retry, and while a retry attempt is still catching up on the replay (the drainer applies
+ * it before the messages that follow). A recording interceptor below the engine sees each attempt's call.
+ */
+class MessageCompressionTest {
+
+    private ScriptedServer server;
+    private RetryScheduler scheduler;
+    private RetryingClientInterceptor engine;
+    private ManagedChannel channel;
+    private final List<List<String>> attempts = Collections.synchronizedList(new ArrayList<>());
+    /** Blocks the attempt's sendMessage of the matching message (on the thread replaying it). */
+    private volatile Predicate<String> blockOn = m -> false;
+    private final CountDownLatch blocked = new CountDownLatch(1);
+    private final CountDownLatch release = new CountDownLatch(1);
+
+    @BeforeEach
+    void setUp() throws Exception {
+        server = ScriptedServer.start("compression-" + System.nanoTime());
+        scheduler = RetryScheduler.create(1, "test-compression");
+        ChannelRetryConfig config = Configs.channel(Configs.service(
+                Configs.policy(3, 300, 300, 1, Status.Code.UNAVAILABLE), null));
+        engine = RetryingClientInterceptor.builder(config).scheduler(scheduler).build();
+        channel = Engines.builder(server, Engines.Transport.IN_PROCESS)
+                .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false))
+                .intercept(new Recorder()) // the last one added runs first: the engine, then the recorder
+                .intercept(engine)
+                .build();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        release.countDown();
+        channel.shutdownNow();
+        channel.awaitTermination(5, TimeUnit.SECONDS);
+        assertThat(engine.bufferPool().used()).as("bytes held after the test").isZero();
+        assertThat(scheduler.outstandingTimers()).as("timers outstanding after the test").isZero();
+        scheduler.close();
+        server.close();
+    }
+
+    @Test
+    void compressionSetBeforeStartIsAppliedToEveryAttemptBeforeItsMessages() throws Exception {
+        server.script(a -> a.index <= 2 ? Action.failOnHalfClose(Status.Code.UNAVAILABLE) : Action.ok());
+        ClientCall<SimpleRequest, ?> call = channel.newCall(Rpc.UNARY, CallOptions.DEFAULT);
+        call.setMessageCompression(false);
+        Rpc.Outcome o = started(call).send("x").halfClose().await();
+
+        assertThat(o.code()).isEqualTo(Status.Code.OK);
+        assertThat(attempts).hasSize(3).allSatisfy(ops ->
+                assertThat(ops).containsExactly("start", "compression=false", "send x", "halfClose"));
+    }
+
+    @Test
+    void compressionSetWhileWaitingForARetryIsAppliedToTheRetry() throws Exception {
+        server.script(a -> a.index == 1 ? Action.fail(Status.Code.UNAVAILABLE) : Action.ok());
+        ClientCall<SimpleRequest, ?> call = channel.newCall(Rpc.CLIENT_STREAMING, CallOptions.DEFAULT);
+        Rpc.Handle h = started(call).send("a");
+        awaitArrivals(1);
+        awaitClosedAttempts(1); // the first attempt failed: the retry waits about 300 ms
+        call.setMessageCompression(true);
+        Rpc.Outcome o = h.send("b").halfClose().await();
+
+        assertThat(o.code()).isEqualTo(Status.Code.OK);
+        assertThat(attempts.get(0)).containsExactly("start", "send a");
+        assertThat(attempts.get(1)).containsExactly("start", "compression=true", "send a", "send b", "halfClose");
+    }
+
+    @Test
+    void compressionSetWhileARetryReplaysIsAppliedByTheReplayingThreadBeforeLaterMessages() throws Exception {
+        server.script(a -> a.index == 1 ? Action.fail(Status.Code.UNAVAILABLE) : Action.ok());
+        ClientCall<SimpleRequest, ?> call = channel.newCall(Rpc.CLIENT_STREAMING, CallOptions.DEFAULT);
+        Rpc.Handle h = started(call).send("a");
+        awaitArrivals(1);
+        awaitClosedAttempts(1);
+        blockOn = m -> attempts.size() == 2 && m.equals("a"); // the retry's replay of "a" waits for us
+        assertThat(blocked.await(10, TimeUnit.SECONDS)).as("the retry replays the first message").isTrue();
+        call.setMessageCompression(true); // the retry is live but has not caught up
+        h.send("b");
+        release.countDown();
+        Rpc.Outcome o = h.halfClose().await();
+
+        assertThat(o.code()).isEqualTo(Status.Code.OK);
+        assertThat(attempts.get(1)).containsExactly("start", "send a", "compression=true", "send b", "halfClose");
+    }
+
+    private static Rpc.Handle started(ClientCall<SimpleRequest, ?> call) {
+        @SuppressWarnings("unchecked")
+        ClientCall<SimpleRequest, io.grpc.testing.protobuf.SimpleResponse> c =
+                (ClientCall<SimpleRequest, io.grpc.testing.protobuf.SimpleResponse>) call;
+        ContractListener<io.grpc.testing.protobuf.SimpleResponse> listener =
+                new ContractListener<>(new ClientCall.Listener<>() {
+                });
+        c.start(listener, new Metadata());
+        c.request(1);
+        return new Rpc.Handle(c, listener);
+    }
+
+    private void awaitArrivals(int n) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (server.arrivalCount() < n && System.nanoTime() < end) {
+            Thread.sleep(2);
+        }
+        assertThat(server.arrivalCount()).isGreaterThanOrEqualTo(n);
+    }
+
+    private void awaitClosedAttempts(int n) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (closed.size() < n && System.nanoTime() < end) {
+            Thread.sleep(2);
+        }
+        assertThat(closed).hasSizeGreaterThanOrEqualTo(n);
+    }
+
+    private final List<Status> closed = Collections.synchronizedList(new ArrayList<>());
+
+    /** Records what the engine does to each attempt's call, in order. */
+    private final class Recorder implements ClientInterceptor {
+        @Override
+        public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+                CallOptions callOptions, Channel next) {
+            List<String> ops = Collections.synchronizedList(new ArrayList<>());
+            attempts.add(ops);
+            return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
+                @Override
+                public void start(Listener<RespT> listener, Metadata headers) {
+                    ops.add("start");
+                    super.start(new io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener<>(
+                            listener) {
+                        @Override
+                        public void onClose(Status status, Metadata trailers) {
+                            closed.add(status);
+                            super.onClose(status, trailers);
+                        }
+                    }, headers);
+                }
+
+                @Override
+                public void setMessageCompression(boolean enabled) {
+                    ops.add("compression=" + enabled);
+                    super.setMessageCompression(enabled);
+                }
+
+                @Override
+                public void sendMessage(ReqT message) {
+                    String m = ((SimpleRequest) message).getRequestMessage();
+                    ops.add("send " + m);
+                    if (blockOn.test(m)) {
+                        blocked.countDown();
+                        try {
+                            release.await(10, TimeUnit.SECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                    super.sendMessage(message);
+                }
+
+                @Override
+                public void halfClose() {
+                    ops.add("halfClose");
+                    super.halfClose();
+                }
+            };
+        }
+    }
+}

@@ -15,7 +15,7 @@ import java.util.Locale;
 
 /**
  * Turns a JMH JSON result file ({@code -rf json -rff results.json}) into the Markdown tables of
- * docs/benchmarks.md: throughput ratios (c/a, b/a, d/a, c/b), latency percentiles, allocation per
+ * docs/benchmarks.md: throughput ratios (c/a, b/a, d/a, c/b, c/e), latency percentiles, allocation per
  * call and its deltas, the failure path, streaming and the limiter micro-benchmarks.
  *
  * <p>{@code java -cp benchmarks/target/benchmarks.jar io.github.grpcretry.benchmarks.Report results.json}
@@ -117,44 +117,46 @@ public final class Report {
         }
         out.append("### Unary echo, success path: throughput (calls/ms, ± 99.9 % CI) and ratios\n\n");
         out.append("| transport | threads | (a) bare | (b) grpc-java | (c) interceptor | (d) resilience4j "
-                + "| c/a | b/a | d/a | c/b |\n|---|---|---|---|---|---|---|---|---|---|\n");
+                + "| (e) forwarding | c/a | b/a | d/a | c/b | c/e |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (String transport : new String[] {"IN_PROCESS", "NETTY"}) {
             for (String m : methods) {
                 Row a = find(m, "thrpt", transport, "BARE");
                 Row b = find(m, "thrpt", transport, "NATIVE");
                 Row c = find(m, "thrpt", transport, "INTERCEPTOR");
                 Row d = find(m, "thrpt", transport, "R4J");
+                Row e = find(m, "thrpt", transport, "FORWARDING");
                 if (a == null && b == null && c == null && d == null) {
                     continue;
                 }
-                out.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |%n",
-                        transport, threadsOf(a, b, c, d), thr(a), thr(b), thr(c), thr(d),
-                        ratio(c, a), ratio(b, a), ratio(d, a), ratio(c, b)));
+                out.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                        transport, threadsOf(a, b, c, d), thr(a), thr(b), thr(c), thr(d), thr(e),
+                        ratio(c, a), ratio(b, a), ratio(d, a), ratio(c, b), ratio(c, e)));
             }
         }
         out.append("\n### Unary echo, success path: process CPU time per call (µs, CpuTimeProfiler) and "
                 + "CPU-efficiency ratios (x/y = cpu(y) / cpu(x), read like a throughput ratio)\n\n");
         out.append("| transport | threads | (a) bare | (b) grpc-java | (c) interceptor | (d) resilience4j "
-                + "| c/a | b/a | d/a | c/b |\n|---|---|---|---|---|---|---|---|---|---|\n");
+                + "| (e) forwarding | c/a | b/a | d/a | c/b | c/e |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (String transport : new String[] {"IN_PROCESS", "NETTY"}) {
             for (String m : methods) {
                 Row a = find(m, "thrpt", transport, "BARE");
                 Row b = find(m, "thrpt", transport, "NATIVE");
                 Row c = find(m, "thrpt", transport, "INTERCEPTOR");
                 Row d = find(m, "thrpt", transport, "R4J");
+                Row e = find(m, "thrpt", transport, "FORWARDING");
                 if (a == null && b == null && c == null && d == null) {
                     continue;
                 }
-                out.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |%n",
-                        transport, threadsOf(a, b, c, d), cpu(a), cpu(b), cpu(c), cpu(d),
-                        cpuRatio(c, a), cpuRatio(b, a), cpuRatio(d, a), cpuRatio(c, b)));
+                out.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                        transport, threadsOf(a, b, c, d), cpu(a), cpu(b), cpu(c), cpu(d), cpu(e),
+                        cpuRatio(c, a), cpuRatio(b, a), cpuRatio(d, a), cpuRatio(c, b), cpuRatio(c, e)));
             }
         }
         out.append("\n### Unary echo, success path: latency percentiles (µs, SampleTime)\n\n");
         out.append("| transport | threads | variant | p50 | p90 | p99 | p99.9 |\n|---|---|---|---|---|---|---|\n");
         for (String transport : new String[] {"IN_PROCESS", "NETTY"}) {
             for (String m : methods) {
-                for (String client : new String[] {"BARE", "NATIVE", "INTERCEPTOR", "R4J"}) {
+                for (String client : new String[] {"BARE", "NATIVE", "INTERCEPTOR", "R4J", "FORWARDING"}) {
                     Row r = find(m, "sample", transport, client);
                     if (r == null || r.percentiles == null) {
                         continue;
@@ -167,20 +169,21 @@ public final class Report {
         }
         out.append("\n### Unary echo, success path: allocation per call (B/op, gc.alloc.rate.norm, "
                 + "client and server together)\n\n");
-        out.append("| transport | threads | (a) | (b) | (c) | (d) | c−a | b−a | d−a | c−b |\n"
-                + "|---|---|---|---|---|---|---|---|---|---|\n");
+        out.append("| transport | threads | (a) | (b) | (c) | (d) | (e) | c−a | b−a | d−a | c−b | c−e |\n"
+                + "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (String transport : new String[] {"IN_PROCESS", "NETTY"}) {
             for (String m : methods) {
                 Row a = find(m, "thrpt", transport, "BARE");
                 Row b = find(m, "thrpt", transport, "NATIVE");
                 Row c = find(m, "thrpt", transport, "INTERCEPTOR");
                 Row d = find(m, "thrpt", transport, "R4J");
+                Row e = find(m, "thrpt", transport, "FORWARDING");
                 if (a == null && b == null && c == null && d == null) {
                     continue;
                 }
-                out.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |%n",
-                        transport, threadsOf(a, b, c, d), alloc(a), alloc(b), alloc(c), alloc(d),
-                        delta(c, a), delta(b, a), delta(d, a), delta(c, b)));
+                out.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                        transport, threadsOf(a, b, c, d), alloc(a), alloc(b), alloc(c), alloc(d), alloc(e),
+                        delta(c, a), delta(b, a), delta(d, a), delta(c, b), delta(c, e)));
             }
         }
         out.append('\n');
@@ -265,6 +268,7 @@ public final class Report {
             case "NATIVE" -> "(b) grpc-java";
             case "INTERCEPTOR" -> "(c) interceptor";
             case "R4J" -> "(d) resilience4j";
+            case "FORWARDING" -> "(e) forwarding";
             default -> client;
         };
     }

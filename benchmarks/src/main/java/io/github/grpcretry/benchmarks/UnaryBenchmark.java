@@ -22,7 +22,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Success path of a unary echo through a blocking stub: (a) bare channel, (b) grpc-java's retry,
- * (c) the interceptor engine, (d) resilience4j around the blocking stub; in-process and Netty
+ * (c) the interceptor engine, (d) resilience4j around the blocking stub, and (e) a forwarding
+ * interceptor (the floor any interceptor pays, for reference); in-process and Netty
  * loopback; one and two calling threads. Throughput in calls/ms; latency percentiles (SampleTime)
  * with one thread (with two, on a two-core machine that also runs the server, percentiles mostly
  * show the scheduler). Warm-up is long because Netty's path needs ~6 s of JIT on a busy machine.
@@ -38,7 +39,7 @@ public class UnaryBenchmark {
     @Param({"IN_PROCESS", "NETTY"})
     public Transport transport;
 
-    @Param({"BARE", "NATIVE", "INTERCEPTOR", "R4J"})
+    @Param({"BARE", "NATIVE", "INTERCEPTOR", "R4J", "FORWARDING"})
     public Variant client;
 
     private EchoServer server;

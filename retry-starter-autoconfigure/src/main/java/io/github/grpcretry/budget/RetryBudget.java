@@ -20,10 +20,14 @@ import java.util.function.LongSupplier;
  * epochs and counts those that still hold them.
  *
  * <p>A retry reserves its unit first and checks the balance afterwards, giving the unit back when
- * the balance went negative. Of any set of admitted retries, the one that reserved last saw all the
- * others' reservations in its check, so concurrent retries can only be refused too eagerly, never
- * admitted past the budget. A retry that finds less than one unit before reserving is refused at
- * once, without a write: on a spent budget, refusals do not contend.
+ * the balance went negative. Of any set of retries decided against the same window, the one that
+ * reserved last saw all the others' reservations in its check, so concurrent retries can only be
+ * refused too eagerly, never admitted past the budget. Decisions that straddle a slot boundary
+ * (one thread's clock reading just before it, another's just after) are judged against windows one
+ * slot apart, and the older one cannot see a reservation in the newer slot: the newer window can
+ * then exceed its budget by at most the number of such decisions in flight at that instant, an
+ * error that does not accumulate. A retry that finds less than one unit before
+ * reserving is refused at once, without a write: on a spent budget, refusals do not contend.
  *
  * <h2>The clock</h2>
  * Reading {@code System.nanoTime()} costs more than the rest of {@link #onCall()} together (57 ns

@@ -262,7 +262,7 @@ public final class Report {
         return 0;
     }
 
-    private static String label(String client) {
+    static String label(String client) {
         return switch (client) {
             case "BARE" -> "(a) bare";
             case "NATIVE" -> "(b) grpc-java";

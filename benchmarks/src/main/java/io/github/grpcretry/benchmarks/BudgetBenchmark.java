@@ -27,9 +27,10 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code onCallTicked*}: the same on a budget whose coarse clock the shared scheduler drives
  *       (as every engine's budget): the deposit reads the published slot, not the clock;</li>
  *   <li>{@code callThenRetry*}: a call and a retry decision (ratio 1.0, so the retry is granted:
- *       two compare-and-sets and a sum over the window);</li>
- *   <li>{@code refusedRetry*}: a retry decision on a spent budget (ratio 0.01, no floor: reserve,
- *       sum, give back);</li>
+ *       two compare-and-sets and a sum over the window); {@code callThenRetryTicked*} on a ticked
+ *       budget, whose decisions read the tick's sum of the closed slots and the current slot;</li>
+ *   <li>{@code refusedRetry*}: a retry decision on a spent budget (ratio 0.01, no floor: refused
+ *       before reserving), {@code refusedRetryTicked*} on a ticked one;</li>
  *   <li>{@code nanoTime*}: {@code System.nanoTime()} alone, the clock every budget operation reads.</li>
  * </ul>
  */
@@ -44,6 +45,7 @@ public class BudgetBenchmark {
     private RetryBudget generous;
     private RetryBudget spent;
     private RetryBudget ticked;
+    private RetryBudget spentTicked;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -51,6 +53,8 @@ public class BudgetBenchmark {
         spent = new RetryBudget(new RetryBudgetPolicy(0.01, 0, Duration.ofSeconds(10)));
         ticked = new RetryBudget(new RetryBudgetPolicy(1.0, 10, Duration.ofSeconds(10)));
         RetryScheduler.shared().driveBudgetClock(ticked);
+        spentTicked = new RetryBudget(new RetryBudgetPolicy(0.01, 0, Duration.ofSeconds(10)));
+        RetryScheduler.shared().driveBudgetClock(spentTicked);
     }
 
     @Benchmark
@@ -70,6 +74,25 @@ public class BudgetBenchmark {
     public boolean callThenRetryTicked1Thread() {
         ticked.onCall();
         return ticked.tryAcquireRetry();
+    }
+
+    @Benchmark
+    @Threads(2)
+    public boolean callThenRetryTicked2Threads() {
+        ticked.onCall();
+        return ticked.tryAcquireRetry();
+    }
+
+    @Benchmark
+    @Threads(1)
+    public boolean refusedRetryTicked1Thread() {
+        return spentTicked.tryAcquireRetry();
+    }
+
+    @Benchmark
+    @Threads(2)
+    public boolean refusedRetryTicked2Threads() {
+        return spentTicked.tryAcquireRetry();
     }
 
     @Benchmark

@@ -46,6 +46,15 @@ import java.util.function.LongSupplier;
  * again until the next tick. Without ticks (no timer, or after {@link #stopTicking()}) every
  * operation reads the clock.
  *
+ * <h2>Closed slots</h2>
+ * A tick also sums the window's {@code SLOTS - 1} closed slots (the ones before the slot it
+ * publishes), so a retry decision inside a ticked slot reads that sum and the current slot, not the
+ * whole window. Closed slots only change afterwards by late writes: a deposit counted late is an
+ * undercount (safe), and a reservation that lands in a closed slot after the tick summed it comes
+ * from a decision that straddled the boundary (above), and is not seen by the decisions of the new
+ * slot, which is the bound stated there. Decisions without a sum for their slot (no ticks, a late tick)
+ * sum the window.
+ *
  * <p>With a service that always fails, a client whose calls are spread over time sends at most
  * {@code ratio} × calls + {@code minRetriesPerSecond} × ttl retries in any window, so attempts ÷ calls
  * ≤ 1 + ratio plus the floor's share.
@@ -81,6 +90,12 @@ public final class RetryBudget {
      */
     private volatile long recentEpoch;
     private final AtomicBoolean tickerClaimed = new AtomicBoolean();
+    /** The closed slots of the window of the last tick's slot, summed by that tick (null before the first). */
+    private volatile ClosedSlots closedSlots;
+
+    /** The sums of the {@code SLOTS - 1} slots before {@code epoch}, taken when {@code epoch} began. */
+    private record ClosedSlots(long epoch, long calls, long retries) {
+    }
 
     public RetryBudget(RetryBudgetPolicy policy) {
         this(policy, System::nanoTime);
@@ -116,8 +131,13 @@ public final class RetryBudget {
     public boolean tryAcquireRetry() {
         long epoch = epoch();
         dropStaleTick(epoch);
-        long deposits = depositPerCall * sum(calls, epoch) + reserve;
-        if (deposits - UNIT * sum(retries, epoch) < UNIT) {
+        ClosedSlots closed = closedSlots;
+        if (closed != null && closed.epoch != epoch) {
+            closed = null; // summed for another slot: sum the window here
+        }
+        long deposits = depositPerCall * windowCount(calls, epoch, closed == null ? -1 : closed.calls) + reserve;
+        long closedRetries = closed == null ? -1 : closed.retries;
+        if (deposits - UNIT * windowCount(retries, epoch, closedRetries) < UNIT) {
             return false; // spent: refused without a write (reserving would have been refused too)
         }
         if (!increment(retries, epoch, 1)) {
@@ -126,11 +146,12 @@ public final class RetryBudget {
             if (!increment(retries, epoch, 1)) {
                 return false; // a clock that went backwards: refuse rather than guess
             }
+            closedRetries = -1;
             deposits = depositPerCall * sum(calls, epoch) + reserve;
         }
         // Deposits in this window can only have grown since they were read: the check after the
         // reservation reads the retries again (every reservation made before ours), not the calls.
-        if (deposits - UNIT * sum(retries, epoch) >= 0) {
+        if (deposits - UNIT * windowCount(retries, epoch, closedRetries) >= 0) {
             return true;
         }
         // a unit reserved in a slot that has since been reused has expired already: nothing to give back
@@ -171,7 +192,9 @@ public final class RetryBudget {
         long elapsed = nanoClock.getAsLong() - origin;
         long raw = Math.floorDiv(elapsed, slotNanos);
         recentEpoch = raw;
-        tickedEpoch = raw & EPOCH_MASK;
+        long epoch = raw & EPOCH_MASK;
+        closedSlots = new ClosedSlots(epoch, sum(calls, epoch - 1, SLOTS - 1), sum(retries, epoch - 1, SLOTS - 1));
+        tickedEpoch = epoch;
         return (raw + 1) * slotNanos - elapsed;
     }
 
@@ -259,8 +282,13 @@ public final class RetryBudget {
 
     /** The counts of the window ending at {@code epoch}: the {@value #SLOTS} slots that still hold its epochs. */
     private static long sum(AtomicLongArray ring, long epoch) {
+        return sum(ring, epoch, SLOTS);
+    }
+
+    /** The counts of the {@code slots} slots ending at {@code epoch} that still hold their epochs. */
+    private static long sum(AtomicLongArray ring, long epoch, int slots) {
         long total = 0;
-        for (int i = 0; i < SLOTS; i++) {
+        for (int i = 0; i < slots; i++) {
             long e = (epoch - i) & EPOCH_MASK;
             long v = ring.get((int) e & RING_MASK);
             if (v >>> COUNT_BITS == e) {
@@ -268,6 +296,18 @@ public final class RetryBudget {
             }
         }
         return total;
+    }
+
+    /**
+     * The counts of the window ending at {@code epoch}: its closed slots' sum as the last tick made
+     * it ({@code closedSum}) plus the current slot, or all {@value #SLOTS} slots when there is no
+     * such sum ({@code closedSum} &lt; 0).
+     */
+    private static long windowCount(AtomicLongArray ring, long epoch, long closedSum) {
+        if (closedSum < 0) {
+            return sum(ring, epoch, SLOTS);
+        }
+        return closedSum + sum(ring, epoch, 1);
     }
 
     private static long saturatedNanos(java.time.Duration d) {

@@ -218,4 +218,40 @@ class RetryBudgetClockTest {
             other.close();
         }
     }
+
+    @Test
+    void decisionsFromTheTicksClosedSlotSumsAreTheDecisionsOfAFullWindowSum() {
+        // two budgets on one clock: one ticked at every slot boundary (decisions read the tick's sum of
+        // the closed slots and the current slot), one never ticked (decisions sum all 20 slots)
+        RetryBudget ticked = budget(0.2, 1, Duration.ofSeconds(2));
+        RetryBudget summing = budget(0.2, 1, Duration.ofSeconds(2));
+        long slot = ticked.slotNanos();
+        ticked.tick();
+        Random random = new Random(42);
+        int granted = 0;
+        int refused = 0;
+        for (int step = 0; step < 200_000; step++) {
+            long before = Math.floorDiv(now.get(), slot);
+            now.addAndGet(random.nextInt((int) (slot / 50)));
+            if (Math.floorDiv(now.get(), slot) != before) {
+                ticked.tick(); // at the boundary, as the scheduler's timer does
+            }
+            if (random.nextInt(4) == 0) {
+                boolean a = ticked.tryAcquireRetry();
+                boolean b = summing.tryAcquireRetry();
+                assertThat(a).as("decision at step %d", step).isEqualTo(b);
+                if (a) {
+                    granted++;
+                } else {
+                    refused++;
+                }
+            } else {
+                ticked.onCall();
+                summing.onCall();
+            }
+        }
+        assertThat(ticked.balance()).isEqualTo(summing.balance());
+        assertThat(granted).as("granted").isGreaterThan(1_000);
+        assertThat(refused).as("refused").isGreaterThan(1_000);
+    }
 }

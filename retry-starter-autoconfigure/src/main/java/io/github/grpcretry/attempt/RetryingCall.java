@@ -24,15 +24,16 @@ import java.util.concurrent.TimeUnit;
  * One logical call of the interceptor engine: a small state machine over its attempts.
  *
  * <h2>State and threads</h2>
- * All decisions are taken under one lock per call ({@code synchronized (this)}); calls into an
- * attempt and into the application's listener happen outside it. While the call is uncommitted it
- * records what the application did (start headers, response demand, request messages, half-close)
- * and forwards it to the live attempt. A new attempt is "drained" by the thread that starts it:
- * that thread replays the record in order (demand, messages, half-close) until it has caught up,
- * and only then is the attempt marked drained, after which the application's own thread forwards
- * directly. So an attempt's send-side methods are only ever used by one thread at a time and
- * messages keep their order. A cancellation that arrives while an attempt is still being drained
- * is handed to the draining thread.
+ * All decisions are taken under one lock per call ({@code synchronized (this)}), except that the
+ * close of the attempt the call passes through to reads, without it, state that no longer changes;
+ * calls into an attempt and into the application's listener happen outside it. While the call is
+ * uncommitted it records what the application did (start headers, response demand, request
+ * messages, half-close) and forwards it to the live attempt. A new attempt is "drained" by the
+ * thread that starts it: that thread replays the record in order (demand, messages, half-close)
+ * until it has caught up, and only then is the attempt marked drained, after which the
+ * application's own thread forwards directly. So an attempt's send-side methods are only ever used
+ * by one thread at a time and messages keep their order. A cancellation that arrives while an
+ * attempt is still being drained is handed to the draining thread.
  *
  * <p>Callbacks to the application listener come from the live attempt's own (serialising) call
  * executor; only one attempt is live at a time, and a new one starts only after the previous one
@@ -95,7 +96,10 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
     private int attempts;
     private boolean halfClosed;
     private boolean cancelled;
-    /** The application's listener has been (or is about to be) closed. */
+    /**
+     * The application's listener has been (or is about to be) closed; not set when the attempt the
+     * call passes through to closes, after which nothing reads it.
+     */
     private boolean finished;
     /**
      * Created on first use: by a failed attempt, a second request message, a buffer limit, a cancel
@@ -128,6 +132,8 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
         int deciderMaxAttempts;
         /** The request messages after the first (null until there is a second). */
         Object[] laterMessages;
+        /** Why the live attempt, cancelled after it failed while being started, ends the call. */
+        Status startFailure;
         /** An attempt whose cancellation was handed to the thread draining it, with its message and cause. */
         Object cancelRequested;
         String cancelMessage;
@@ -161,8 +167,8 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
         }
     }
 
-    /** Attempts in all: the policy's, or the decider's within the channel's cap (under lock). */
-    private int maxAttemptsLocked() {
+    /** Attempts in all: the policy's, or the decider's within the channel's cap (fixed when the call is made). */
+    private int maxAttempts() {
         return policy != null ? policy.maxAttempts() : state.deciderMaxAttempts;
     }
 
@@ -427,13 +433,18 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
         }
         Attempt forward = null;
         synchronized (this) {
-            RetryState s = state();
-            s.messageCompression = enabled;
-            Attempt a = live;
-            if (a != null && a.drained) {
-                forward = a;
-            } else if (a != null) {
-                s.compressionForDrain = true;
+            p = passThrough;
+            if (p != null) {
+                forward = p; // the call passes through now: its state no longer changes
+            } else {
+                RetryState s = state();
+                s.messageCompression = enabled;
+                Attempt a = live;
+                if (a != null && a.drained) {
+                    forward = a;
+                } else if (a != null) {
+                    s.compressionForDrain = true;
+                }
             }
         }
         if (forward != null) {
@@ -623,29 +634,45 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
         }
     }
 
+    /**
+     * Ends the call from the retry thread with {@code status}. When the attempt being started got
+     * as far as a started channel call, that call may still deliver callbacks (response headers may
+     * already have committed the call to it): it is cancelled, and its own close, which comes after
+     * those callbacks on its executor, ends the call with {@code status}. Otherwise the call ends here.
+     */
     private void failFromRetryThread(Status status) {
         Listener<RespT> l;
-        Attempt a;
-        int r;
-        long delay;
-        RetryDecider.Call d;
-        int n;
+        Attempt handOff = null;
+        int r = 0;
+        long delay = 0;
+        RetryDecider.Call d = null;
+        int n = 0;
         synchronized (this) {
             if (finished) {
                 return;
             }
-            d = decisionsLocked();
-            n = attempts;
-            finished = true;
-            a = live;
-            if (a != null) {
-                a.closed = true;
+            Attempt a = live;
+            if (a != null && a.started && !a.closed) {
+                state().startFailure = status;
+                handOff = a;
+                l = null;
+            } else {
+                d = decisionsLocked();
+                n = attempts;
+                finished = true;
+                if (a != null) {
+                    a.closed = true;
+                }
+                live = null;
+                releaseBufferLocked();
+                l = listener;
+                r = retriesLocked();
+                delay = retryDelayNanosLocked();
             }
-            live = null;
-            releaseBufferLocked();
-            l = listener;
-            r = retriesLocked();
-            delay = retryDelayNanosLocked();
+        }
+        if (handOff != null) {
+            handOff.call.cancel(status.getDescription(), status.getCause());
+            return;
         }
         engine.events.callEnded(target, status.getCode(), r, 0, delay);
         decisionsClosed(d, status, n);
@@ -775,7 +802,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
             }
         }
         boolean throttleAllows = throttle == null || throttle.onQualifiedFailureThenCheckAllowed();
-        if (attempts >= maxAttemptsLocked() || granted < 0) {
+        if (attempts >= maxAttempts() || granted < 0) {
             a.reason = SuppressionReason.MAX_ATTEMPTS;
             return CLOSE;
         }
@@ -837,7 +864,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
         return answer >= 0 || answer == RetryDecider.EXHAUSTED ? answer : RetryDecider.NOT_RETRYABLE;
     }
 
-    /** Whether the method's policy (or decider) would retry {@code status}; no decision taken (under lock). */
+    /** Whether the method's policy (or decider) would retry {@code status}; no decision taken, no state read. */
     private boolean isRetryable(Status status, Metadata trailers) {
         if (policy != null) {
             return policy.isRetryable(status.getCode());
@@ -964,14 +991,23 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
             synchronized (RetryingCall.this) {
                 closed = true;
                 l = listener;
-                if (committed == this) {
+                RetryState st = state;
+                Status startFailure = st == null || live != this ? null : st.startFailure;
+                if (finished) {
+                    outcome = NOTHING;
+                } else if (startFailure != null) {
+                    // this attempt failed while it was being started and was cancelled: its close ends the call
                     outcome = CLOSE;
-                    if (status.getCode() != Status.Code.OK && attempts < maxAttemptsLocked()
+                    status = startFailure;
+                    trailers = new Metadata();
+                } else if (committed == this) {
+                    outcome = CLOSE;
+                    if (status.getCode() != Status.Code.OK && attempts < maxAttempts()
                             && isRetryable(status, trailers)) {
                         RetryState s = state;
                         suppressed = s == null || s.commitReason == null ? SuppressionReason.COMMITTED : s.commitReason;
                     }
-                } else if (committed != null || finished) {
+                } else if (committed != null) {
                     outcome = NOTHING;
                 } else if (cancelled) {
                     outcome = CLOSE;
@@ -1024,7 +1060,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
             Status.Code code = status.getCode();
             RetryState s = state;
             SuppressionReason suppressed = null;
-            if (code != Status.Code.OK && attempts < maxAttemptsLocked() && isRetryable(status, trailers)) {
+            if (code != Status.Code.OK && attempts < maxAttempts() && isRetryable(status, trailers)) {
                 suppressed = s == null || s.commitReason == null ? SuppressionReason.COMMITTED : s.commitReason;
             }
             RetryEventListener events = engine.events;

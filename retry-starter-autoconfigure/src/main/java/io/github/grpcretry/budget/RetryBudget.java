@@ -185,8 +185,9 @@ public final class RetryBudget {
     // ------------------------------------------------------------------ the coarse clock
 
     /**
-     * Publishes the current slot for {@link #onCall()} (a timer calls this at every slot boundary)
-     * and returns the nanoseconds until the next boundary, when the next tick is due.
+     * Publishes the current slot for {@link #onCall()} (a timer calls this at every slot boundary),
+     * sums the window's closed slots for the retry decisions of that slot, and returns the
+     * nanoseconds until the next boundary, when the next tick is due.
      */
     public long tick() {
         long elapsed = nanoClock.getAsLong() - origin;

@@ -1,0 +1,141 @@
+package io.github.grpcretry.attempt;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.testing.ScriptedServer;
+import io.github.grpcretry.testing.ScriptedServer.Action;
+import io.github.grpcretry.testing.ScriptedServer.Arrival;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ForwardingClientCallListener;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.testing.protobuf.SimpleRequest;
+import io.grpc.testing.protobuf.SimpleResponse;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A retry attempt that fails while it is being started (an interceptor below the engine throws from
+ * {@code sendMessage} during the replay) after the server's headers committed the call to it: the
+ * call ends once with INTERNAL, the attempt's stream is cancelled rather than left open on the
+ * server, and the attempt's own close, which follows that cancellation, does not close the
+ * application's listener a second time.
+ */
+class RetryStartFailureTest {
+
+    private ScriptedServer server;
+    private RetryScheduler scheduler;
+    private RetryingClientInterceptor engine;
+    private ManagedChannel channel;
+    private final CountDownLatch secondAttemptHeaders = new CountDownLatch(1);
+
+    @BeforeEach
+    void setUp() throws Exception {
+        server = ScriptedServer.start("retry-start-failure-" + System.nanoTime());
+        scheduler = RetryScheduler.create(1, "test-retry-start-failure");
+        ChannelRetryConfig config = Configs.channel(Configs.service(
+                Configs.policy(3, 20, 20, 1, Status.Code.UNAVAILABLE), null));
+        engine = RetryingClientInterceptor.builder(config).scheduler(scheduler).build();
+        channel = Engines.builder(server, Engines.Transport.IN_PROCESS)
+                .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false))
+                .intercept(new ThrowOnSecondAttemptsSecondMessage()) // below the engine
+                .intercept(engine)
+                .build();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        channel.shutdownNow();
+        channel.awaitTermination(5, TimeUnit.SECONDS);
+        assertThat(engine.bufferPool().used()).as("bytes held after the test").isZero();
+        assertThat(scheduler.outstandingTimers()).as("timers outstanding after the test").isZero();
+        scheduler.close();
+        server.close();
+    }
+
+    @Test
+    void aRetryThatFailsToStartEndsTheCallOnceAndCancelsItsStream() throws Exception {
+        server.script(a -> a.index == 1 ? Action.fail(Status.Code.UNAVAILABLE) : Action.ok());
+        ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(Rpc.BIDI, CallOptions.DEFAULT);
+        ContractListener<SimpleResponse> listener = new ContractListener<>();
+        call.start(listener, new Metadata());
+        call.request(10);
+        call.sendMessage(Rpc.request("a"));
+        call.sendMessage(Rpc.request("b"));
+
+        Status status = listener.awaitClose(10, TimeUnit.SECONDS);
+        assertThat(status.getCode()).isEqualTo(Status.Code.INTERNAL);
+        assertThat(status.getDescription()).isEqualTo("could not start a retry attempt");
+        Arrival second = awaitArrival(2);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!second.cancelled && System.nanoTime() < end) {
+            Thread.sleep(2);
+        }
+        assertThat(second.cancelled).as("the failed retry's stream was cancelled").isTrue();
+        Thread.sleep(50); // the attempt's own close (after the cancellation) would come now
+        assertThat(listener.closeCount()).isEqualTo(1);
+        listener.assertContract();
+    }
+
+    private Arrival awaitArrival(int index) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (server.arrivalCount() < index && System.nanoTime() < end) {
+            Thread.sleep(2);
+        }
+        assertThat(server.arrivalCount()).isGreaterThanOrEqualTo(index);
+        return server.arrivals().get(index - 1);
+    }
+
+    /**
+     * Below the engine: on the second attempt, lets the first message through (the server answers it
+     * with headers, which commit the call) and throws on the second once those headers arrived.
+     */
+    private final class ThrowOnSecondAttemptsSecondMessage implements ClientInterceptor {
+        private final AtomicInteger attempts = new AtomicInteger();
+
+        @Override
+        public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+                CallOptions callOptions, Channel next) {
+            boolean second = attempts.incrementAndGet() == 2;
+            AtomicInteger sent = new AtomicInteger();
+            return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
+                @Override
+                public void start(Listener<RespT> listener, Metadata headers) {
+                    super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                        @Override
+                        public void onHeaders(Metadata responseHeaders) {
+                            super.onHeaders(responseHeaders);
+                            if (second) {
+                                secondAttemptHeaders.countDown();
+                            }
+                        }
+                    }, headers);
+                }
+
+                @Override
+                public void sendMessage(ReqT message) {
+                    if (second && sent.incrementAndGet() == 2) {
+                        try {
+                            secondAttemptHeaders.await(10, TimeUnit.SECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        throw new IllegalStateException("scripted failure while replaying");
+                    }
+                    super.sendMessage(message);
+                }
+            };
+        }
+    }
+}

@@ -2,7 +2,6 @@ package io.github.grpcretry.attempt;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.ScriptedServer.Action;
 import io.grpc.CallOptions;
@@ -33,9 +32,8 @@ import org.junit.jupiter.api.Test;
  */
 class MessageCompressionTest {
 
+    private EngineOverInterceptor fixture;
     private ScriptedServer server;
-    private RetryScheduler scheduler;
-    private RetryingClientInterceptor engine;
     private ManagedChannel channel;
     private final List<List<String>> attempts = Collections.synchronizedList(new ArrayList<>());
     /** Blocks the attempt's sendMessage of the matching message (on the thread replaying it). */
@@ -45,27 +43,16 @@ class MessageCompressionTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        server = ScriptedServer.start("compression-" + System.nanoTime());
-        scheduler = RetryScheduler.create(1, "test-compression");
-        ChannelRetryConfig config = Configs.channel(Configs.service(
-                Configs.policy(3, 300, 300, 1, Status.Code.UNAVAILABLE), null));
-        engine = RetryingClientInterceptor.builder(config).scheduler(scheduler).build();
-        channel = Engines.builder(server, Engines.Transport.IN_PROCESS)
-                .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false))
-                .intercept(new Recorder()) // the last one added runs first: the engine, then the recorder
-                .intercept(engine)
-                .build();
+        fixture = new EngineOverInterceptor("compression", Configs.policy(3, 300, 300, 1, Status.Code.UNAVAILABLE),
+                new Recorder());
+        server = fixture.server;
+        channel = fixture.channel;
     }
 
     @AfterEach
     void tearDown() throws Exception {
         release.countDown();
-        channel.shutdownNow();
-        channel.awaitTermination(5, TimeUnit.SECONDS);
-        assertThat(engine.bufferPool().used()).as("bytes held after the test").isZero();
-        assertThat(scheduler.outstandingTimers()).as("timers outstanding after the test").isZero();
-        scheduler.close();
-        server.close();
+        fixture.close();
     }
 
     @Test

@@ -2,7 +2,6 @@ package io.github.grpcretry.attempt;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.ScriptedServer.Action;
 import io.github.grpcretry.testing.ScriptedServer.Arrival;
@@ -34,34 +33,22 @@ import org.junit.jupiter.api.Test;
  */
 class RetryStartFailureTest {
 
+    private EngineOverInterceptor fixture;
     private ScriptedServer server;
-    private RetryScheduler scheduler;
-    private RetryingClientInterceptor engine;
     private ManagedChannel channel;
     private final CountDownLatch secondAttemptHeaders = new CountDownLatch(1);
 
     @BeforeEach
     void setUp() throws Exception {
-        server = ScriptedServer.start("retry-start-failure-" + System.nanoTime());
-        scheduler = RetryScheduler.create(1, "test-retry-start-failure");
-        ChannelRetryConfig config = Configs.channel(Configs.service(
-                Configs.policy(3, 20, 20, 1, Status.Code.UNAVAILABLE), null));
-        engine = RetryingClientInterceptor.builder(config).scheduler(scheduler).build();
-        channel = Engines.builder(server, Engines.Transport.IN_PROCESS)
-                .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false))
-                .intercept(new ThrowOnSecondAttemptsSecondMessage()) // below the engine
-                .intercept(engine)
-                .build();
+        fixture = new EngineOverInterceptor("retry-start-failure",
+                Configs.policy(3, 20, 20, 1, Status.Code.UNAVAILABLE), new ThrowOnSecondAttemptsSecondMessage());
+        server = fixture.server;
+        channel = fixture.channel;
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        channel.shutdownNow();
-        channel.awaitTermination(5, TimeUnit.SECONDS);
-        assertThat(engine.bufferPool().used()).as("bytes held after the test").isZero();
-        assertThat(scheduler.outstandingTimers()).as("timers outstanding after the test").isZero();
-        scheduler.close();
-        server.close();
+        fixture.close();
     }
 
     @Test

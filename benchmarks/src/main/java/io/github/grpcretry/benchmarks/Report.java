@@ -12,6 +12,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 
 /**
  * Turns a JMH JSON result file ({@code -rf json -rff results.json}) into the Markdown tables of
@@ -115,43 +117,13 @@ public final class Report {
         if (rows.stream().noneMatch(r -> r.benchmark.startsWith("UnaryBenchmark."))) {
             return;
         }
+        String named = "| transport | threads | (a) bare | (b) grpc-java | (c) interceptor | (d) resilience4j "
+                + "| (e) forwarding | c/a | b/a | d/a | c/b | c/e |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
         out.append("### Unary echo, success path: throughput (calls/ms, ± 99.9 % CI) and ratios\n\n");
-        out.append("| transport | threads | (a) bare | (b) grpc-java | (c) interceptor | (d) resilience4j "
-                + "| (e) forwarding | c/a | b/a | d/a | c/b | c/e |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-        for (String transport : new String[] {"IN_PROCESS", "NETTY"}) {
-            for (String m : methods) {
-                Row a = find(m, "thrpt", transport, "BARE");
-                Row b = find(m, "thrpt", transport, "NATIVE");
-                Row c = find(m, "thrpt", transport, "INTERCEPTOR");
-                Row d = find(m, "thrpt", transport, "R4J");
-                Row e = find(m, "thrpt", transport, "FORWARDING");
-                if (a == null && b == null && c == null && d == null) {
-                    continue;
-                }
-                out.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
-                        transport, threadsOf(a, b, c, d), thr(a), thr(b), thr(c), thr(d), thr(e),
-                        ratio(c, a), ratio(b, a), ratio(d, a), ratio(c, b), ratio(c, e)));
-            }
-        }
+        variantTable(methods, named, Report::thr, Report::ratio);
         out.append("\n### Unary echo, success path: process CPU time per call (µs, CpuTimeProfiler) and "
                 + "CPU-efficiency ratios (x/y = cpu(y) / cpu(x), read like a throughput ratio)\n\n");
-        out.append("| transport | threads | (a) bare | (b) grpc-java | (c) interceptor | (d) resilience4j "
-                + "| (e) forwarding | c/a | b/a | d/a | c/b | c/e |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-        for (String transport : new String[] {"IN_PROCESS", "NETTY"}) {
-            for (String m : methods) {
-                Row a = find(m, "thrpt", transport, "BARE");
-                Row b = find(m, "thrpt", transport, "NATIVE");
-                Row c = find(m, "thrpt", transport, "INTERCEPTOR");
-                Row d = find(m, "thrpt", transport, "R4J");
-                Row e = find(m, "thrpt", transport, "FORWARDING");
-                if (a == null && b == null && c == null && d == null) {
-                    continue;
-                }
-                out.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
-                        transport, threadsOf(a, b, c, d), cpu(a), cpu(b), cpu(c), cpu(d), cpu(e),
-                        cpuRatio(c, a), cpuRatio(b, a), cpuRatio(d, a), cpuRatio(c, b), cpuRatio(c, e)));
-            }
-        }
+        variantTable(methods, named, Report::cpu, Report::cpuRatio);
         out.append("\n### Unary echo, success path: latency percentiles (µs, SampleTime)\n\n");
         out.append("| transport | threads | variant | p50 | p90 | p99 | p99.9 |\n|---|---|---|---|---|---|---|\n");
         for (String transport : new String[] {"IN_PROCESS", "NETTY"}) {
@@ -169,8 +141,18 @@ public final class Report {
         }
         out.append("\n### Unary echo, success path: allocation per call (B/op, gc.alloc.rate.norm, "
                 + "client and server together)\n\n");
-        out.append("| transport | threads | (a) | (b) | (c) | (d) | (e) | c−a | b−a | d−a | c−b | c−e |\n"
-                + "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        variantTable(methods, "| transport | threads | (a) | (b) | (c) | (d) | (e) | c−a | b−a | d−a | c−b | c−e |\n"
+                + "|---|---|---|---|---|---|---|---|---|---|---|---|\n", Report::alloc, Report::delta);
+        out.append('\n');
+    }
+
+    /**
+     * One row per transport and unary benchmark (throughput runs): each variant's {@code value} and the
+     * comparisons c/a, b/a, d/a, c/b and c/e by {@code compare}.
+     */
+    private void variantTable(String[] methods, String header, Function<Row, String> value,
+            BiFunction<Row, Row, String> compare) {
+        out.append(header);
         for (String transport : new String[] {"IN_PROCESS", "NETTY"}) {
             for (String m : methods) {
                 Row a = find(m, "thrpt", transport, "BARE");
@@ -182,11 +164,11 @@ public final class Report {
                     continue;
                 }
                 out.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
-                        transport, threadsOf(a, b, c, d), alloc(a), alloc(b), alloc(c), alloc(d), alloc(e),
-                        delta(c, a), delta(b, a), delta(d, a), delta(c, b), delta(c, e)));
+                        transport, threadsOf(a, b, c, d), value.apply(a), value.apply(b), value.apply(c),
+                        value.apply(d), value.apply(e), compare.apply(c, a), compare.apply(b, a),
+                        compare.apply(d, a), compare.apply(c, b), compare.apply(c, e)));
             }
         }
-        out.append('\n');
     }
 
     private void failure() {

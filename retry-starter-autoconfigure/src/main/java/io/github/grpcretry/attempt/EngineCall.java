@@ -1,11 +1,13 @@
 package io.github.grpcretry.attempt;
 
+import io.grpc.Attributes;
 import io.grpc.ClientCall;
 import io.grpc.Status;
 
 /**
  * What {@link RetryingCall} and {@link HedgingCall} share as calls: the pass-through to the committed
- * attempt once it has caught up, and the entry points that only forward to it or to the engine.
+ * attempt once it has caught up, and every entry point's fast path to it (a volatile read and a
+ * direct call); the engines implement the rest, for a call no attempt passes through yet.
  * No state beyond the pass-through field, so a call allocates nothing more.
  *
  * @param <A> the call's attempt type
@@ -41,8 +43,65 @@ abstract class EngineCall<ReqT, RespT, A extends EngineCall.EngineAttempt<ReqT, 
         cancelWith(CallSupport.cancelStatus(message, cause), message, cause);
     }
 
+    @Override
+    public final void request(int numMessages) {
+        A p = passThrough;
+        if (p != null) {
+            p.call.request(numMessages);
+            return;
+        }
+        requestUncommitted(numMessages);
+    }
+
+    @Override
+    public final void halfClose() {
+        A p = passThrough;
+        if (p != null) {
+            p.call.halfClose();
+            return;
+        }
+        halfCloseUncommitted();
+    }
+
+    @Override
+    public final boolean isReady() {
+        A p = passThrough;
+        return p != null ? p.call.isReady() : isReadyUncommitted();
+    }
+
+    @Override
+    public final void setMessageCompression(boolean enabled) {
+        A p = passThrough;
+        if (p != null) {
+            p.call.setMessageCompression(enabled);
+            return;
+        }
+        setMessageCompressionUncommitted(enabled);
+    }
+
+    @Override
+    public final Attributes getAttributes() {
+        A p = passThrough;
+        return p != null ? p.call.getAttributes() : getAttributesUncommitted();
+    }
+
     /** Sends {@code message} while no attempt passes through. */
     abstract void sendMessageUncommitted(ReqT message);
+
+    /**
+     * The rest of {@link #request}, {@link #halfClose}, {@link #isReady}, {@link #setMessageCompression}
+     * and {@link #getAttributes} while no attempt passes through (each checks the pass-through again
+     * under the call's lock).
+     */
+    abstract void requestUncommitted(int numMessages);
+
+    abstract void halfCloseUncommitted();
+
+    abstract boolean isReadyUncommitted();
+
+    abstract void setMessageCompressionUncommitted(boolean enabled);
+
+    abstract Attributes getAttributesUncommitted();
 
     /** Cancels the call (application or Context) while no attempt passes through (checked again under lock). */
     abstract void cancelWith(Status status, String message, Throwable cause);

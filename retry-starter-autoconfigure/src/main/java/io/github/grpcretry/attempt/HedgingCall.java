@@ -179,12 +179,8 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
     }
 
     @Override
-    public void request(int numMessages) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.request(numMessages);
-            return;
-        }
+    void requestUncommitted(int numMessages) {
+        Attempt p;
         if (numMessages < 0) {
             throw new IllegalArgumentException("numMessages must be >= 0");
         }
@@ -270,12 +266,8 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
     }
 
     @Override
-    public void halfClose() {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.halfClose();
-            return;
-        }
+    void halfCloseUncommitted() {
+        Attempt p;
         Attempt[] targets = null;
         synchronized (this) {
             p = passThrough;
@@ -344,11 +336,8 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
     }
 
     @Override
-    public boolean isReady() {
-        Attempt p = passThrough;
-        if (p != null) {
-            return p.call.isReady();
-        }
+    boolean isReadyUncommitted() {
+        Attempt p;
         Attempt[] targets;
         synchronized (this) {
             p = passThrough;
@@ -377,12 +366,8 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
     }
 
     @Override
-    public void setMessageCompression(boolean enabled) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.setMessageCompression(enabled);
-            return;
-        }
+    void setMessageCompressionUncommitted(boolean enabled) {
+        Attempt p;
         Attempt[] targets;
         synchronized (this) {
             messageCompression = enabled;
@@ -403,11 +388,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
     }
 
     @Override
-    public Attributes getAttributes() {
-        Attempt p = passThrough;
-        if (p != null) {
-            return p.call.getAttributes();
-        }
+    Attributes getAttributesUncommitted() {
         Attempt a = null;
         synchronized (this) {
             if (committed != null && committed.started) {

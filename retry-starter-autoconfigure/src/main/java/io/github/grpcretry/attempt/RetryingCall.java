@@ -214,12 +214,8 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
     }
 
     @Override
-    public void request(int numMessages) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.request(numMessages);
-            return;
-        }
+    void requestUncommitted(int numMessages) {
+        Attempt p;
         if (numMessages < 0) {
             throw new IllegalArgumentException("numMessages must be >= 0");
         }
@@ -316,12 +312,8 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
     }
 
     @Override
-    public void halfClose() {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.halfClose();
-            return;
-        }
+    void halfCloseUncommitted() {
+        Attempt p;
         Attempt forward = null;
         synchronized (this) {
             p = passThrough;
@@ -408,11 +400,8 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
     }
 
     @Override
-    public boolean isReady() {
-        Attempt p = passThrough;
-        if (p != null) {
-            return p.call.isReady();
-        }
+    boolean isReadyUncommitted() {
+        Attempt p;
         Attempt a;
         synchronized (this) {
             p = passThrough;
@@ -425,12 +414,8 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
     }
 
     @Override
-    public void setMessageCompression(boolean enabled) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.setMessageCompression(enabled);
-            return;
-        }
+    void setMessageCompressionUncommitted(boolean enabled) {
+        Attempt p;
         Attempt forward = null;
         synchronized (this) {
             p = passThrough;
@@ -453,11 +438,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
     }
 
     @Override
-    public Attributes getAttributes() {
-        Attempt p = passThrough;
-        if (p != null) {
-            return p.call.getAttributes();
-        }
+    Attributes getAttributesUncommitted() {
         Attempt a;
         synchronized (this) {
             a = committed != null ? committed : live;
@@ -913,11 +894,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
 
         @Override
         public void onHeaders(Metadata responseHeaders) {
-            if (passThrough == this) {
-                listener.onHeaders(responseHeaders);
-                return;
-            }
-            Listener<RespT> l = commitForResponse();
+            Listener<RespT> l = passThrough == this ? listener : commitForResponse();
             if (l != null) {
                 l.onHeaders(responseHeaders);
             }
@@ -925,11 +902,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
 
         @Override
         public void onMessage(RespT message) {
-            if (passThrough == this) {
-                listener.onMessage(message);
-                return;
-            }
-            Listener<RespT> l = commitForResponse();
+            Listener<RespT> l = passThrough == this ? listener : commitForResponse();
             if (l != null) {
                 l.onMessage(message);
             }

@@ -1,9 +1,9 @@
 package io.github.grpcretry.deadline;
 
+import io.github.grpcretry.server.ApplicationFailureListener;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
-import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -129,7 +129,7 @@ public final class DeadlineServerInterceptor implements ServerInterceptor {
         }
     }
 
-    private static final class MappingListener<ReqT> extends SimpleForwardingServerCallListener<ReqT> {
+    private static final class MappingListener<ReqT> extends ApplicationFailureListener<ReqT> {
         private final MappingCall<ReqT, ?> call;
         private final Context context;
 
@@ -139,39 +139,13 @@ public final class DeadlineServerInterceptor implements ServerInterceptor {
             this.context = context;
         }
 
-        private void failed(RuntimeException e) {
+        @Override
+        protected void failed(RuntimeException e) {
             Status mapped = mapThrown(e, context);
             if (mapped == null || call.closed) {
                 throw e;
             }
             call.close(mapped, new Metadata());
-        }
-
-        @Override
-        public void onMessage(ReqT message) {
-            try {
-                super.onMessage(message);
-            } catch (RuntimeException e) {
-                failed(e);
-            }
-        }
-
-        @Override
-        public void onHalfClose() {
-            try {
-                super.onHalfClose();
-            } catch (RuntimeException e) {
-                failed(e);
-            }
-        }
-
-        @Override
-        public void onReady() {
-            try {
-                super.onReady();
-            } catch (RuntimeException e) {
-                failed(e);
-            }
         }
 
         @Override
@@ -181,11 +155,6 @@ public final class DeadlineServerInterceptor implements ServerInterceptor {
             } catch (RuntimeException e) {
                 failed(e);
             }
-        }
-
-        @Override
-        public void onComplete() {
-            super.onComplete();
         }
     }
 }

@@ -1,10 +1,10 @@
 package io.github.grpcretry.guard;
 
 import io.github.grpcretry.pushback.Pushback;
+import io.github.grpcretry.server.ApplicationFailureListener;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
-import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -78,7 +78,7 @@ public final class GuardServerInterceptor implements ServerInterceptor {
     }
 
     /** Closes a marked call whose handler threw, so the trailer is not lost to grpc-java's stream reset. */
-    private static final class GuardedListener<ReqT> extends SimpleForwardingServerCallListener<ReqT> {
+    private static final class GuardedListener<ReqT> extends ApplicationFailureListener<ReqT> {
         private final GuardedCall<ReqT, ?> call;
 
         GuardedListener(ServerCall.Listener<ReqT> delegate, GuardedCall<ReqT, ?> call) {
@@ -86,7 +86,8 @@ public final class GuardServerInterceptor implements ServerInterceptor {
             this.call = call;
         }
 
-        private void failed(RuntimeException e) {
+        @Override
+        protected void failed(RuntimeException e) {
             if (call.closed || !call.marker.isMarked()) {
                 throw e;
             }
@@ -95,33 +96,6 @@ public final class GuardServerInterceptor implements ServerInterceptor {
                         new Metadata());
             } catch (IllegalStateException alreadyClosed) {
                 throw e;
-            }
-        }
-
-        @Override
-        public void onMessage(ReqT message) {
-            try {
-                super.onMessage(message);
-            } catch (RuntimeException e) {
-                failed(e);
-            }
-        }
-
-        @Override
-        public void onHalfClose() {
-            try {
-                super.onHalfClose();
-            } catch (RuntimeException e) {
-                failed(e);
-            }
-        }
-
-        @Override
-        public void onReady() {
-            try {
-                super.onReady();
-            } catch (RuntimeException e) {
-                failed(e);
             }
         }
     }

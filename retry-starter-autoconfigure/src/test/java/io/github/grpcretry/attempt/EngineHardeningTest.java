@@ -32,31 +32,24 @@ class EngineHardeningTest {
     /** About 292 billion years: far past 2^63-1 ns. */
     private static final Duration HUGE = Duration.ofSeconds(Long.MAX_VALUE);
 
+    private EngineHarness harness;
     private ScriptedServer server;
     private RetryScheduler scheduler;
-    private final List<Engines.Client> clients = new ArrayList<>();
 
     @BeforeEach
     void setUp() throws Exception {
-        server = ScriptedServer.start("hardening-" + System.nanoTime());
-        scheduler = RetryScheduler.create(1, "test-hardening");
+        harness = new EngineHarness("hardening");
+        server = harness.server;
+        scheduler = harness.scheduler;
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        for (Engines.Client c : clients) {
-            c.close();
-            assertThat(c.interceptor().bufferPool().used()).as("bytes held after the test").isZero();
-        }
-        assertThat(scheduler.outstandingTimers()).as("timers outstanding after the test").isZero();
-        scheduler.close();
-        server.close();
+        harness.close();
     }
 
     private Engines.Client client(ChannelRetryConfig config) {
-        Engines.Client c = Engines.interceptorClient(server, Engines.Transport.IN_PROCESS, config, scheduler);
-        clients.add(c);
-        return c;
+        return harness.client(config);
     }
 
     private List<List<String>> previousHeaders() {

@@ -4,6 +4,7 @@ import io.github.grpcretry.budget.RetryBudget;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.throttle.RetryThrottle;
+import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -53,6 +54,12 @@ final class Engines {
     /** Our engine: the service config without retry, plus the interceptor. */
     static Client interceptorClient(ScriptedServer server, Transport transport, ChannelRetryConfig config,
             RetryScheduler scheduler) {
+        return interceptorClient(server, transport, config, scheduler, new ClientInterceptor[0]);
+    }
+
+    /** Our engine over {@code below} (interceptors that see every attempt's channel call). */
+    static Client interceptorClient(ScriptedServer server, Transport transport, ChannelRetryConfig config,
+            RetryScheduler scheduler, ClientInterceptor... below) {
         RecordingEvents events = new RecordingEvents();
         RetryThrottle throttle = config.serviceConfig().retryThrottling() == null
                 ? null : new RetryThrottle(config.serviceConfig().retryThrottling());
@@ -65,6 +72,7 @@ final class Engines {
                 .build();
         ManagedChannel ch = builder(server, transport)
                 .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false))
+                .intercept(below) // the interceptor added last runs first: the engine, then these
                 .intercept(interceptor)
                 .build();
         return new Client(Engine.INTERCEPTOR, ch, interceptor, events);

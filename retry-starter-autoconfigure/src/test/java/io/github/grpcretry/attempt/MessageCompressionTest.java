@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
  */
 class MessageCompressionTest {
 
-    private EngineOverInterceptor fixture;
+    private EngineHarness harness;
     private ScriptedServer server;
     private ManagedChannel channel;
     private final List<List<String>> attempts = Collections.synchronizedList(new ArrayList<>());
@@ -43,16 +43,15 @@ class MessageCompressionTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        fixture = new EngineOverInterceptor("compression", Configs.policy(3, 300, 300, 1, Status.Code.UNAVAILABLE),
-                new Recorder());
-        server = fixture.server;
-        channel = fixture.channel;
+        harness = new EngineHarness("compression");
+        server = harness.server;
+        channel = harness.client(Configs.channel(Configs.service(Configs.policy(3, 300, 300, 1, Status.Code.UNAVAILABLE), null)), new Recorder()).channel();
     }
 
     @AfterEach
     void tearDown() throws Exception {
         release.countDown();
-        fixture.close();
+        harness.close();
     }
 
     @Test

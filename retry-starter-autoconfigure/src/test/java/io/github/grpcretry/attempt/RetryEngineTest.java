@@ -21,7 +21,6 @@ import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
-import io.grpc.testing.protobuf.SimpleServiceGrpc;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -36,31 +35,24 @@ import org.junit.jupiter.api.Test;
 /** The interceptor engine alone, in-process: REFERENCE R1 and the behaviour SEMANTICS §1–§4 fixes. */
 class RetryEngineTest {
 
+    private EngineHarness harness;
     private ScriptedServer server;
     private RetryScheduler scheduler;
-    private final List<Engines.Client> clients = new ArrayList<>();
 
     @BeforeEach
     void setUp() throws Exception {
-        server = ScriptedServer.start("engine-" + System.nanoTime());
-        scheduler = RetryScheduler.create(1, "test-retry");
+        harness = new EngineHarness("engine");
+        server = harness.server;
+        scheduler = harness.scheduler;
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        for (Engines.Client c : clients) {
-            c.close();
-            assertThat(c.interceptor().bufferPool().used()).as("bytes held after the test").isZero();
-        }
-        assertThat(scheduler.outstandingTimers()).as("timers outstanding after the test").isZero();
-        scheduler.close();
-        server.close();
+        harness.close();
     }
 
     private Engines.Client client(ChannelRetryConfig config) {
-        Engines.Client c = Engines.interceptorClient(server, Engines.Transport.IN_PROCESS, config, scheduler);
-        clients.add(c);
-        return c;
+        return harness.client(config);
     }
 
     private List<Integer> previousAttempts() {

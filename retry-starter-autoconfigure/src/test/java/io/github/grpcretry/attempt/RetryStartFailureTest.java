@@ -33,22 +33,21 @@ import org.junit.jupiter.api.Test;
  */
 class RetryStartFailureTest {
 
-    private EngineOverInterceptor fixture;
+    private EngineHarness harness;
     private ScriptedServer server;
     private ManagedChannel channel;
     private final CountDownLatch secondAttemptHeaders = new CountDownLatch(1);
 
     @BeforeEach
     void setUp() throws Exception {
-        fixture = new EngineOverInterceptor("retry-start-failure",
-                Configs.policy(3, 20, 20, 1, Status.Code.UNAVAILABLE), new ThrowOnSecondAttemptsSecondMessage());
-        server = fixture.server;
-        channel = fixture.channel;
+        harness = new EngineHarness("retry-start-failure");
+        server = harness.server;
+        channel = harness.client(Configs.channel(Configs.service(Configs.policy(3, 20, 20, 1, Status.Code.UNAVAILABLE), null)), new ThrowOnSecondAttemptsSecondMessage()).channel();
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        fixture.close();
+        harness.close();
     }
 
     @Test

@@ -84,6 +84,15 @@ final class CallSupport {
         }
     }
 
+    /**
+     * The demand that takes a stream's outstanding demand to {@code Integer.MAX_VALUE} and no further:
+     * {@code demanded} asked of it in all, of which at least {@code received} messages were delivered.
+     */
+    static int demandUpToMax(long demanded, long received) {
+        long outstanding = Math.max(0, demanded - received);
+        return (int) (Integer.MAX_VALUE - Math.min(outstanding, Integer.MAX_VALUE));
+    }
+
     /** The earlier of two deadlines (null: none). */
     static Deadline earlier(Deadline a, Deadline b) {
         if (a == null) {

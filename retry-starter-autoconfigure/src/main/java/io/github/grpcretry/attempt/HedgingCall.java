@@ -920,6 +920,12 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
         long sentDemand;
         boolean sentHalfClose;
         SuppressionReason suppressed;
+        /**
+         * Response messages this attempt's listener received outside the pass-through (written by the
+         * attempt's callback thread only; read by {@link #cancelNow}). An undercount only lowers the
+         * demand a cancellation adds, never raises it.
+         */
+        volatile int received;
 
         @SuppressWarnings("unchecked")
         Attempt(int number, AttemptKind kind) {
@@ -929,14 +935,25 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
         }
 
         /**
-         * Cancels this attempt (by the one thread allowed to at this moment). Unlimited demand first:
-         * a transport may hold the close of a stream the server already ended behind response messages
-         * nobody asked for (grpc-java's in-process transport ignores the cancel then), and a loser's
-         * messages are dropped anyway.
+         * Cancels this attempt (by the one thread allowed to at this moment: no other thread sends to
+         * it any more, so its demand is final). Unlimited demand first: a transport may hold the close
+         * of a stream the server already ended behind response messages nobody asked for (grpc-java's
+         * in-process transport ignores the cancel then), and a loser's messages are dropped anyway.
+         * Only what is missing up to {@code Integer.MAX_VALUE} is asked for: a transport that adds
+         * demand in an {@code int} without saturating (grpc-java's in-process transport does) would
+         * otherwise wrap negative while the application's own request is outstanding, and hold the
+         * close for good.
          */
         void cancelNow() {
+            long demanded;
+            synchronized (HedgingCall.this) {
+                demanded = sentDemand;
+            }
             try {
-                call.request(Integer.MAX_VALUE);
+                int missing = CallSupport.demandUpToMax(demanded, received);
+                if (missing > 0) {
+                    call.request(missing);
+                }
             } finally {
                 call.cancel(cancelMessage, cancelCause);
             }
@@ -974,6 +991,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
                 listener.onMessage(message);
                 return;
             }
+            received++; // only this attempt's callback thread writes it
             if (winning()) {
                 synchronized (HedgingCall.this) {
                     if (delivering) {

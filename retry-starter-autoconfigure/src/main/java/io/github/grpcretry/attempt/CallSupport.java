@@ -6,6 +6,8 @@ import io.grpc.ClientCall;
 import io.grpc.Deadline;
 import io.grpc.Metadata;
 import io.grpc.Status;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -81,6 +83,19 @@ final class CallSupport {
             int n = (int) Math.min(demand, Integer.MAX_VALUE);
             call.request(n);
             demand -= n;
+        }
+    }
+
+    /**
+     * Runs {@code task} on {@code executor}, or on this thread when the executor refuses it (an
+     * application's executor that was shut down): the task closes the application's listener, which
+     * must happen either way. Used only where no other callback of the call can be running.
+     */
+    static void executeOrRunHere(Executor executor, Runnable task) {
+        try {
+            executor.execute(task);
+        } catch (RejectedExecutionException e) {
+            task.run();
         }
     }
 

@@ -129,6 +129,8 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
     private long lastStartNanos;
     private Context.CancellationListener contextListener;
     private boolean cancelled;
+    /** The status the application's (or the Context's) cancellation gave the call. */
+    private Status cancelStatus;
     /** The call's outcome is decided; the application's listener is closed or about to be. */
     private boolean finished;
     /** A thread is running listener callbacks (the serializer). */
@@ -311,6 +313,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
                     return;
                 }
                 cancelled = true;
+                cancelStatus = status;
                 if (listener == null) {
                     return; // cancelled before start: start() will refuse
                 }
@@ -331,7 +334,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
         }
         cancelAll(toCancel);
         if (closeNow) {
-            executor.execute(() -> endCall(status, new Metadata(), null));
+            CallSupport.executeOrRunHere(executor, () -> endCall(status, new Metadata(), null));
         }
     }
 
@@ -1014,7 +1017,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
             boolean newly = false;
             boolean mine;
             synchronized (HedgingCall.this) {
-                if (committed == null && !finished && !closed) {
+                if (committed == null && !finished && !closed && !cancelled) {
                     toCancel = commitLocked(this, SuppressionReason.COMMITTED);
                     newly = true;
                 }
@@ -1051,7 +1054,9 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
         }
 
         @Override
-        public void onClose(Status status, Metadata trailers) {
+        public void onClose(Status attemptStatus, Metadata attemptTrailers) {
+            Status status = attemptStatus;
+            Metadata trailers = attemptTrailers;
             int outcome;
             Attempt[] toCancel = null;
             SuppressionReason suppress = null;
@@ -1071,6 +1076,11 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
                     outcome = GO_ON;
                 } else if (cancelled) {
                     outcome = END;
+                    if (status.isOk()) {
+                        // the server answered before the cancellation reached it: the call was cancelled
+                        status = cancelStatus;
+                        trailers = new Metadata();
+                    }
                 } else {
                     outcome = decideLocked(this, status, trailers);
                     suppress = suppressed;
@@ -1079,7 +1089,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, HedgingCall
                     toCancel = finishLocked();
                 }
             }
-            Status.Code code = status.getCode();
+            Status.Code code = attemptStatus.getCode();
             events.attemptEnded(target, kind, number, code);
             cancelAll(toCancel);
             if (suppress != null) {

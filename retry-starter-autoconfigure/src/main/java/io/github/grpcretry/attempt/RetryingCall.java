@@ -391,7 +391,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
                 d = decisionsLocked();
                 n = attempts;
             }
-            executor().execute(() -> {
+            CallSupport.executeOrRunHere(executor(), () -> {
                 engine.events.callEnded(target, status.getCode(), r, 0, delay);
                 decisionsClosed(d, status, n);
                 l.onClose(status, new Metadata());
@@ -523,7 +523,11 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
         Context previous = context == Context.current() ? null : context.attach();
         try {
             a.call = next.newCall(method, options);
-            CallSupport.startAttemptCall(a.call, a, attemptHeaders, compression);
+            a.call.start(a, attemptHeaders);
+            a.channelCallStarted = true;
+            if (compression != null) {
+                a.call.setMessageCompression(compression);
+            }
             drain(a);
         } finally {
             if (previous != null) {
@@ -624,6 +628,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
     private void failFromRetryThread(Status status) {
         Listener<RespT> l;
         Attempt handOff = null;
+        Attempt unstarted = null;
         int r = 0;
         long delay = 0;
         RetryDecider.Call d = null;
@@ -633,7 +638,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
                 return;
             }
             Attempt a = live;
-            if (a != null && a.started && !a.closed) {
+            if (a != null && (a.started || a.channelCallStarted) && !a.closed) {
                 state().startFailure = status;
                 handOff = a;
                 l = null;
@@ -641,8 +646,9 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
                 d = decisionsLocked();
                 n = attempts;
                 finished = true;
-                if (a != null) {
+                if (a != null && !a.closed) {
                     a.closed = true;
+                    unstarted = a; // reported started, but its channel call never was: it ends here
                 }
                 live = null;
                 releaseBufferLocked();
@@ -654,6 +660,9 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
         if (handOff != null) {
             handOff.call.cancel(status.getDescription(), status.getCause());
             return;
+        }
+        if (unstarted != null) {
+            engine.events.attemptEnded(target, unstarted.kind(), unstarted.number, status.getCode());
         }
         engine.events.callEnded(target, status.getCode(), r, 0, delay);
         decisionsClosed(d, status, n);
@@ -883,6 +892,11 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
         long sentDemand;
         boolean sentHalfClose;
         SuppressionReason reason;
+        /**
+         * The channel call's {@code start} returned: from then on its close will come. Written and read
+         * only by the thread that starts this attempt.
+         */
+        boolean channelCallStarted;
 
         Attempt(int number) {
             this.number = number;

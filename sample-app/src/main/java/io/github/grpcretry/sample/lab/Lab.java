@@ -8,10 +8,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Lab mode: replays every experiment of REFERENCE.md R1–R3 through the starter's public
+ * Lab mode: replays every experiment of the source articles (R1–R3) through the starter's public
  * configuration (Spring Boot contexts configured with grpc.retry.* properties) against real gRPC
  * servers, and prints each table with the source article's figure next to what this engine measured
- * now. Deterministic rows that deviate make {@link #main} exit with status 1.
+ * now. Deterministic rows (exact: equal to the article's figure; rule: judged by a rule of this starter,
+ * stated in the row, where the article's figure differs on purpose or does not exist) that deviate make
+ * {@link #main} exit with status 1.
  *
  * <p>Arguments: {@code --lab} (selects this mode in the sample's main), {@code --lab.engine=auto|interceptor|native}
  * (auto: the interceptor engine when it is installed, else native), {@code --lab.out=<dir>} (default
@@ -53,12 +55,16 @@ public final class Lab {
         System.out.printf("%nLab finished in %.1f s on the %s engine%s. Tables: %s (lab.md, lab.csv)%n",
                 report.elapsedMillis() / 1000.0, report.engine(),
                 report.engineNote().isEmpty() ? "" : " (" + report.engineNote() + ")", options.out().toAbsolutePath());
+        System.out.println(report.summary());
         List<LabRow> exact = report.failedExact();
-        List<LabRow> others = report.failed().stream().filter(r -> r.check() != LabRow.Check.EXACT).toList();
+        List<LabRow> rule = report.failedRule();
+        List<LabRow> others = report.failed().stream()
+                .filter(r -> r.check() != LabRow.Check.EXACT && r.check() != LabRow.Check.RULE).toList();
         others.forEach(r -> System.out.println("  outside its " + r.check().label() + ": " + r.caseName() + " → " + r.measured()));
-        if (!exact.isEmpty()) {
-            exact.forEach(r -> System.out.println("  DEVIATES: " + r.caseName() + " → " + r.measured() + " (expected " + r.rule() + ")"));
-            System.out.println(exact.size() + " deterministic row(s) deviate: exit status 1");
+        exact.forEach(r -> System.out.println("  DEVIATES: " + r.caseName() + " → " + r.measured() + " (expected " + r.rule() + ")"));
+        rule.forEach(r -> System.out.println("  BREAKS ITS RULE: " + r.caseName() + " → " + r.measured() + " (rule: " + r.rule() + ")"));
+        if (!exact.isEmpty() || !rule.isEmpty()) {
+            System.out.println((exact.size() + rule.size()) + " deterministic row(s) deviate: exit status 1");
         }
         System.exit(report.exitCode());
     }

@@ -15,9 +15,21 @@ public record LabReport(String engine, String engineNote, List<LabTable> tables,
         return tables.stream().flatMap(t -> t.rows().stream());
     }
 
-    /** Deterministic rows that deviate (these make the lab exit non-zero). */
+    /** Exact rows that deviate from the article's figure (these make the lab exit non-zero). */
     public List<LabRow> failedExact() {
         return rows().filter(r -> r.check() == LabRow.Check.EXACT && !r.pass()).toList();
+    }
+
+    /** Rule rows that break their rule (these make the lab exit non-zero too). */
+    public List<LabRow> failedRule() {
+        return rows().filter(r -> r.check() == LabRow.Check.RULE && !r.pass()).toList();
+    }
+
+    /** How many rows are checked each way, in the order of {@link LabRow.Check}. */
+    public java.util.Map<LabRow.Check, Long> countsByCheck() {
+        java.util.Map<LabRow.Check, Long> counts = new java.util.EnumMap<>(LabRow.Check.class);
+        rows().forEach(r -> counts.merge(r.check(), 1L, Long::sum));
+        return counts;
     }
 
     /** Every checked row (exact, tolerance, range) that failed. */
@@ -25,15 +37,25 @@ public record LabReport(String engine, String engineNote, List<LabTable> tables,
         return rows().filter(r -> !r.pass()).toList();
     }
 
+    /** 1 when a deterministic row (exact or rule) failed, else 0. */
     public int exitCode() {
-        return failedExact().isEmpty() ? 0 : 1;
+        return failedExact().isEmpty() && failedRule().isEmpty() ? 0 : 1;
+    }
+
+    /** How many rows are checked each way, e.g. "71 rows: 28 exact, 5 rule, 28 tolerance, 9 range, 1 info". */
+    public String summary() {
+        StringBuilder b = new StringBuilder();
+        countsByCheck().forEach((check, n) -> b.append(b.length() == 0 ? "" : ", ").append(n).append(' ').append(check.label()));
+        return rows().count() + " rows: " + b;
     }
 
     public String markdown() {
         StringBuilder b = new StringBuilder();
         b.append("Engine: `").append(engine).append("`").append(engineNote.isEmpty() ? "" : " (" + engineNote + ")")
-                .append(". Checks: exact = deterministic, must match; tolerance = random with a fixed seed, ")
-                .append("±2 percentage points / ±0.03; range = timing; n/a = not in this build.\n\n");
+                .append(". Checks: exact = deterministic, equal to the article's figure; rule = deterministic, judged ")
+                .append("by the rule of this starter stated in the row (the article's figure differs on purpose or does ")
+                .append("not exist); tolerance = random with a fixed seed, ±2 percentage points / ±0.03; range = timing; ")
+                .append("n/a = not in this build. ").append(summary()).append(".\n\n");
         for (LabTable t : tables) {
             b.append("### ").append(t.id()).append(". ").append(t.title()).append("\n\n");
             b.append("| case | ").append(t.seedColumn()).append(" | measured now (").append(engine)

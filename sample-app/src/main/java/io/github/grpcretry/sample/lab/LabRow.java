@@ -8,8 +8,14 @@ public record LabRow(String caseName, String seed, String measured, Check check,
 
     /** How a row is judged. */
     public enum Check {
-        /** Deterministic: must match exactly; a deviation makes the lab exit non-zero. */
+        /** Deterministic: the measured figure equals the article's; a deviation makes the lab exit non-zero. */
         EXACT("exact"),
+        /**
+         * Deterministic, but judged by a rule of this starter stated in the row, because the article's
+         * figure differs on purpose (a deliberate difference) or does not exist; a row that breaks its
+         * rule makes the lab exit non-zero, like an exact one.
+         */
+        RULE("rule"),
         /** Random (fixed seed): must lie within the stated tolerance of the seed. */
         TOLERANCE("tolerance"),
         /** Timing: must lie in a range (never exact milliseconds). */
@@ -32,6 +38,10 @@ public record LabRow(String caseName, String seed, String measured, Check check,
 
     public static LabRow exact(String caseName, String seed, String measured, boolean pass, String rule) {
         return new LabRow(caseName, seed, measured, Check.EXACT, pass, rule);
+    }
+
+    public static LabRow rule(String caseName, String seed, String measured, boolean pass, String rule) {
+        return new LabRow(caseName, seed, measured, Check.RULE, pass, rule);
     }
 
     public static LabRow tolerance(String caseName, String seed, String measured, boolean pass, String rule) {

@@ -142,7 +142,7 @@ final class R3Budget {
             if (budgets) {
                 Cell c = runCell(client.channel("r3-floor"), floorServer, 1.0, REQUESTS);
                 double bound = 1 + 0.1 + 10.0 * 10 / REQUESTS;
-                t.add(LabRow.exact("p = 100 %, budget 10 % with the default floor (10 retries/s over ttl 10s)",
+                t.add(LabRow.rule("p = 100 %, budget 10 % with the default floor (10 retries/s over ttl 10s)",
                         "(seed's bucket has no floor)", pct(c.success()) + " / " + ratio(c.amplification()),
                         c.amplification() <= bound + 1e-9 && c.amplification() > 1.1,
                         "≤ 1 + ratio + floor × ttl ÷ requests = " + ratio(bound)));
@@ -318,7 +318,7 @@ final class R3Budget {
                     int unlimitedExtra = sum(timelines.get(1).received()) - sum(timelines.get(1).calls());
                     pass = extra <= Math.floor(0.1 * offered) && extra > 0 && extra < unlimitedExtra;
                     rule = "extra arrivals " + extra + " ≤ 10 % of " + offered + " calls, and fewer than unlimited's " + unlimitedExtra;
-                    t.add(LabRow.exact(names[i] + ": received/s", seedRows[i], measured, pass, rule));
+                    t.add(LabRow.rule(names[i] + ": received/s", seedRows[i], measured, pass, rule));
                 }
                 String success = join(successPercent(tl));
                 double rate = 100.0 * sum(tl.ok()) / Math.max(1, sum(tl.calls()));
@@ -368,12 +368,12 @@ final class R3Budget {
             }
             Map<String, Double> guarded = guardInBuild() ? runChain(engine, c, true, budgets) : null;
             if (guarded == null) {
-                String none = "the amplification guard (SEMANTICS §8) is not in this build";
+                String none = "the server-side amplification guard is not in this build";
                 t.add(LabRow.notAvailable("guard, every layer unlimited", "(not in the seed) at most 3", none));
                 t.add(LabRow.notAvailable("guard plus budget 10 % at every layer", "(not in the seed) about 1.1", none));
             } else {
                 double g = guarded.get("unlimited");
-                t.add(LabRow.exact("guard, every layer unlimited", "(not in the seed) at most 3", fmtChain(g, c), g <= 3.0 + 1e-9,
+                t.add(LabRow.rule("guard, every layer unlimited", "(not in the seed) at most 3", fmtChain(g, c), g <= 3.0 + 1e-9,
                         "≤ 3.00: only the layer above C retries"));
                 if (budgets) {
                     double gb = guarded.get("budget");

@@ -19,7 +19,7 @@ import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The interceptor retry engine of one channel (gRFC A6 retries and hedging, SEMANTICS.md §1–§7). Install it
+ * The interceptor retry engine of one channel (gRFC A6 retries and hedging, docs/design.md §1–§7). Install it
  * with {@code ManagedChannelBuilder.intercept(...)} on a channel whose service config was rendered
  * without retry policies, hedging policies and throttling
  * ({@code ServiceConfig.toServiceConfigMap(false)}), so grpc-java never retries on top of it.

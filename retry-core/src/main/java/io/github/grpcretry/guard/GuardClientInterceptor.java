@@ -20,7 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Client side of the amplification guard (SEMANTICS §8): watches the outcome of every logical call
+ * Client side of the amplification guard (docs/design.md §8): watches the outcome of every logical call
  * made while a guarded inbound call is served and marks that inbound call's {@link GuardMarker}
  * when the downstream call failed after its retries were used up or suppressed.
  *

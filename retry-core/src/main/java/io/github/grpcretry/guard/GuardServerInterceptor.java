@@ -14,7 +14,7 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Server side of the amplification guard (SEMANTICS §8). For every inbound call it puts a fresh
+ * Server side of the amplification guard (docs/design.md §8). For every inbound call it puts a fresh
  * {@link GuardMarker} into the call's {@link Context} (the handler and everything it starts in that
  * Context see it), and when a marked call closes with a non-OK status it adds the trailer
  * {@code grpc-retry-pushback-ms: -1} (replacing any pushback value already there), which every A6

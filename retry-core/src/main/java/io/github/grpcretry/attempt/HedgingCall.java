@@ -1,10 +1,10 @@
 package io.github.grpcretry.attempt;
 
 import io.github.grpcretry.budget.RetryBudget;
-import io.github.grpcretry.commit.CallBuffer;
-import io.github.grpcretry.commit.MessageSizes;
+import io.github.grpcretry.internal.commit.CallBuffer;
+import io.github.grpcretry.internal.commit.MessageSizes;
 import io.github.grpcretry.policy.HedgingPolicy;
-import io.github.grpcretry.pushback.Pushback;
+import io.github.grpcretry.internal.pushback.Pushback;
 import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One logical call of the interceptor engine under a gRFC A6 {@code hedgingPolicy}
- * (SEMANTICS.md §7): several attempts of the same request in parallel, the first to commit wins.
+ * (docs/design.md §7): several attempts of the same request in parallel, the first to commit wins.
  *
  * <h2>What it does</h2>
  * <ul>

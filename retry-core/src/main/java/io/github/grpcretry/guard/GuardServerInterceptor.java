@@ -1,7 +1,7 @@
 package io.github.grpcretry.guard;
 
-import io.github.grpcretry.pushback.Pushback;
-import io.github.grpcretry.server.ApplicationFailureListener;
+import io.github.grpcretry.internal.pushback.Pushback;
+import io.github.grpcretry.internal.server.ApplicationFailureListener;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
@@ -11,9 +11,10 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Server side of the amplification guard (SEMANTICS §8). For every inbound call it puts a fresh
+ * Server side of the amplification guard (docs/design.md §8). For every inbound call it puts a fresh
  * {@link GuardMarker} into the call's {@link Context} (the handler and everything it starts in that
  * Context see it), and when a marked call closes with a non-OK status it adds the trailer
  * {@code grpc-retry-pushback-ms: -1} (replacing any pushback value already there), which every A6
@@ -31,11 +32,23 @@ public final class GuardServerInterceptor implements ServerInterceptor {
 
     private final GuardEventListener events;
 
+    /**
+     * Marks the inbound call being served in the current gRPC Context (the guard's marker), so that if
+     * it closes with a non-OK status its response says "do not retry": for application code that knows
+     * a failure must not be retried by its callers.
+     *
+     * @return false (and nothing is marked) when no inbound call served through this interceptor is in
+     *     the current Context
+     */
+    public static boolean markCurrentCall() {
+        return GuardMarker.markCurrent();
+    }
+
     public GuardServerInterceptor() {
         this(GuardEventListener.NOOP);
     }
 
-    public GuardServerInterceptor(GuardEventListener events) {
+    public GuardServerInterceptor(@Nullable GuardEventListener events) {
         this.events = Objects.requireNonNullElse(events, GuardEventListener.NOOP);
     }
 

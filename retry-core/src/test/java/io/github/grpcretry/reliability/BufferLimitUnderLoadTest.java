@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.grpcretry.attempt.EngineTestAccess;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.attempt.SuppressionReason;
-import io.github.grpcretry.commit.RetryBufferPool;
+import io.github.grpcretry.internal.commit.RetryBufferPool;
 import io.github.grpcretry.reliability.Fixtures.Client;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.SimpleCalls;
@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
- * The channel-wide retry buffer limit under load (SEMANTICS §2): many concurrent calls carrying
+ * The channel-wide retry buffer limit under load (docs/design.md §2): many concurrent calls carrying
  * large requests. A sampler reads the pool continuously: the bytes held never pass its capacity.
  * Calls that do not fit are committed, not failed: they go on and end as their single attempt
  * ends; only the calls that kept their buffer can be retried.

@@ -30,7 +30,7 @@ import java.util.stream.Collectors;
 
 /**
  * R3 (seed 002): the retry budget. The seed's budget is a shared bucket (each request deposits ratio,
- * cap 10, starts empty, a retry takes 1); ours is windowed (SEMANTICS §6) and runs here with
+ * cap 10, starts empty, a retry takes 1); ours is windowed (docs/design.md §6) and runs here with
  * {@code min-retries-per-second: 0}, so it starts empty too.
  */
 final class R3Budget {
@@ -387,7 +387,7 @@ final class R3Budget {
         return t;
     }
 
-    /** Whether the starter's guard package (SEMANTICS §8) is on the class path at all. */
+    /** Whether the starter's guard package (docs/design.md §8) is on the class path at all. */
     static boolean guardInBuild() {
         return R3Budget.class.getClassLoader().getResource("io/github/grpcretry/guard") != null;
     }

@@ -7,15 +7,18 @@ import io.github.grpcretry.autoconfigure.GrpcRetryProperties.NameProperties;
 import io.github.grpcretry.autoconfigure.GrpcRetryProperties.RetryProperties;
 import io.github.grpcretry.autoconfigure.GrpcRetryProperties.RetryThrottlingProperties;
 import io.github.grpcretry.policy.ChannelDraft;
+import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ConfigNaming;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.HedgingPolicyDraft;
+import io.github.grpcretry.policy.MethodConfig;
 import io.github.grpcretry.policy.MethodConfigDraft;
 import io.github.grpcretry.policy.MethodName;
 import io.github.grpcretry.policy.ResolvedChannelRetryConfigs;
 import io.github.grpcretry.policy.RetryPolicyDraft;
 import io.github.grpcretry.policy.RetryThrottlingDraft;
+import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
 import io.github.grpcretry.policy.ServiceConfigDraft;
 import io.github.grpcretry.policy.ServiceConfigJson;
@@ -24,9 +27,12 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.core.io.FileSystemResource;
@@ -57,7 +63,62 @@ public final class GrpcRetryConfigResolver {
             ClientProperties client = e.getValue() == null ? new ClientProperties() : e.getValue();
             drafts.put(channel, channelDraft(channel, PREFIX + key, client, problems));
         }
-        return ResolvedChannelRetryConfigs.resolve(drafts, customizers, problems, warnings);
+        ResolvedChannelRetryConfigs resolved = ResolvedChannelRetryConfigs.resolve(drafts, customizers, problems, warnings);
+        if (properties.getEngine() == GrpcRetryProperties.Engine.NATIVE && warnings != null) {
+            String warning = nativeIgnoresPerAttemptTimeout(drafts, resolved);
+            if (warning != null) {
+                warnings.accept(warning);
+            }
+        }
+        return resolved;
+    }
+
+    /**
+     * The one start-up warning for {@code engine: native} with a per-attempt receive timeout set,
+     * naming every place that sets one (a property path, a service-config file's JSON path, or
+     * {@code ServiceConfigCustomizer(<channel>)} when only a customizer adds it to a configured
+     * channel); null when none is set. grpc-java 1.85 parses {@code perAttemptRecvTimeout} into its
+     * retry policy but its {@code RetriableStream} never applies it: a stalled attempt is cut only by
+     * the call's deadline.
+     */
+    static String nativeIgnoresPerAttemptTimeout(Map<String, ChannelDraft> drafts, ResolvedChannelRetryConfigs resolved) {
+        Set<String> places = new LinkedHashSet<>();
+        Set<String> channelsWithOwnPaths = new HashSet<>();
+        for (Map.Entry<String, ChannelDraft> e : drafts.entrySet()) {
+            for (MethodConfigDraft m : e.getValue().serviceConfig().methodConfigs()) {
+                RetryPolicyDraft r = m.retryPolicy();
+                if (r != null && r.perAttemptReceiveTimeout() != null) {
+                    places.add(r.perAttemptReceiveTimeout().path() + " = " + r.perAttemptReceiveTimeout().display());
+                    channelsWithOwnPaths.add(e.getKey());
+                }
+            }
+        }
+        boolean globalSetsIt = channelsWithOwnPaths.contains(ChannelRetryConfigs.GLOBAL);
+        for (String channel : resolved.configuredChannels()) {
+            if (globalSetsIt || channelsWithOwnPaths.contains(channel)) {
+                continue;
+            }
+            ChannelRetryConfig config = resolved.forChannel(channel);
+            if (config != null && hasPerAttemptTimeout(config.serviceConfig())) {
+                places.add("ServiceConfigCustomizer(" + channel + ")");
+            }
+        }
+        if (places.isEmpty()) {
+            return null;
+        }
+        return "per-attempt-receive-timeout is ignored: grpc.retry.engine=native (grpc-java's own retry) reads "
+                + "perAttemptRecvTimeout from the service config but never applies it, so a stalled attempt is not "
+                + "cut and retried; only the call's deadline ends it. Set at: " + String.join(", ", places)
+                + ". Use grpc.retry.engine=interceptor to have it applied, or remove it";
+    }
+
+    private static boolean hasPerAttemptTimeout(ServiceConfig config) {
+        for (MethodConfig m : config.methodConfigs()) {
+            if (m.retryPolicy() != null && m.retryPolicy().perAttemptReceiveTimeout() != null) {
+                return true;
+            }
+        }
+        return false;
     }
 
     static ChannelDraft channelDraft(String channel, String path, ClientProperties c, List<ConfigProblem> problems) {

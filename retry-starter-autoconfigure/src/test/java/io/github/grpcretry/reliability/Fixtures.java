@@ -176,33 +176,6 @@ final class Fixtures {
         return new Client(ch, engine, events, attempts, kind);
     }
 
-    /**
-     * A channel of grpc-java's own engine ({@code native}): the service config with its retry
-     * policies, observed by {@link NativeAttemptInterceptor} (which counts grpc-java's attempts,
-     * transparent retries aside).
-     */
-    record NativeClient(ManagedChannel channel, CountingEvents events) implements AutoCloseable {
-        @Override
-        public void close() throws InterruptedException {
-            channel.shutdownNow();
-            channel.awaitTermination(5, TimeUnit.SECONDS);
-        }
-    }
-
-    static NativeClient nativeNetty(String target, ChannelRetryConfig config) {
-        CountingEvents events = new CountingEvents();
-        ManagedChannel ch = NettyChannelBuilder.forTarget(target).usePlaintext()
-                .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(true))
-                .enableRetry()
-                .maxRetryAttempts(config.maxAttemptsCap())
-                .maxHedgedAttempts(config.maxAttemptsCap())
-                .retryBufferSize(config.retryBufferSize())
-                .perRpcBufferLimit(config.perRpcBufferLimit())
-                .intercept(new NativeAttemptInterceptor(config.channel(), events))
-                .build();
-        return new NativeClient(ch, events);
-    }
-
     /** A loopback port nothing listens on (it was free a moment ago). */
     static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

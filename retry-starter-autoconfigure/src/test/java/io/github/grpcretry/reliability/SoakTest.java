@@ -191,6 +191,7 @@ class SoakTest {
         AtomicLong withDeadline = new AtomicLong();
         AtomicLong failingPlans = new AtomicLong();
         AtomicLong onHedgedChannel = new AtomicLong();
+        AtomicLong unneededHedging = new AtomicLong();
         Random random = new Random(SEED);
         long start = System.nanoTime();
         try {
@@ -247,8 +248,12 @@ class SoakTest {
                     if (!broken.isEmpty() && problems.size() < 50) {
                         problems.add(id + " " + m.getBareMethodName() + " " + plan + ": " + broken);
                     }
-                    if (!allowed.contains(s.getCode()) && problems.size() < 50) {
-                        problems.add(id + " " + m.getBareMethodName() + " " + plan + " ended " + s + ", allowed " + allowed);
+                    if (!allowed.contains(s.getCode())) {
+                        if (!ours && hedgedChannel && hedgedMethod(m) && isUnneededHedging(s)) {
+                            unneededHedging.incrementAndGet(); // grpc-java's race, see isUnneededHedging
+                        } else if (problems.size() < 50) {
+                            problems.add(id + " " + m.getBareMethodName() + " " + plan + " ended " + s + ", allowed " + allowed);
+                        }
                     }
                 });
                 h.send(requests);
@@ -307,7 +312,8 @@ class SoakTest {
                     + ", " + attempts + " attempts, " + elapsedMs + " ms (" + (CALLS * 1000L / Math.max(1, elapsedMs))
                     + " calls/s); " + onHedgedChannel.get() + " calls on the hedged channel (UnaryRpc and ServerStreamingRpc"
                     + " hedged: " + hedges + " hedges sent; its other methods retried: " + hedgedRetries + " retries)"
-                    + "; outcomes " + byCode + (ours ? "; suppressed " + suppressed : "") + "; hung " + hung
+                    + "; outcomes " + byCode + (ours ? "; suppressed " + suppressed
+                    : "; ended CANCELLED \"Unneeded hedging\" (grpc-java's race) " + unneededHedging.get()) + "; hung " + hung
                     + ", timers " + timersLeft + ", buffered bytes " + (ours ? String.valueOf(buffered) : "n/a");
         } finally {
             cancels.shutdownNow();
@@ -320,6 +326,23 @@ class SoakTest {
             timers.awaitTermination(5, TimeUnit.SECONDS);
             work.awaitTermination(5, TimeUnit.SECONDS);
         }
+    }
+
+    /** The methods the hedged channel hedges ({@link #hedgedConfig}). */
+    private static boolean hedgedMethod(MethodDescriptor<?, ?> m) {
+        return m == SimpleCalls.UNARY || m == SimpleCalls.SERVER_STREAMING;
+    }
+
+    /**
+     * A hedged call of grpc-java's engine (1.85) ended with the status of a hedge grpc-java itself
+     * dropped: when a pushback (re)schedules or freezes the hedging timer while the timer's task is
+     * already making the next hedge, that task starts the hedge and cancels it with CANCELLED
+     * "Unneeded hedging"; the close of that stream is taken as a fatal status and commits the call
+     * to it. The soak found it at about 1 in 10 000 calls on the hedged channel (plans with a
+     * pushback); it is counted and reported, not taken as the engine's outcome.
+     */
+    private static boolean isUnneededHedging(Status s) {
+        return s.getCode() == Status.Code.CANCELLED && "Unneeded hedging".equals(s.getDescription());
     }
 
     /**

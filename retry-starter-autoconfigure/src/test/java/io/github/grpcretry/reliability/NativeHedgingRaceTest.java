@@ -20,8 +20,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * A race in grpc-java's own hedging (1.85, engine {@code native}) that the native soak met about
- * once in 10 000 hedged calls, forced here step by step: when the hedging timer's task is already
+ * A race in grpc-java's own hedging (1.85, engine {@code native}) that the native soak meets a few
+ * times in thousands of hedged calls, forced here step by step: when the hedging timer's task is already
  * making the next hedge and a pushback then reschedules the timer, the task finds its timer
  * cancelled, starts its hedge and cancels it with CANCELLED "Unneeded hedging". That stream's close
  * is judged like a server's answer: CANCELLED is not a non-fatal code, so grpc-java commits the call

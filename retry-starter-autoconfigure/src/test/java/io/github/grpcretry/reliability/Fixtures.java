@@ -189,7 +189,7 @@ final class Fixtures {
             if (System.nanoTime() > end) {
                 throw new AssertionError("not within " + timeoutMillis + " ms: " + what);
             }
-            Thread.sleep(2);
+            Thread.sleep(2); // polls the condition, bounded by the timeout
         }
     }
 }

@@ -169,7 +169,7 @@ class DemoDashboardTest {
                 }
             }
             assertThat(System.nanoTime()).as("points of the series within " + timeout).isLessThan(end);
-            Thread.sleep(250);
+            Thread.sleep(250); // polls the series (a point a second), bounded by the timeout
         }
     }
 

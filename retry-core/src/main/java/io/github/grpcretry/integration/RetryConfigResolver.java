@@ -14,11 +14,15 @@ import io.github.grpcretry.internal.config.Sourced;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import io.github.grpcretry.policy.MethodConfig;
 import io.github.grpcretry.policy.MethodName;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.Set;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -53,6 +57,7 @@ public final class RetryConfigResolver {
     private final Map<String, BaseLayer> bases = new LinkedHashMap<>();
     private List<ServiceConfigCustomizer> customizers = List.of();
     private Consumer<String> warnings = w -> { };
+    private boolean nativeEngine;
 
     private record BaseLayer(Map<String, ?> serviceConfig, String path) {
     }
@@ -100,6 +105,16 @@ public final class RetryConfigResolver {
     }
 
     /**
+     * Whether the channels run grpc-java's own retry ({@code grpc.retry.engine: native}): then a
+     * per-attempt receive timeout, which grpc-java parses but never applies, is reported once through
+     * {@link #warnings}.
+     */
+    public RetryConfigResolver nativeEngine(boolean nativeEngine) {
+        this.nativeEngine = nativeEngine;
+        return this;
+    }
+
+    /**
      * Validates and merges every channel. Channels without properties of their own get what GLOBAL
      * (and their base layer, if any) gives them, when first asked for.
      *
@@ -122,7 +137,62 @@ public final class RetryConfigResolver {
             }
             drafts.put(channel, own.withServiceConfig(own.serviceConfig().overlay(base)));
         }
-        return ResolvedChannelRetryConfigs.resolve(drafts, customizers, problems, warnings);
+        ResolvedChannelRetryConfigs resolved = ResolvedChannelRetryConfigs.resolve(drafts, customizers, problems, warnings);
+        if (nativeEngine) {
+            String warning = nativeIgnoresPerAttemptTimeout(drafts, resolved);
+            if (warning != null) {
+                warnings.accept(warning);
+            }
+        }
+        return resolved;
+    }
+
+    /**
+     * The one start-up warning for the native engine with a per-attempt receive timeout set, naming
+     * every place that sets one (a property path, a service-config file's JSON path, or
+     * {@code ServiceConfigCustomizer(<channel>)} when only a customizer adds it to a configured
+     * channel); null when none is set. grpc-java 1.85 parses {@code perAttemptRecvTimeout} into its
+     * retry policy but never applies it: a stalled attempt is cut only by the call's deadline
+     * (docs/design.md, deliberate differences).
+     */
+    static @Nullable String nativeIgnoresPerAttemptTimeout(Map<String, ChannelDraft> drafts,
+            ResolvedChannelRetryConfigs resolved) {
+        Set<String> places = new LinkedHashSet<>();
+        Set<String> channelsWithOwnPaths = new HashSet<>();
+        for (Map.Entry<String, ChannelDraft> e : drafts.entrySet()) {
+            for (MethodConfigDraft m : e.getValue().serviceConfig().methodConfigs()) {
+                RetryPolicyDraft r = m.retryPolicy();
+                if (r != null && r.perAttemptReceiveTimeout() != null) {
+                    places.add(r.perAttemptReceiveTimeout().path() + " = " + r.perAttemptReceiveTimeout().display());
+                    channelsWithOwnPaths.add(e.getKey());
+                }
+            }
+        }
+        boolean globalSetsIt = channelsWithOwnPaths.contains(ChannelRetryConfigs.GLOBAL);
+        for (String channel : resolved.configuredChannels()) {
+            if (globalSetsIt || channelsWithOwnPaths.contains(channel)) {
+                continue;
+            }
+            if (hasPerAttemptTimeout(resolved.forChannel(channel).serviceConfig())) {
+                places.add("ServiceConfigCustomizer(" + channel + ")");
+            }
+        }
+        if (places.isEmpty()) {
+            return null;
+        }
+        return "per-attempt-receive-timeout is ignored: grpc.retry.engine=native (grpc-java's own retry) reads "
+                + "perAttemptRecvTimeout from the service config but never applies it, so a stalled attempt is not "
+                + "cut and retried; only the call's deadline ends it. Set at: " + String.join(", ", places)
+                + ". Use grpc.retry.engine=interceptor to have it applied, or remove it";
+    }
+
+    private static boolean hasPerAttemptTimeout(ServiceConfig config) {
+        for (MethodConfig m : config.methodConfigs()) {
+            if (m.retryPolicy() != null && m.retryPolicy().perAttemptReceiveTimeout() != null) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -7,7 +7,9 @@ import io.github.grpcretry.attempt.EngineTestAccess;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.reliability.Fixtures.Client;
+import io.github.grpcretry.reliability.Fixtures.Engine;
 import io.github.grpcretry.testing.FaultProxy;
+import io.github.grpcretry.testing.LiveObjects;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.SimpleCalls;
 import io.github.grpcretry.testing.SimpleCalls.Handle;
@@ -24,11 +26,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Transport faults over Netty loopback, under the retry policy: a server killed mid-call and
@@ -37,7 +44,15 @@ import org.junit.jupiter.api.Test;
  * promises: a retried method ends OK (or, when the call had already committed, with the transport's
  * status), max attempts hold, and a method without a retry policy (non-idempotent) is never sent
  * twice, counted both below the engine and on the server. Every call keeps the call contract and
- * every OK response matches its request; afterwards no timer and no buffered byte is left.
+ * every OK response matches its request; afterwards no timer and no buffered byte is left, and no
+ * engine object (call, attempt, listener, stream tracer factory, timer task; see {@link LiveObjects})
+ * is still reachable after GC.
+ *
+ * <p>The crash, GOAWAY, reset and truncation faults run under both engines: the interceptor engine
+ * and grpc-java's own ({@code native}, observed by the starter's {@code NativeAttemptInterceptor},
+ * its attempts counted as grpc-java's streams). Refused connections and the per-attempt timeout are
+ * the interceptor engine's here (the native engine's refused calls are in
+ * {@link HedgingFaultToleranceTest}; it never applies a per-attempt timeout).
  */
 class FaultToleranceTest {
 
@@ -46,23 +61,39 @@ class FaultToleranceTest {
     /** Non-idempotent methods of the "n" channels. */
     private static final String[] NON_IDEMPOTENT = {"UnaryRpc", "BidiStreamingRpc"};
 
+    private final LiveObjects live = new LiveObjects();
+    private ScheduledThreadPoolExecutor timers;
+    private ExecutorService work;
     private RetryScheduler scheduler;
     private final List<Client> clients = new ArrayList<>();
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
     @BeforeEach
     void setUp() {
-        scheduler = RetryScheduler.create(2, "faults");
+        timers = live.timers(2, "faults");
+        work = Executors.newCachedThreadPool();
+        scheduler = RetryScheduler.of(timers, work);
     }
 
     @AfterEach
     void tearDown() throws Exception {
+        afterEach(clients, closeables, scheduler, timers, work, live);
+    }
+
+    /**
+     * Checks that no timer is outstanding, no request byte held and every call ended, closes
+     * everything, then that no engine object the test made is reachable after GC.
+     */
+    static void afterEach(List<Client> clients, List<AutoCloseable> closeables, RetryScheduler scheduler,
+            ScheduledThreadPoolExecutor timers, ExecutorService work, LiveObjects live) throws Exception {
         try {
             Fixtures.waitFor("no timer outstanding", 5000, () -> EngineTestAccess.outstandingTimers(scheduler) == 0);
             for (Client c : clients) {
-                assertThat(c.bufferPool().used()).as("bytes held after the test").isZero();
-                assertThat(c.events().callsEnded.get()).as("every wrapped call ended")
-                        .isEqualTo(c.events().callsStarted.get());
+                assertThat(c.bufferedBytes()).as("bytes held after the test").isZero();
+                Fixtures.waitFor("every wrapped call ended", 5000,
+                        () -> c.events().callsEnded.get() == c.events().callsStarted.get());
+                Fixtures.waitFor("every attempt ended", 5000,
+                        () -> c.events().attemptsEnded.get() == c.events().attemptsStarted.get());
             }
         } finally {
             for (Client c : clients) {
@@ -71,19 +102,25 @@ class FaultToleranceTest {
             for (AutoCloseable c : closeables) {
                 c.close();
             }
-            scheduler.close();
+            timers.shutdownNow();
+            work.shutdownNow();
         }
+        clients.clear();
+        closeables.clear();
+        assertThat(live.survivorsAfterGc(20_000)).as("engine objects reachable after the test " + live.tracked())
+                .isEmpty();
     }
 
-    private Client retrying(String target) {
-        Client c = Fixtures.netty(target, Fixtures.channelConfig("r", Fixtures.service(RETRY, null)), scheduler);
+    private Client retrying(Engine engine, String target) {
+        Client c = Fixtures.netty(engine, target, Fixtures.channelConfig("r", Fixtures.service(RETRY, null)), scheduler,
+                live);
         clients.add(c);
         return c;
     }
 
-    private Client nonIdempotent(String target) {
-        Client c = Fixtures.netty(target, Fixtures.channelConfig("n", Fixtures.service(RETRY, null, NON_IDEMPOTENT)),
-                scheduler);
+    private Client nonIdempotent(Engine engine, String target) {
+        Client c = Fixtures.netty(engine, target, Fixtures.channelConfig("n",
+                Fixtures.service(RETRY, null, NON_IDEMPOTENT)), scheduler, live);
         clients.add(c);
         return c;
     }
@@ -95,15 +132,21 @@ class FaultToleranceTest {
                 return ScriptedServer.startNetty(port);
             } catch (IOException e) {
                 last = e;
-                Thread.sleep(20);
+                Thread.sleep(20); // polls the port coming free, bounded by 100 tries
             }
         }
         throw new AssertionError("could not bind port " + port + " again", last);
     }
 
+    /**
+     * Starts call {@code id} on {@code c}. With grpc-java's engine the call waits for ready: its
+     * backoff is drawn from [0, b) (A6's full jitter), so all its retries can fall within grpc-java's
+     * 1 s reconnect backoff after a failed connection, when a call that does not wait fails at once;
+     * the interceptor engine's backoffs (b x U(0.8, 1.2), 200 ms doubling) span that backoff.
+     */
     static Handle call(Client c, MethodDescriptor<SimpleRequest, SimpleResponse> m, String id,
             CallOptions options) {
-        return call(c.channel(), m, id, options);
+        return call(c.channel(), m, id, c.kind() == Engine.NATIVE ? options.withWaitForReady() : options);
     }
 
     static Handle call(io.grpc.Channel channel, MethodDescriptor<SimpleRequest, SimpleResponse> m, String id,
@@ -143,15 +186,16 @@ class FaultToleranceTest {
      * plays its host's TCP stack, so the connections can be killed before the gRPC server would
      * send RST_STREAMs of its own.
      */
-    @Test
-    void serverKilledMidCallAndRestartedOnTheSamePort() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Engine.class)
+    void serverKilledMidCallAndRestartedOnTheSamePort(Engine engine) throws Exception {
         ScriptedServer first = ScriptedServer.startNetty();
         closeables.add(first);
         int port = first.port();
         FaultProxy host = FaultProxy.start(port);
         closeables.add(host);
-        Client r = retrying(host.target());
-        Client n = nonIdempotent(host.target());
+        Client r = retrying(engine, host.target());
+        Client n = nonIdempotent(engine, host.target());
         warmUp(r, n);
         first.script(a -> Action.ok().delay(30_000)); // hold every call until the kill
         List<Handle> retried = new ArrayList<>();
@@ -205,7 +249,7 @@ class FaultToleranceTest {
             assertThat(n.attempts().attempts(h.id)).as(h.id + " attempts").isEqualTo(1);
             assertThat(arrivals(h.id, first, second)).as(h.id + " arrivals").isEqualTo(1);
         }
-        Figures.record("faults", "server killed mid-call (connections reset, process gone) and restarted on its port: "
+        Figures.record("faults " + engine, "server killed mid-call (connections reset, process gone) and restarted on its port: "
                 + total + " calls in flight, outcomes " + codes + " (UNAVAILABLE = committed bidi + non-idempotent)");
 
         // gRPC's own forced shutdown cancels the streams (RST_STREAM CANCEL): CANCELLED is not in the
@@ -224,20 +268,21 @@ class FaultToleranceTest {
             assertThat(s.getCode()).as(h.id + ": " + s).isEqualTo(Status.Code.CANCELLED);
             assertThat(r.attempts().attempts(h.id)).isEqualTo(1);
         }
-        Figures.record("faults", "server shutdownNow mid-call: 3/3 calls CANCELLED (RST_STREAM CANCEL, not retryable),"
+        Figures.record("faults " + engine, "server shutdownNow mid-call: 3/3 calls CANCELLED (RST_STREAM CANCEL, not retryable),"
                 + " 1 attempt each");
     }
 
     // ------------------------------------------------------------------ graceful shutdown (GOAWAY)
 
-    @Test
-    void gracefulShutdownDuringTrafficLosesNothing() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Engine.class)
+    void gracefulShutdownDuringTrafficLosesNothing(Engine engine) throws Exception {
         ScriptedServer first = ScriptedServer.startNetty();
         closeables.add(first);
         int port = first.port();
         first.script(a -> Action.ok().delay(40));
-        Client r = retrying(first.target());
-        Client n = nonIdempotent(first.target());
+        Client r = retrying(engine, first.target());
+        Client n = nonIdempotent(engine, first.target());
         warmUp(r, n);
         AtomicBoolean stop = new AtomicBoolean();
         ConcurrentLinkedQueue<Handle> retried = new ConcurrentLinkedQueue<>();
@@ -263,7 +308,8 @@ class FaultToleranceTest {
             drivers.add(d);
             d.start();
         }
-        Thread.sleep(600);
+        // traffic on the first server (2 warm-ups, then at least 60 calls), then the GOAWAY
+        Fixtures.waitFor("traffic on the first server", 20_000, () -> first.arrivalCount() >= 62);
         int inFlightBefore = first.arrivalCount();
         Thread drain = new Thread(() -> first.shutdownGracefully(10_000), "graceful-shutdown");
         drain.start();
@@ -271,7 +317,8 @@ class FaultToleranceTest {
         closeables.add(second);
         second.script(a -> Action.ok().delay(40));
         drain.join(15_000);
-        Thread.sleep(1500);
+        // the traffic goes on to the new server until at least 60 calls arrived there
+        Fixtures.waitFor("traffic on the new server", 20_000, () -> second.arrivalCount() >= 60);
         stop.set(true);
         for (Thread d : drivers) {
             d.join(25_000);
@@ -299,7 +346,7 @@ class FaultToleranceTest {
             }
         }
         assertThat(second.arrivalCount()).as("traffic moved to the new server").isPositive();
-        Figures.record("faults", "graceful shutdown (GOAWAY) during traffic: retried methods " + ok + "/" + retried.size()
+        Figures.record("faults " + engine, "graceful shutdown (GOAWAY) during traffic: retried methods " + ok + "/" + retried.size()
                 + " OK, non-idempotent outcomes " + onceCodes + ", arrivals old/new server " + first.arrivalCount() + "/"
                 + second.arrivalCount() + " (" + inFlightBefore + " before the GOAWAY)");
     }
@@ -310,10 +357,11 @@ class FaultToleranceTest {
     void connectionRefusedEndsAfterMaxAttemptsAndNonIdempotentCallsAreSentOnce() throws Exception {
         String target = "127.0.0.1:" + Fixtures.freePort();
         RetryPolicy fast = Fixtures.policy(4, 50, 400, null, Status.Code.UNAVAILABLE);
-        Client r = Fixtures.netty(target, Fixtures.channelConfig("r", Fixtures.service(fast, null)), scheduler);
+        Client r = Fixtures.netty(Engine.INTERCEPTOR, target, Fixtures.channelConfig("r", Fixtures.service(fast, null)),
+                scheduler, live);
         clients.add(r);
-        Client n = Fixtures.netty(target, Fixtures.channelConfig("n", Fixtures.service(fast, null, NON_IDEMPOTENT)),
-                scheduler);
+        Client n = Fixtures.netty(Engine.INTERCEPTOR, target, Fixtures.channelConfig("n",
+                Fixtures.service(fast, null, NON_IDEMPOTENT)), scheduler, live);
         clients.add(n);
         List<Handle> handles = new ArrayList<>();
         for (MethodDescriptor<SimpleRequest, SimpleResponse> m : SimpleCalls.ALL) {
@@ -341,14 +389,15 @@ class FaultToleranceTest {
 
     // ------------------------------------------------------------------ fault proxy: resets
 
-    @Test
-    void connectionResetMidCallIsRetriedAndNonIdempotentCallsAreNotResent() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Engine.class)
+    void connectionResetMidCallIsRetriedAndNonIdempotentCallsAreNotResent(Engine engine) throws Exception {
         ScriptedServer server = ScriptedServer.startNetty();
         closeables.add(server);
         FaultProxy proxy = FaultProxy.start(server.port());
         closeables.add(proxy);
-        Client r = retrying(proxy.target());
-        Client n = nonIdempotent(proxy.target());
+        Client r = retrying(engine, proxy.target());
+        Client n = nonIdempotent(engine, proxy.target());
         warmUp(r, n);
         // first attempts are held, so they are in flight when the connections are reset
         server.script(a -> a.previousAttempts == null && !a.header("x-call-id").startsWith("warm")
@@ -393,8 +442,8 @@ class FaultToleranceTest {
             FaultProxy p = FaultProxy.start(server.port()).plan(k -> k == 0 ? FaultProxy.Fault.resetAfterClientBytes(cut)
                     : FaultProxy.Fault.NONE);
             closeables.add(p);
-            Client rc = retrying(p.target());
-            Client nc = nonIdempotent(p.target());
+            Client rc = retrying(engine, p.target());
+            Client nc = nonIdempotent(engine, p.target());
             Handle hr = call(rc, SimpleCalls.CLIENT_STREAMING, "cut-r-" + i, deadline(20));
             Status sr = hr.listener.awaitClose(20, TimeUnit.SECONDS);
             hr.listener.assertContract();
@@ -410,7 +459,7 @@ class FaultToleranceTest {
             rc.close();
             nc.close();
         }
-        Figures.record("faults", "connection reset (RST) mid-call: 6 calls in flight reset, retried 3/3 OK; "
+        Figures.record("faults " + engine, "connection reset (RST) mid-call: 6 calls in flight reset, retried 3/3 OK; "
                 + cases + " connections reset after 0..400 client bytes: retried " + retriedOk + "/" + cases
                 + " OK, non-idempotent outcomes " + onceCodes + ", each sent once");
     }
@@ -423,8 +472,8 @@ class FaultToleranceTest {
         closeables.add(server);
         FaultProxy proxy = FaultProxy.start(server.port()).latency(100);
         closeables.add(proxy);
-        Client r = retrying(proxy.target());
-        Client n = nonIdempotent(proxy.target());
+        Client r = retrying(Engine.INTERCEPTOR, proxy.target());
+        Client n = nonIdempotent(Engine.INTERCEPTOR, proxy.target());
         warmUp(r, n);
 
         // every call is slower but ends OK; a deadline shorter than the latency ends the call in time
@@ -445,8 +494,8 @@ class FaultToleranceTest {
         // abandoned after 300 ms; the stall ends during the backoff and the second attempt gets through
         // (the proxy keeps TCP order, so it waits for the first attempt's bytes: 300 + 350 ms < 300 + 240 + 300 ms)
         RetryPolicy perAttempt = Fixtures.policy(3, 300, 1000, Duration.ofMillis(300), Status.Code.UNAVAILABLE);
-        Client pa = Fixtures.netty(proxy.target(), Fixtures.channelConfig("pa", Fixtures.service(perAttempt, null)),
-                scheduler);
+        Client pa = Fixtures.netty(Engine.INTERCEPTOR, proxy.target(), Fixtures.channelConfig("pa",
+                Fixtures.service(perAttempt, null)), scheduler, live);
         clients.add(pa);
         proxy.latency(0);
         warmUp(pa);
@@ -465,8 +514,9 @@ class FaultToleranceTest {
 
     // ------------------------------------------------------------------ fault proxy: truncation
 
-    @Test
-    void truncatedResponsesAreRetriedUnlessCommitted() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Engine.class)
+    void truncatedResponsesAreRetriedUnlessCommitted(Engine engine) throws Exception {
         ScriptedServer server = ScriptedServer.startNetty();
         closeables.add(server);
         server.script(a -> Action.ok());
@@ -483,8 +533,8 @@ class FaultToleranceTest {
                     .plan(k -> k == 0 ? FaultProxy.Fault.truncateServer(cut, rst) : FaultProxy.Fault.NONE);
             closeables.add(pr);
             closeables.add(pn);
-            Client rc = retrying(pr.target());
-            Client nc = nonIdempotent(pn.target());
+            Client rc = retrying(engine, pr.target());
+            Client nc = nonIdempotent(engine, pn.target());
             MethodDescriptor<SimpleRequest, SimpleResponse> m = SimpleCalls.ALL.get(i % 4);
             String id = "trunc-r-" + i;
             Handle h = call(rc, m, id, deadline(20));
@@ -510,6 +560,6 @@ class FaultToleranceTest {
             rc.close();
             nc.close();
         }
-        Figures.record("faults", cases + " connections truncated after 0..400 server bytes (FIN or RST): " + outcomes);
+        Figures.record("faults " + engine, cases + " connections truncated after 0..400 server bytes (FIN or RST): " + outcomes);
     }
 }

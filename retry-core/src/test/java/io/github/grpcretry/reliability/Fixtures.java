@@ -12,7 +12,9 @@ import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.policy.RetryThrottlingPolicy;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.testing.CountingEvents;
+import io.github.grpcretry.testing.LiveObjects;
 import io.github.grpcretry.testing.SimpleCalls;
+import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Status;
@@ -81,12 +83,25 @@ final class Fixtures {
                 ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE);
     }
 
-    /** A channel through the interceptor engine, with its events and an attempt counter below the engine. */
+    /** Who retries: the starter's interceptor engine, or grpc-java's own ({@code grpc.retry.engine}). */
+    enum Engine { INTERCEPTOR, NATIVE }
+
+    /**
+     * A channel through one engine, with its events and each call's attempts: for the interceptor
+     * engine counted below it; for the native engine ({@code engine} null) counted as grpc-java's
+     * streams, transparent retries aside ({@link SimpleCalls.AttemptCounter#ofStreams()}), with the
+     * events of {@link NativeAttemptInterceptor}.
+     */
     record Client(ManagedChannel channel, RetryingClientInterceptor engine, CountingEvents events,
-            SimpleCalls.AttemptCounter attempts) implements AutoCloseable {
+            SimpleCalls.AttemptCounter attempts, Engine kind) implements AutoCloseable {
 
         RetryBufferPool bufferPool() {
             return engine.bufferPool();
+        }
+
+        /** Request bytes the interceptor engine holds for replay (grpc-java's own buffer is not visible: 0). */
+        long bufferedBytes() {
+            return engine == null ? 0 : engine.bufferPool().used();
         }
 
         @Override
@@ -105,44 +120,60 @@ final class Fixtures {
     }
 
     static Client client(ManagedChannelBuilder<?> builder, ChannelRetryConfig config, RetryScheduler scheduler) {
-        CountingEvents events = new CountingEvents();
-        SimpleCalls.AttemptCounter attempts = new SimpleCalls.AttemptCounter();
-        RetryingClientInterceptor engine = RetryingClientInterceptor.builder(config)
-                .eventListener(events)
-                .scheduler(scheduler)
-                .build();
-        ManagedChannel ch = builder
-                .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false))
-                .intercept(attempts, engine) // the engine (given last) runs first: the counter sees attempts
-                .build();
-        return new Client(ch, engine, events, attempts);
+        return client(Engine.INTERCEPTOR, builder, config, scheduler, null);
+    }
+
+    static Client netty(Engine kind, String target, ChannelRetryConfig config, RetryScheduler scheduler) {
+        return netty(kind, target, config, scheduler, null);
+    }
+
+    static Client netty(Engine kind, String target, ChannelRetryConfig config, RetryScheduler scheduler,
+            LiveObjects live) {
+        return client(kind, NettyChannelBuilder.forTarget(target).usePlaintext(), config, scheduler, live);
     }
 
     /**
-     * A channel of grpc-java's own engine ({@code native}): the service config with its retry
-     * policies, observed by {@link NativeAttemptInterceptor} (which counts grpc-java's attempts,
-     * transparent retries aside).
+     * A channel of {@code kind}: the interceptor engine on {@code scheduler}, or grpc-java's own
+     * engine configured as the starter does with {@code engine: native} (the service config with its
+     * policies, {@code enableRetry}, the channel's caps and buffer limits) and observed by
+     * {@link NativeAttemptInterceptor}. With {@code live}, its trackers go above and below the engine.
      */
-    record NativeClient(ManagedChannel channel, CountingEvents events) implements AutoCloseable {
-        @Override
-        public void close() throws InterruptedException {
-            channel.shutdownNow();
-            channel.awaitTermination(5, TimeUnit.SECONDS);
-        }
-    }
-
-    static NativeClient nativeNetty(String target, ChannelRetryConfig config) {
+    static Client client(Engine kind, ManagedChannelBuilder<?> builder, ChannelRetryConfig config,
+            RetryScheduler scheduler, LiveObjects live) {
         CountingEvents events = new CountingEvents();
-        ManagedChannel ch = NettyChannelBuilder.forTarget(target).usePlaintext()
-                .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(true))
-                .enableRetry()
-                .maxRetryAttempts(config.maxAttemptsCap())
-                .maxHedgedAttempts(config.maxAttemptsCap())
-                .retryBufferSize(config.retryBufferSize())
-                .perRpcBufferLimit(config.perRpcBufferLimit())
-                .intercept(new NativeAttemptInterceptor(config.channel(), events))
-                .build();
-        return new NativeClient(ch, events);
+        RetryingClientInterceptor engine = null;
+        SimpleCalls.AttemptCounter attempts;
+        ClientInterceptor retrying;
+        if (kind == Engine.INTERCEPTOR) {
+            attempts = new SimpleCalls.AttemptCounter();
+            engine = RetryingClientInterceptor.builder(config)
+                    .eventListener(events)
+                    .scheduler(scheduler)
+                    .build();
+            retrying = engine;
+            builder.defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false));
+        } else {
+            attempts = SimpleCalls.AttemptCounter.ofStreams();
+            retrying = new NativeAttemptInterceptor(config.channel(), events);
+            builder.defaultServiceConfig(config.serviceConfig().toServiceConfigMap(true))
+                    .enableRetry()
+                    .maxRetryAttempts(config.maxAttemptsCap())
+                    .maxHedgedAttempts(config.maxAttemptsCap())
+                    .retryBufferSize(config.retryBufferSize())
+                    .perRpcBufferLimit(config.perRpcBufferLimit());
+        }
+        // the interceptor given last runs first: [above], the engine, [below], the counter
+        List<ClientInterceptor> chain = new ArrayList<>();
+        chain.add(attempts);
+        if (live != null) {
+            chain.add(live.below());
+        }
+        chain.add(retrying);
+        if (live != null) {
+            chain.add(live.above());
+        }
+        ManagedChannel ch = builder.intercept(chain).build();
+        return new Client(ch, engine, events, attempts, kind);
     }
 
     /** A loopback port nothing listens on (it was free a moment ago). */
@@ -158,7 +189,7 @@ final class Fixtures {
             if (System.nanoTime() > end) {
                 throw new AssertionError("not within " + timeoutMillis + " ms: " + what);
             }
-            Thread.sleep(2);
+            Thread.sleep(2); // polls the condition, bounded by the timeout
         }
     }
 }

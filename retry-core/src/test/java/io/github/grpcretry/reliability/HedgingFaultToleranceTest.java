@@ -8,13 +8,13 @@ import static io.github.grpcretry.reliability.FaultToleranceTest.warmUp;
 import static io.github.grpcretry.testing.ScriptedServer.Action;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.attempt.EngineTestAccess;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.reliability.Fixtures.Client;
-import io.github.grpcretry.reliability.Fixtures.NativeClient;
+import io.github.grpcretry.reliability.Fixtures.Engine;
 import io.github.grpcretry.testing.FaultProxy;
+import io.github.grpcretry.testing.LiveObjects;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.SimpleCalls;
 import io.github.grpcretry.testing.SimpleCalls.Handle;
@@ -27,69 +27,67 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The transport faults of {@link FaultToleranceTest} (same fixtures: {@link FaultProxy}, the
- * restartable {@link ScriptedServer}, its call helpers) under the hedging policy of the interceptor
- * engine, and grpc-java's own engine (native) under the retry policy through the fault proxy.
+ * restartable {@link ScriptedServer}, its call helpers and its checks after each test, live engine
+ * objects included) under the hedging policy, and grpc-java's own engine (native) under the retry
+ * policy through the fault proxy. The crash and restart, GOAWAY, truncation and latency faults run
+ * the hedging policy in both engines (native: grpc-java's hedging, observed by the starter's
+ * {@code NativeAttemptInterceptor}).
  *
- * <p>What the hedging policy promises (docs/design.md §7) and is asserted here: a slow attempt is
- * overtaken by a hedge and a failed one (non-fatal status, reset connection) by the next hedge,
- * sent at once; a fatal status ends the call; the loser is cancelled, so no attempt is left
- * running on the server; never more than max attempts; committed calls are not hedged again; a
- * method without a policy (non-idempotent) is never sent twice.
+ * <p>What the hedging policy promises and is asserted here: a slow attempt is overtaken by a hedge
+ * and a failed one (non-fatal status, reset connection) by the next hedge (the interceptor engine
+ * sends it at once, grpc-java when the hedging delay is up); a fatal status ends the call; the loser
+ * is cancelled, so no attempt is left running on the server; never more than max attempts;
+ * committed calls are not hedged again; a method without a policy (non-idempotent) is never sent
+ * twice.
  */
 class HedgingFaultToleranceTest {
 
     private static final String[] NON_IDEMPOTENT = {"UnaryRpc", "BidiStreamingRpc"};
 
+    private final LiveObjects live = new LiveObjects();
+    private ScheduledThreadPoolExecutor timers;
+    private ExecutorService work;
     private RetryScheduler scheduler;
     private final List<Client> clients = new ArrayList<>();
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
     @BeforeEach
     void setUp() {
-        scheduler = RetryScheduler.create(2, "hedging-faults");
+        timers = live.timers(2, "hedging-faults");
+        work = Executors.newCachedThreadPool();
+        scheduler = RetryScheduler.of(timers, work);
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        try {
-            Fixtures.waitFor("no timer outstanding", 5000, () -> EngineTestAccess.outstandingTimers(scheduler) == 0);
-            for (Client c : clients) {
-                assertThat(c.bufferPool().used()).as("bytes held after the test").isZero();
-                Fixtures.waitFor("every wrapped call ended", 5000,
-                        () -> c.events().callsEnded.get() == c.events().callsStarted.get());
-                Fixtures.waitFor("every attempt ended", 5000,
-                        () -> c.events().attemptsEnded.get() == c.events().attemptsStarted.get());
-            }
-        } finally {
-            for (Client c : clients) {
-                c.close();
-            }
-            for (AutoCloseable c : closeables) {
-                c.close();
-            }
-            scheduler.close();
-        }
+        FaultToleranceTest.afterEach(clients, closeables, scheduler, timers, work, live);
     }
 
-    private Client hedged(String target, String name, HedgingPolicy policy, String... withoutPolicy) {
-        Client c = Fixtures.netty(target, Fixtures.channelConfig(name, Fixtures.hedgedService(policy, withoutPolicy)),
-                scheduler);
+    private Client hedged(Engine engine, String target, String name, HedgingPolicy policy, String... withoutPolicy) {
+        Client c = Fixtures.netty(engine, target, Fixtures.channelConfig(name,
+                Fixtures.hedgedService(policy, withoutPolicy)), scheduler, live);
         clients.add(c);
         return c;
     }
 
-    private NativeClient nativeClient(String target, String name, RetryPolicy policy, String... withoutRetry) {
-        NativeClient c = Fixtures.nativeNetty(target, Fixtures.channelConfig(name,
-                Fixtures.service(policy, null, withoutRetry)));
-        closeables.add(c);
+    /** grpc-java's own engine under {@code policy}, observed by the starter's NativeAttemptInterceptor. */
+    private Client nativeClient(String target, String name, RetryPolicy policy, String... withoutRetry) {
+        Client c = Fixtures.netty(Engine.NATIVE, target, Fixtures.channelConfig(name,
+                Fixtures.service(policy, null, withoutRetry)), scheduler, live);
+        clients.add(c);
         return c;
     }
 
@@ -134,8 +132,9 @@ class HedgingFaultToleranceTest {
         closeables.add(server);
         FaultProxy proxy = FaultProxy.start(server.port()).latency(10);
         closeables.add(proxy);
-        Client h = hedged(proxy.target(), "h", Fixtures.hedging(3, 200, Status.Code.UNAVAILABLE), NON_IDEMPOTENT);
-        Client all = hedged(proxy.target(), "all", Fixtures.hedging(3, 200, Status.Code.UNAVAILABLE));
+        Client h = hedged(Engine.INTERCEPTOR, proxy.target(), "h", Fixtures.hedging(3, 200, Status.Code.UNAVAILABLE),
+                NON_IDEMPOTENT);
+        Client all = hedged(Engine.INTERCEPTOR, proxy.target(), "all", Fixtures.hedging(3, 200, Status.Code.UNAVAILABLE));
         warmUp(h, all);
         server.script(a -> {
             String id = a.header("x-call-id");
@@ -207,12 +206,13 @@ class HedgingFaultToleranceTest {
         FaultProxy proxy = FaultProxy.start(server.port());
         closeables.add(proxy);
         // a long hedging delay: what overtakes the reset attempt is the hedge sent at once on its failure
-        Client h = hedged(proxy.target(), "h", Fixtures.hedging(4, 2000, Status.Code.UNAVAILABLE), NON_IDEMPOTENT);
+        Client h = hedged(Engine.INTERCEPTOR, proxy.target(), "h", Fixtures.hedging(4, 2000, Status.Code.UNAVAILABLE),
+                NON_IDEMPOTENT);
         RetryPolicy retry = Fixtures.policy(5, 200, 2000, null, Status.Code.UNAVAILABLE);
-        Client r = Fixtures.netty(proxy.target(), Fixtures.channelConfig("r",
-                Fixtures.service(retry, null, NON_IDEMPOTENT)), scheduler);
+        Client r = Fixtures.netty(Engine.INTERCEPTOR, proxy.target(), Fixtures.channelConfig("r",
+                Fixtures.service(retry, null, NON_IDEMPOTENT)), scheduler, live);
         clients.add(r);
-        NativeClient nat = nativeClient(proxy.target(), "native", retry, NON_IDEMPOTENT);
+        Client nat = nativeClient(proxy.target(), "native", retry, NON_IDEMPOTENT);
         warmUp(h, r);
         Handle warm = call(nat.channel(), SimpleCalls.UNARY, "warm-native", deadline(10));
         assertThat(warm.listener.awaitClose(10, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
@@ -267,7 +267,7 @@ class HedgingFaultToleranceTest {
     @Test
     void connectionRefusedSpendsTheHedgesAndTheNativeEngineItsAttempts() throws Exception {
         String target = "127.0.0.1:" + Fixtures.freePort();
-        Client h = hedged(target, "h", Fixtures.hedging(4, 50, Status.Code.UNAVAILABLE), NON_IDEMPOTENT);
+        Client h = hedged(Engine.INTERCEPTOR, target, "h", Fixtures.hedging(4, 50, Status.Code.UNAVAILABLE), NON_IDEMPOTENT);
         RetryPolicy fast = Fixtures.policy(4, 50, 400, null, Status.Code.UNAVAILABLE);
         Map<String, Integer> attempts = new java.util.TreeMap<>();
         for (MethodDescriptor<SimpleRequest, SimpleResponse> m : SimpleCalls.ALL) {
@@ -280,7 +280,7 @@ class HedgingFaultToleranceTest {
             attempts.put("hedged " + m.getBareMethodName(), h.attempts().attempts(c.id));
         }
         // grpc-java's engine, one call at a time so its attempt count is the call's
-        NativeClient nat = nativeClient(target, "native", fast, NON_IDEMPOTENT);
+        Client nat = nativeClient(target, "native", fast, NON_IDEMPOTENT);
         for (MethodDescriptor<SimpleRequest, SimpleResponse> m : SimpleCalls.ALL) {
             long before = nat.events().attemptsStarted.get();
             Handle c = call(nat.channel(), m, "refused-native-" + m.getBareMethodName(), deadline(20));
@@ -300,16 +300,17 @@ class HedgingFaultToleranceTest {
 
     // ------------------------------------------------------------------ crash and restart, GOAWAY
 
-    @Test
-    void hedgedCallsThroughACrashARestartAndAGracefulShutdown() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Engine.class)
+    void hedgedCallsThroughACrashARestartAndAGracefulShutdown(Engine engine) throws Exception {
         ScriptedServer first = ScriptedServer.startNetty();
         closeables.add(first);
         int port = first.port();
         FaultProxy host = FaultProxy.start(port);
         closeables.add(host);
         HedgingPolicy policy = Fixtures.hedging(4, 1000, Status.Code.UNAVAILABLE);
-        Client h = hedged(host.target(), "h", policy, NON_IDEMPOTENT);
-        Client all = hedged(host.target(), "all", policy);
+        Client h = hedged(engine, host.target(), "h", policy, NON_IDEMPOTENT);
+        Client all = hedged(engine, host.target(), "all", policy);
         warmUp(h, all);
         first.script(a -> Action.ok().delay(30_000));
         List<Handle> hedgedCalls = new ArrayList<>();
@@ -338,7 +339,8 @@ class HedgingFaultToleranceTest {
                 assertThat(s.getCode()).as(c.id + " committed by its echoes").isEqualTo(Status.Code.UNAVAILABLE);
                 assertThat(n).isEqualTo(1);
             } else if (!s.isOk()) {
-                // the restart came after the hedges, each sent at once on the previous failure, were spent
+                // the restart came after the hedges were spent (the interceptor engine sends each at once
+                // on the previous failure; grpc-java's wait for the hedging delay, and its calls wait for ready)
                 assertThat(s.getCode()).as(c.id + ": " + s).isEqualTo(Status.Code.UNAVAILABLE);
                 assertThat(n).as(c.id + " failed only with every hedge spent").isEqualTo(policy.maxAttempts());
             } else {
@@ -362,12 +364,12 @@ class HedgingFaultToleranceTest {
             c.listener.assertContract();
         }
         noLoserRunning(second);
-        Figures.record("faults-hedging", "server killed mid-call (connections reset, process gone), restarted on its"
+        Figures.record("faults-hedging " + engine, "server killed mid-call (connections reset, process gone), restarted on its"
                 + " port: " + codes + "; afterwards 4/4 OK on the new server");
 
         // graceful shutdown (GOAWAY) during hedged traffic, the replacement on the same port
         second.script(a -> a.index % 3 == 0 ? Action.ok().delay(150) : Action.ok().delay(20));
-        Client g = hedged(second.target(), "g", Fixtures.hedging(3, 60, Status.Code.UNAVAILABLE), NON_IDEMPOTENT);
+        Client g = hedged(engine, second.target(), "g", Fixtures.hedging(3, 60, Status.Code.UNAVAILABLE), NON_IDEMPOTENT);
         warmUp(g);
         AtomicBoolean stop = new AtomicBoolean();
         ConcurrentLinkedQueue<Handle> hedgedQ = new ConcurrentLinkedQueue<>();
@@ -391,14 +393,17 @@ class HedgingFaultToleranceTest {
             drivers.add(d);
             d.start();
         }
-        Thread.sleep(500);
+        // hedged traffic on the second server (at least 40 calls), then the GOAWAY
+        int secondBefore = second.arrivalCount();
+        Fixtures.waitFor("traffic on the second server", 20_000, () -> second.arrivalCount() >= secondBefore + 40);
         Thread drain = new Thread(() -> second.shutdownGracefully(10_000), "graceful-shutdown");
         drain.start();
         ScriptedServer third = startOnPort(port);
         closeables.add(third);
         third.script(a -> a.index % 3 == 0 ? Action.ok().delay(150) : Action.ok().delay(20));
         drain.join(15_000);
-        Thread.sleep(1000);
+        // the traffic goes on to the new server until at least 40 calls arrived there
+        Fixtures.waitFor("traffic on the new server", 20_000, () -> third.arrivalCount() >= 40);
         stop.set(true);
         for (Thread d : drivers) {
             d.join(25_000);
@@ -426,7 +431,7 @@ class HedgingFaultToleranceTest {
         }
         assertThat(third.arrivalCount()).as("traffic moved to the new server").isPositive();
         noLoserRunning(third);
-        Figures.record("faults-hedging", "graceful shutdown (GOAWAY) during hedged traffic (delay 60 ms, a third of"
+        Figures.record("faults-hedging " + engine, "graceful shutdown (GOAWAY) during hedged traffic (delay 60 ms, a third of"
                 + " the calls answered after 150 ms): hedged methods " + ok + "/" + hedgedQ.size() + " OK with " + hedges
                 + " hedges sent, non-idempotent " + onceCodes + ", arrivals old/new server " + second.arrivalCount()
                 + "/" + third.arrivalCount());
@@ -434,8 +439,9 @@ class HedgingFaultToleranceTest {
 
     // ------------------------------------------------------------------ truncation, latency with a deadline
 
-    @Test
-    void truncatedResponsesAndLatencyUnderHedging() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Engine.class)
+    void truncatedResponsesAndLatencyUnderHedging(Engine engine) throws Exception {
         ScriptedServer server = ScriptedServer.startNetty();
         closeables.add(server);
         server.script(a -> Action.ok());
@@ -449,7 +455,7 @@ class HedgingFaultToleranceTest {
             FaultProxy p = FaultProxy.start(server.port())
                     .plan(k -> k < 2 ? FaultProxy.Fault.truncateServer(cut, rst) : FaultProxy.Fault.NONE);
             closeables.add(p);
-            Client c = hedged(p.target(), "t" + i, policy, "UnaryRpc");
+            Client c = hedged(engine, p.target(), "t" + i, policy, "UnaryRpc");
             MethodDescriptor<SimpleRequest, SimpleResponse> m = SimpleCalls.ALL.get(1 + i % 3);
             String id = "trunc-h-" + i;
             Handle h = call(c, m, id, deadline(20));
@@ -468,7 +474,7 @@ class HedgingFaultToleranceTest {
             FaultProxy pn = FaultProxy.start(server.port())
                     .plan(k -> k == 0 ? FaultProxy.Fault.truncateServer(cut, rst) : FaultProxy.Fault.NONE);
             closeables.add(pn);
-            Client cn = hedged(pn.target(), "tn" + i, policy, "UnaryRpc");
+            Client cn = hedged(engine, pn.target(), "tn" + i, policy, "UnaryRpc");
             Handle hn = call(cn, SimpleCalls.UNARY, nid, deadline(20));
             Status sn = hn.listener.awaitClose(20, TimeUnit.SECONDS);
             hn.listener.assertContract();
@@ -482,7 +488,7 @@ class HedgingFaultToleranceTest {
         // call in time, with no hedge scheduled at or after it
         FaultProxy slow = FaultProxy.start(server.port()).latency(0);
         closeables.add(slow);
-        Client c = hedged(slow.target(), "slow", Fixtures.hedging(4, 50, Status.Code.UNAVAILABLE));
+        Client c = hedged(engine, slow.target(), "slow", Fixtures.hedging(4, 50, Status.Code.UNAVAILABLE));
         warmUp(c);
         slow.latency(150);
         Handle h = call(c, SimpleCalls.SERVER_STREAMING, "slow-deadline",
@@ -495,7 +501,7 @@ class HedgingFaultToleranceTest {
         assertThat(n).as("hedges at 0, 50, 100, 150 ms all before the 180 ms deadline").isBetween(1, 4);
         slow.latency(0);
         noLoserRunning(server);
-        Figures.record("faults-hedging", cases + " connections truncated after 0..400 server bytes (FIN or RST),"
+        Figures.record("faults-hedging " + engine, cases + " connections truncated after 0..400 server bytes (FIN or RST),"
                 + " hedging 4 attempts / 100 ms: " + outcomes + "; 150 ms latency each way with a 180 ms deadline:"
                 + " DEADLINE_EXCEEDED after " + n + " attempts in " + elapsedMs(h) + " ms");
     }

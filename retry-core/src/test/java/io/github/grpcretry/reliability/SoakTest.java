@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.grpcretry.attempt.EngineTestAccess;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.reliability.Fixtures.Client;
+import io.github.grpcretry.reliability.Fixtures.Engine;
+import io.github.grpcretry.testing.ClassHistogram;
+import io.github.grpcretry.testing.LiveObjects;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.SimpleCalls;
 import io.github.grpcretry.testing.SimpleCalls.Handle;
@@ -26,18 +29,23 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Soak: many calls (default 20 000; {@code -Dsoak.calls=100000} for the full run), 64 in flight at a
  * time ({@code -Dsoak.concurrency}), about 20 % of them meeting failures, random cancellations and
- * deadlines, all four RPC types, over Netty loopback through the interceptor engine.
+ * deadlines, all four RPC types, over Netty loopback, through each engine: the interceptor engine,
+ * and grpc-java's own ({@code native}) configured as the starter configures it and observed by the
+ * starter's {@code NativeAttemptInterceptor}.
  *
  * <p>Each call picks a plan the server follows (sent as a request header), so its outcome is known:
  * a call without cancellation or deadline must end with exactly the plan's status; a cancelled one
@@ -47,14 +55,17 @@ import org.junit.jupiter.api.Test;
  * response matches its request.
  *
  * <p>Afterwards: zero hung calls, zero outstanding timers, zero buffered bytes, no thread left that
- * was not there before, and the heap after GC within a small margin of its baseline.
+ * was not there before, and zero engine objects still reachable after GC: every call the engine
+ * returned, every call it made below itself with the listener it gave it, every stream tracer
+ * factory of the starter's and every task it scheduled is tracked with a weak reference
+ * ({@link LiveObjects}) and must be cleared; the JVM's class histogram must show no more live
+ * instances of the per-call classes ({@link ClassHistogram#PER_CALL_CLASSES}) than before the soak.
  */
 class SoakTest {
 
     static final int CALLS = Integer.getInteger("soak.calls", 20_000);
     static final int CONCURRENCY = Integer.getInteger("soak.concurrency", 64);
     static final long SEED = Long.getLong("soak.seed", 20240611L);
-    static final long HEAP_MARGIN_BYTES = 16L * 1024 * 1024;
 
     /** Share of the calls (in %) made on the hedged channel. */
     static final int HEDGED_PERCENT = Integer.getInteger("soak.hedged.percent", 25);
@@ -115,18 +126,56 @@ class SoakTest {
         return p;
     }
 
-    @Test
-    void soak() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Engine.class)
+    void soak(Engine engine) throws Exception {
         Set<Thread> threadsBefore = liveThreads();
-        warmUp();
+        warmUp(engine);
         long heapBefore = heapAfterGc();
+        boolean histogram = ClassHistogram.available();
+        Map<String, Long> perCallBefore = histogram ? ClassHistogram.liveInstances(ClassHistogram.PER_CALL_CLASSES) : Map.of();
 
-        RetryScheduler scheduler = RetryScheduler.create(2, "soak");
+        LiveObjects live = new LiveObjects();
+        // every call's objects are made and dropped in drive(); nothing of them is on this frame
+        String figures = drive(engine, live);
+
+        List<String> survivors = live.survivorsAfterGc(30_000);
+        Map<String, Long> perCallAfter = histogram ? ClassHistogram.liveInstances(ClassHistogram.PER_CALL_CLASSES) : Map.of();
+        List<String> leftThreads = threadsLeftOver(threadsBefore);
+        long heapAfter = heapAfterGc();
+        Figures.record("soak " + engine.name().toLowerCase(), figures + "; live objects tracked " + live.tracked()
+                + ", alive after GC " + survivors.size() + (histogram ? "; per-call classes in the class histogram after GC: "
+                + ClassHistogram.total(perCallBefore) + " before, " + ClassHistogram.total(perCallAfter) + " after "
+                + perCallAfter : "") + "; threads left " + leftThreads.size() + ", heap after GC " + mib(heapBefore)
+                + " -> " + mib(heapAfter) + " MiB");
+        assertThat(survivors).as("engine objects still reachable after the soak and a GC").isEmpty();
+        if (histogram) {
+            // the soak's own objects are counted exactly above; this counts every instance in the JVM
+            // (an earlier test in the same JVM may hold some), so the soak must add none
+            assertThat(ClassHistogram.total(perCallAfter)).as("per-call instances after the soak " + perCallAfter
+                    + " vs before " + perCallBefore).isLessThanOrEqualTo(ClassHistogram.total(perCallBefore));
+        }
+        assertThat(leftThreads).as("threads that were not there before").isEmpty();
+    }
+
+    /**
+     * Runs the soak's calls on {@code engine} (its channels tracked by {@code live}), asserts every
+     * call's outcome and the engine's counts, closes everything and returns the figures.
+     */
+    private static String drive(Engine engine, LiveObjects live) throws Exception {
+        boolean ours = engine == Engine.INTERCEPTOR;
+        ScheduledThreadPoolExecutor timers = live.timers(2, "soak");
+        ExecutorService work = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "soak-worker");
+            t.setDaemon(true);
+            return t;
+        });
+        RetryScheduler scheduler = RetryScheduler.of(timers, work);
         ScriptedServer server = ScriptedServer.startNetty();
         server.script(SoakTest::action);
-        Client client = Fixtures.netty(server.target(), Fixtures.channelConfig("soak",
-                Fixtures.service(Fixtures.policy(4, 5, 50, null, Status.Code.UNAVAILABLE), null)), scheduler);
-        Client hedgedClient = Fixtures.netty(server.target(), hedgedConfig("soak-hedged"), scheduler);
+        Client client = Fixtures.netty(engine, server.target(), Fixtures.channelConfig("soak",
+                Fixtures.service(Fixtures.policy(4, 5, 50, null, Status.Code.UNAVAILABLE), null)), scheduler, live);
+        Client hedgedClient = Fixtures.netty(engine, server.target(), hedgedConfig("soak-hedged"), scheduler, live);
         ScheduledExecutorService cancels = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "soak-cancels");
             t.setDaemon(true);
@@ -142,6 +191,7 @@ class SoakTest {
         AtomicLong withDeadline = new AtomicLong();
         AtomicLong failingPlans = new AtomicLong();
         AtomicLong onHedgedChannel = new AtomicLong();
+        AtomicLong unneededHedging = new AtomicLong();
         Random random = new Random(SEED);
         long start = System.nanoTime();
         try {
@@ -198,8 +248,12 @@ class SoakTest {
                     if (!broken.isEmpty() && problems.size() < 50) {
                         problems.add(id + " " + m.getBareMethodName() + " " + plan + ": " + broken);
                     }
-                    if (!allowed.contains(s.getCode()) && problems.size() < 50) {
-                        problems.add(id + " " + m.getBareMethodName() + " " + plan + " ended " + s + ", allowed " + allowed);
+                    if (!allowed.contains(s.getCode())) {
+                        if (!ours && hedgedChannel && hedgedMethod(m) && isUnneededHedging(s)) {
+                            unneededHedging.incrementAndGet(); // grpc-java's race, see isUnneededHedging
+                        } else if (problems.size() < 50) {
+                            problems.add(id + " " + m.getBareMethodName() + " " + plan + " ended " + s + ", allowed " + allowed);
+                        }
                     }
                 });
                 h.send(requests);
@@ -214,7 +268,7 @@ class SoakTest {
             // every call must close: wait for the last ones
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (!open.isEmpty() && System.nanoTime() < end) {
-                Thread.sleep(10);
+                Thread.sleep(10); // polls the calls' closes (the map empties as they arrive), bounded by 60 s
             }
             long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             int hung = open.size();
@@ -222,70 +276,74 @@ class SoakTest {
             assertThat(problems).as("contract or outcome problems").isEmpty();
             assertThat(doubleCloses.get()).as("calls closed twice").isZero();
             Fixtures.waitFor("no timer outstanding", 5000, () -> EngineTestAccess.outstandingTimers(scheduler) == 0);
-            long timers = EngineTestAccess.outstandingTimers(scheduler);
-            long buffered = client.bufferPool().used() + hedgedClient.bufferPool().used();
+            long timersLeft = EngineTestAccess.outstandingTimers(scheduler);
+            Fixtures.waitFor("no task left in the timer queue", 5000, () -> timers.getQueue().isEmpty());
+            long buffered = client.bufferedBytes() + hedgedClient.bufferedBytes();
             assertThat(buffered).as("bytes buffered").isZero();
-            assertThat(client.events().callsEnded.get() + hedgedClient.events().callsEnded.get())
-                    .isEqualTo(client.events().callsStarted.get() + hedgedClient.events().callsStarted.get())
-                    .isEqualTo(CALLS);
-            assertThat(hedgedClient.events().callsStarted.get()).isEqualTo(onHedgedChannel.get());
-            assertThat(client.events().attemptsEnded.get()).isEqualTo(client.events().attemptsStarted.get());
-            // cancelled hedges report their end when their cancellation completes, possibly after the call's close
+            Client c = client;
             Client hc = hedgedClient;
+            assertThat(c.events().callsEnded.get() + hc.events().callsEnded.get())
+                    .isEqualTo(c.events().callsStarted.get() + hc.events().callsStarted.get())
+                    .isEqualTo(CALLS);
+            assertThat(hc.events().callsStarted.get()).isEqualTo(onHedgedChannel.get());
+            // cancelled hedges (and, with grpc-java's engine, attempts still closing when their call
+            // ended) report their end when their stream closes, possibly after the call's close
+            Fixtures.waitFor("every attempt ended", 5000,
+                    () -> c.events().attemptsEnded.get() == c.events().attemptsStarted.get());
             Fixtures.waitFor("every hedged attempt ended", 5000,
                     () -> hc.events().attemptsEnded.get() == hc.events().attemptsStarted.get());
             // no attempt left running on the server (arrivals since its last log reset): answered or cancelled
             ScriptedServer srv = server;
             Fixtures.waitFor("every attempt on the server answered or cancelled", 5000,
                     () -> srv.arrivals().stream().allMatch(a -> a.closedByServer || a.cancelled));
-            long serverAttempts = server.arrivalCount();
             Map<Status.Code, Long> byCode = new EnumMap<>(Status.Code.class);
-            for (Status.Code c : Status.Code.values()) {
-                if (codes.get(c.ordinal()) > 0) {
-                    byCode.put(c, codes.get(c.ordinal()));
+            for (Status.Code code : Status.Code.values()) {
+                if (codes.get(code.ordinal()) > 0) {
+                    byCode.put(code, codes.get(code.ordinal()));
                 }
             }
-            long attempts = client.events().attemptsStarted.get() + hedgedClient.events().attemptsStarted.get();
-            long hedges = hedgedClient.events().attempts(io.github.grpcretry.attempt.AttemptKind.HEDGE);
-            long hedgedRetries = hedgedClient.events().attempts(io.github.grpcretry.attempt.AttemptKind.RETRY);
-            Map<io.github.grpcretry.attempt.SuppressionReason, Long> suppressed = client.events().suppressions();
-            hedgedClient.events().suppressions().forEach((k, v) -> suppressed.merge(k, v, Long::sum));
-            client.close();
-            hedgedClient.close();
-            hedgedClient = null;
-            server.close();
-            cancels.shutdownNow();
-            cancels.awaitTermination(5, TimeUnit.SECONDS);
-            scheduler.close();
-            client = null;
-            server = null;
-
-            List<String> leftThreads = threadsLeftOver(threadsBefore);
-            long heapAfter = heapAfterGc();
-            Figures.record("soak", CALLS + " calls (" + failingPlans.get() + " with failures, " + cancelled.get()
+            long attempts = c.events().attemptsStarted.get() + hc.events().attemptsStarted.get();
+            long hedges = hc.events().attempts(io.github.grpcretry.attempt.AttemptKind.HEDGE);
+            long hedgedRetries = hc.events().attempts(io.github.grpcretry.attempt.AttemptKind.RETRY);
+            Map<io.github.grpcretry.attempt.SuppressionReason, Long> suppressed = c.events().suppressions();
+            hc.events().suppressions().forEach((k, v) -> suppressed.merge(k, v, Long::sum));
+            return CALLS + " calls (" + failingPlans.get() + " with failures, " + cancelled.get()
                     + " cancelled at random, " + withDeadline.get() + " with 1-20 ms deadlines), concurrency " + CONCURRENCY
                     + ", " + attempts + " attempts, " + elapsedMs + " ms (" + (CALLS * 1000L / Math.max(1, elapsedMs))
                     + " calls/s); " + onHedgedChannel.get() + " calls on the hedged channel (UnaryRpc and ServerStreamingRpc"
                     + " hedged: " + hedges + " hedges sent; its other methods retried: " + hedgedRetries + " retries)"
-                    + "; outcomes " + byCode + "; suppressed " + suppressed + "; hung " + hung + ", timers " + timers + ", buffered bytes " + buffered
-                    + ", threads left " + leftThreads.size() + ", heap after GC " + mib(heapBefore) + " -> "
-                    + mib(heapAfter) + " MiB");
-            assertThat(leftThreads).as("threads that were not there before").isEmpty();
-            assertThat(heapAfter).as("heap after GC (baseline " + heapBefore + ")")
-                    .isLessThanOrEqualTo(heapBefore + HEAP_MARGIN_BYTES);
+                    + "; outcomes " + byCode + (ours ? "; suppressed " + suppressed
+                    : "; ended CANCELLED \"Unneeded hedging\" (grpc-java's race) " + unneededHedging.get()) + "; hung " + hung
+                    + ", timers " + timersLeft + ", buffered bytes " + (ours ? String.valueOf(buffered) : "n/a");
         } finally {
             cancels.shutdownNow();
-            if (client != null) {
-                client.close();
-            }
-            if (hedgedClient != null) {
-                hedgedClient.close();
-            }
-            if (server != null) {
-                server.close();
-            }
-            scheduler.close();
+            cancels.awaitTermination(5, TimeUnit.SECONDS);
+            client.close();
+            hedgedClient.close();
+            server.close();
+            timers.shutdownNow();
+            work.shutdownNow();
+            timers.awaitTermination(5, TimeUnit.SECONDS);
+            work.awaitTermination(5, TimeUnit.SECONDS);
         }
+    }
+
+    /** The methods the hedged channel hedges ({@link #hedgedConfig}). */
+    private static boolean hedgedMethod(MethodDescriptor<?, ?> m) {
+        return m == SimpleCalls.UNARY || m == SimpleCalls.SERVER_STREAMING;
+    }
+
+    /**
+     * A hedged call of grpc-java's engine (1.85) ended with the status of a hedge grpc-java itself
+     * dropped: when a pushback (re)schedules or freezes the hedging timer while the timer's task is
+     * already making the next hedge, that task starts the hedge and cancels it with CANCELLED
+     * "Unneeded hedging"; the close of that stream is taken as a fatal status and commits the call
+     * to it ({@link NativeHedgingRaceTest} forces it). The soak meets it in some runs, a few times in
+     * thousands of hedged calls with a pushback plan; it is counted and reported, not taken as the
+     * engine's outcome.
+     */
+    private static boolean isUnneededHedging(Status s) {
+        return s.getCode() == Status.Code.CANCELLED && "Unneeded hedging".equals(s.getDescription());
     }
 
     /**
@@ -308,12 +366,12 @@ class SoakTest {
     }
 
     /** Calls on a channel of its own, so classes and pools are loaded before the baseline is taken. */
-    private static void warmUp() throws Exception {
+    private static void warmUp(Engine engine) throws Exception {
         RetryScheduler scheduler = RetryScheduler.create(2, "soak-warmup");
         ScriptedServer server = ScriptedServer.startNetty();
         server.script(SoakTest::action);
-        // the hedged configuration: both engines' classes are loaded before the baseline
-        Client client = Fixtures.netty(server.target(), hedgedConfig("warm"), scheduler);
+        // the hedged configuration: the classes of both policies are loaded before the baseline
+        Client client = Fixtures.netty(engine, server.target(), hedgedConfig("warm"), scheduler);
         try {
             Random random = new Random(1);
             List<Handle> handles = new ArrayList<>();
@@ -371,7 +429,7 @@ class SoakTest {
             if (left.isEmpty()) {
                 return left;
             }
-            Thread.sleep(100);
+            Thread.sleep(100); // polls the threads winding down, bounded by 15 s
         } while (System.nanoTime() < end);
         return left;
     }
@@ -392,7 +450,7 @@ class SoakTest {
         long best = Long.MAX_VALUE;
         for (int i = 0; i < 5; i++) {
             System.gc();
-            Thread.sleep(100);
+            Thread.sleep(100); // lets the collector and reference processing settle between readings (a figure, not a check)
             best = Math.min(best, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
         }
         return best;

@@ -4,6 +4,7 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.ClientStreamTracer;
 import io.grpc.ForwardingClientCall;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -173,18 +174,54 @@ public final class SimpleCalls {
     public static final class AttemptCounter implements ClientInterceptor {
         private final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
         private final AtomicInteger total = new AtomicInteger();
+        /** Counts grpc-java's streams instead of the calls this interceptor sees (see {@link #ofStreams()}). */
+        private final ClientStreamTracer.Factory streams;
+
+        public AttemptCounter() {
+            this(false);
+        }
+
+        private AttemptCounter(boolean countStreams) {
+            this.streams = !countStreams ? null : new ClientStreamTracer.Factory() {
+                @Override
+                public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
+                    if (!info.isTransparentRetry()) {
+                        count(headers.get(CALL_ID));
+                    }
+                    return new ClientStreamTracer() {
+                    };
+                }
+            };
+        }
+
+        /**
+         * A counter of grpc-java's own attempts (the {@code native} engine, whose retries happen below
+         * every interceptor): it adds a stream tracer to each call and counts the call's streams,
+         * transparent retries aside (a transparent retry re-sends a stream the server never
+         * processed; it continues its attempt), as the interceptor engine's attempts are counted.
+         * Install it anywhere on the channel.
+         */
+        public static AttemptCounter ofStreams() {
+            return new AttemptCounter(true);
+        }
+
+        private void count(String id) {
+            if (id != null) {
+                attempts.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
+            }
+            total.incrementAndGet();
+        }
 
         @Override
         public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
                 CallOptions callOptions, Channel next) {
+            if (streams != null) {
+                return next.newCall(method, callOptions.withStreamTracerFactory(streams));
+            }
             return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
                 @Override
                 public void start(Listener<RespT> responseListener, Metadata headers) {
-                    String id = headers.get(CALL_ID);
-                    if (id != null) {
-                        attempts.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
-                    }
-                    total.incrementAndGet();
+                    count(headers.get(CALL_ID));
                     super.start(responseListener, headers);
                 }
             };

@@ -38,7 +38,8 @@ public final class GrpcRetryConfigResolver {
      */
     public static ChannelRetryConfigs resolve(GrpcRetryProperties properties, List<ServiceConfigCustomizer> customizers,
             Consumer<String> warnings) {
-        RetryConfigResolver resolver = RetryConfigResolver.create().customizers(customizers).warnings(warnings);
+        RetryConfigResolver resolver = RetryConfigResolver.create().customizers(customizers).warnings(warnings)
+                .nativeEngine(properties.getEngine() == GrpcRetryProperties.Engine.NATIVE);
         for (Map.Entry<String, ClientProperties> e : properties.getClients().entrySet()) {
             ClientProperties client = e.getValue() == null ? new ClientProperties() : e.getValue();
             resolver.client(e.getKey(), client(client));

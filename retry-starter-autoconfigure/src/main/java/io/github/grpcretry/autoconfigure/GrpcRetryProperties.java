@@ -387,7 +387,10 @@ public class GrpcRetryProperties {
         /** Status codes that are retried: names in any case (unavailable, UNAVAILABLE) or numbers (14); never OK. */
         private List<String> retryableStatusCodes;
 
-        /** Optional time limit for receiving the response of one attempt; > 0. */
+        /**
+         * Optional time limit for receiving the response of one attempt; > 0. Applied by the interceptor
+         * engine only: grpc-java 1.85 (engine native) never applies it, which is logged at start-up.
+         */
         private Duration perAttemptReceiveTimeout;
 
         public Integer getMaxAttempts() {

@@ -40,6 +40,11 @@ import org.springframework.test.context.DynamicPropertySource;
  * The demo as a user meets it: the whole application on a random HTTP port with its gRPC backend on
  * a free loopback port, the traffic generator running, the REST API and Actuator over HTTP, and the
  * dashboard in a real Chromium (Debian's chromium + chromium-driver, driven by Selenium).
+ *
+ * <p>Chromium and chromedriver are looked up on the PATH (or given with {@code -Dchrome.binary} and
+ * {@code -Dwebdriver.chrome.driver}). Without them the browser test is skipped on a developer's
+ * machine, but fails when the environment says {@code CI=true} (as {@code .ci/run} does), so CI
+ * cannot pass without having run it.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         "sample.showcase.enabled=false",
@@ -51,8 +56,10 @@ import org.springframework.test.context.DynamicPropertySource;
 @AutoConfigureObservability // Boot's tests turn metrics export (the Prometheus scrape) off otherwise
 class DemoDashboardTest {
 
-    static final Path CHROMIUM = Path.of(System.getProperty("chrome.binary", "/usr/bin/chromium"));
-    static final Path CHROMEDRIVER = Path.of(System.getProperty("webdriver.chrome.driver", "/usr/bin/chromedriver"));
+    /** The browser: {@code -Dchrome.binary}, else the first of these names on the PATH. */
+    static final List<String> CHROMIUM_NAMES = List.of("chromium", "chromium-browser");
+    /** Its driver: {@code -Dwebdriver.chrome.driver}, else {@code chromedriver} on the PATH. */
+    static final List<String> CHROMEDRIVER_NAMES = List.of("chromedriver");
 
     @DynamicPropertySource
     static void grpcPort(DynamicPropertyRegistry registry) throws IOException {
@@ -69,6 +76,34 @@ class DemoDashboardTest {
     TestRestTemplate http;
 
     private final ObjectMapper json = new ObjectMapper();
+
+    /**
+     * The executable named by system property {@code property} when it is set (null when that file
+     * is not executable), else the first of {@code names} found in a directory of the PATH.
+     */
+    static Path executable(String property, List<String> names) {
+        String given = System.getProperty(property);
+        if (given != null && !given.isBlank()) {
+            Path p = Path.of(given);
+            return Files.isExecutable(p) ? p : null;
+        }
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return null;
+        }
+        for (String name : names) {
+            for (String dir : path.split(File.pathSeparator)) {
+                if (dir.isEmpty()) {
+                    continue;
+                }
+                Path candidate = Path.of(dir, name);
+                if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+                    return candidate;
+                }
+            }
+        }
+        return null;
+    }
 
     private static boolean interceptorEngineOnClassPath() {
         try {
@@ -134,25 +169,36 @@ class DemoDashboardTest {
                 }
             }
             assertThat(System.nanoTime()).as("points of the series within " + timeout).isLessThan(end);
-            Thread.sleep(250);
+            Thread.sleep(250); // polls the series (a point a second), bounded by the timeout
         }
     }
 
     @Test
     void dashboardShowsTheBucketDrainAndTheAmplificationFallBackToOne() throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
-                "Chromium not found (" + CHROMIUM + ", " + CHROMEDRIVER + "): install Debian's chromium and chromium-driver "
-                        + "(apt-get install -y chromium chromium-driver; .ci/run does) to run the real-browser test");
+        Path chromium = executable("chrome.binary", CHROMIUM_NAMES);
+        Path chromedriver = executable("webdriver.chrome.driver", CHROMEDRIVER_NAMES);
+        if (chromium == null || chromedriver == null) {
+            String missing = "the real-browser test needs Chromium and its driver: "
+                    + (chromium == null ? "no " + String.join(" or ", CHROMIUM_NAMES) : "found " + chromium)
+                    + ", " + (chromedriver == null ? "no " + String.join(" or ", CHROMEDRIVER_NAMES) : "found " + chromedriver)
+                    + " (searched -Dchrome.binary, -Dwebdriver.chrome.driver and the PATH " + System.getenv("PATH")
+                    + "); install Debian's chromium and chromium-driver (apt-get install -y chromium chromium-driver,"
+                    + " as .ci/run does)";
+            if ("true".equalsIgnoreCase(System.getenv("CI"))) {
+                throw new AssertionError("CI=true and " + missing);
+            }
+            Assumptions.abort(missing);
+        }
         Assumptions.assumeTrue(interceptorEngineOnClassPath(),
                 "the interceptor engine is not in this build, so the token level is not observable");
 
         Path profile = Files.createTempDirectory("chromium-profile");
         ChromeOptions options = new ChromeOptions();
-        options.setBinary(CHROMIUM.toFile());
+        options.setBinary(chromium.toFile());
         options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
                 "--user-data-dir=" + profile, "--window-size=1280,1500");
-        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(CHROMEDRIVER.toFile())
+        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(chromedriver.toFile())
                 .usingAnyFreePort().build();
         ChromeDriver driver = new ChromeDriver(service, options);
         try {

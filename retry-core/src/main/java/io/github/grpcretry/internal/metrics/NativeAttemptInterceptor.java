@@ -32,6 +32,11 @@ import java.util.concurrent.ConcurrentMap;
  * <ul>
  *   <li>kind: {@code initial} for the first attempt, then {@code hedge} when the call is hedged,
  *       else {@code retry};</li>
+ *   <li>an attempt is reported started when its stream begins: its headers go out, or it closes
+ *       before they could (a stream that never reached a transport). grpc-java makes a retry's
+ *       stream before the backoff and drops it without a word when the call ends first (cancelled,
+ *       deadline): that retry never began and is reported neither started nor ended, as the
+ *       interceptor engine reports no retry it does not send;</li>
  *   <li>a transparent retry (a stream the server never processed, re-sent by grpc-java below the
  *       retry policy) is not an attempt: it continues the attempt it replaces, and only its final
  *       stream's status is reported for that attempt;</li>
@@ -112,9 +117,17 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
         @Override
         public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
             int attemptNumber = info.getPreviousAttempts() + 1;
-            boolean transparent = info.isTransparentRetry();
             AttemptKind kind = attemptNumber == 1 ? AttemptKind.INITIAL
                     : info.isHedging() ? AttemptKind.HEDGE : AttemptKind.RETRY;
+            return new AttemptTracer(this, kind, attemptNumber, info.isTransparentRetry());
+        }
+
+        /**
+         * A stream began (its headers went out, or it closed before they could): the attempt it
+         * carries is on. grpc-java makes a retry's stream, and asks for its tracers, before the
+         * backoff; a stream the call did not outlive is dropped without a word and never begins.
+         */
+        void streamBegan(AttemptKind kind, int attemptNumber, boolean transparent) {
             synchronized (this) {
                 if (transparent) {
                     // the attempt goes on in this stream: forget the end of the stream it replaces
@@ -128,7 +141,6 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
             if (!transparent) {
                 listener.attemptStarted(target, kind, attemptNumber);
             }
-            return new AttemptTracer(this, kind, attemptNumber);
         }
 
         /** An attempt's headers went out: it is on the wire; a pause between attempts ends. */
@@ -185,13 +197,15 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
         private final CallTracker tracker;
         private final AttemptKind kind;
         private final int attemptNumber;
+        private final boolean transparent;
         private boolean sent;
         private boolean closed; // grpc-java calls streamClosed once; guard anyway
 
-        AttemptTracer(CallTracker tracker, AttemptKind kind, int attemptNumber) {
+        AttemptTracer(CallTracker tracker, AttemptKind kind, int attemptNumber, boolean transparent) {
             this.tracker = tracker;
             this.kind = kind;
             this.attemptNumber = attemptNumber;
+            this.transparent = transparent;
         }
 
         @Override
@@ -202,6 +216,7 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
                 }
                 sent = true;
             }
+            tracker.streamBegan(kind, attemptNumber, transparent);
             tracker.streamSent();
         }
 
@@ -214,6 +229,9 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
                 }
                 closed = true;
                 wasSent = sent;
+            }
+            if (!wasSent) {
+                tracker.streamBegan(kind, attemptNumber, transparent); // closed before its headers went out
             }
             tracker.streamClosed(kind, attemptNumber, status.getCode(), wasSent);
         }

@@ -137,6 +137,32 @@ class NativeAttemptInterceptorTest {
     }
 
     @Test
+    void aRetryWhoseBackoffTheCallDoesNotOutliveIsNoAttempt() throws Exception {
+        try (ScriptedServer server = ScriptedServer.start("native-backoff-cut")) {
+            // the first attempt fails with a pushback of 5 s: grpc-java makes the retry's stream (and
+            // asks its tracers) at once, then waits; the call's 300 ms deadline ends it first
+            server.script(a -> a.index == 1
+                    ? ScriptedServer.Action.fail(Status.Code.UNAVAILABLE).pushback("5000")
+                    : ScriptedServer.Action.ok());
+            var stub = SimpleServiceGrpc.newBlockingStub(
+                    nativeChannel(InProcessChannelBuilder.forName("native-backoff-cut").directExecutor(),
+                            serviceConfig(retryPolicy(3))));
+
+            StatusRuntimeException e = org.junit.jupiter.api.Assertions.assertThrows(StatusRuntimeException.class,
+                    () -> stub.withDeadlineAfter(300, TimeUnit.MILLISECONDS).unaryRpc(SimpleRequest.getDefaultInstance()));
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+            assertThat(server.arrivalCount()).isEqualTo(1);
+            await().atMost(Duration.ofSeconds(5)).until(() -> stats.counts("inventory").failedCalls() == 1);
+            // one attempt went out and ended; the retry that never left is neither started nor ended
+            assertThat(stats.counts("inventory").attempts()).isEqualTo(1);
+            assertThat(stats.counts("inventory").retries()).isZero();
+            assertThat(allAttempts()).isEqualTo(1);
+            assertThat(attempts("initial", "UNAVAILABLE")).isEqualTo(1);
+            assertThat(registry.find("grpc.client.call.retries").meters()).isEmpty();
+        }
+    }
+
+    @Test
     void hedgedAttemptsAreCountedAsHedgesAndLosersAsCancelled() throws Exception {
         try (ScriptedServer server = ScriptedServer.start("native-hedge")) {
             // the first attempt answers late, the first hedge fails (non-fatal), the second hedge wins

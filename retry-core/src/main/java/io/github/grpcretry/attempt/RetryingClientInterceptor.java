@@ -59,7 +59,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.config = b.config;
         this.throttle = b.throttle;
         this.budget = b.budget;
-        this.events = b.events;
+        this.events = GuardedEventListener.guard(b.events);
         this.scheduler = b.scheduler != null ? b.scheduler : RetryScheduler.shared();
         if (budget != null) {
             scheduler.driveBudgetClock(budget); // every call deposits: spare it the clock reading
@@ -137,6 +137,9 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
                 RetryPolicy p = mc == null ? null : mc.retryPolicy();
                 HedgingPolicy h = mc == null || p != null ? null : mc.hedgingPolicy();
                 RetryDecider d = p == null && h == null && fallbackDecider != null ? fallbackDecider.apply(method) : null;
+                if (d != null) {
+                    d = GuardedRetryDecider.guard(d); // docs/design.md §14: a throw is logged once, counted
+                }
                 return new MethodPlan(p == null ? null : p.capped(maxAttemptsCap),
                         h == null ? null : h.capped(maxAttemptsCap), d, new CallTarget(config.channel(), n));
             });

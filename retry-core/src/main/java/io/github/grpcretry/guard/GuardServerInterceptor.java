@@ -1,5 +1,6 @@
 package io.github.grpcretry.guard;
 
+import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.github.grpcretry.internal.pushback.Pushback;
 import io.github.grpcretry.internal.server.ApplicationFailureListener;
 import io.grpc.Context;
@@ -82,8 +83,10 @@ public final class GuardServerInterceptor implements ServerInterceptor {
                 trailers.put(Pushback.KEY, STOP);
                 try {
                     events.responseGuarded(marker.inboundMethod(), status.getCode());
-                } catch (RuntimeException ignored) {
-                    // a listener must never break the response
+                } catch (RuntimeException e) {
+                    // a listener must never break the response (docs/design.md §14)
+                    CallbackFailures.SHARED.failed("GuardEventListener", events, "responseGuarded", e,
+                            "the event is skipped, the response goes out");
                 }
             }
             super.close(status, trailers);

@@ -63,6 +63,35 @@ class RetryEngineTest {
         return out;
     }
 
+    /**
+     * Added to an upper time bound: a loaded machine (a parallel build, a GC pause) only delays an
+     * attempt, never hastens it, so lower bounds are exact and upper bounds carry this margin.
+     */
+    private static final long LOAD_MARGIN_MS = 1_000;
+
+    private static List<Long> gapsNanos(List<Arrival> arrivals) {
+        List<Long> gaps = new ArrayList<>();
+        for (int i = 1; i < arrivals.size(); i++) {
+            gaps.add(arrivals.get(i).nanoTime - arrivals.get(i - 1).nanoTime);
+        }
+        return gaps;
+    }
+
+    /**
+     * Each gap between arrivals against the delay the engine scheduled for that retry (its
+     * {@code retryScheduled} event): at least the delay (the server stamps an arrival before it answers
+     * and a timer never fires early), at most the delay plus {@link #LOAD_MARGIN_MS}.
+     */
+    private static void assertGapsFollowTheScheduledDelays(List<Arrival> arrivals, List<RecordingEvents.Event> scheduled) {
+        List<Long> gaps = gapsNanos(arrivals);
+        assertThat(gaps).hasSameSizeAs(scheduled);
+        for (int i = 0; i < gaps.size(); i++) {
+            long delay = scheduled.get(i).nanos();
+            assertThat(gaps.get(i)).as("gap %d (ns) after a scheduled delay of %d ns", i + 1, delay)
+                    .isBetween(delay, delay + TimeUnit.MILLISECONDS.toNanos(LOAD_MARGIN_MS));
+        }
+    }
+
     private static List<Long> gapsMillis(List<Arrival> arrivals) {
         List<Long> gaps = new ArrayList<>();
         for (int i = 1; i < arrivals.size(); i++) {
@@ -91,17 +120,17 @@ class RetryEngineTest {
         assertThat(o.responses()).containsExactly("hello");
         assertThat(server.arrivalCount()).isEqualTo(3);
         assertThat(previousAttempts()).containsExactly(null, 1, 2);
-        List<Long> gaps = gapsMillis(server.arrivals());
-        assertThat(gaps.get(0)).isBetween(38L, 90L);
-        assertThat(gaps.get(1)).isBetween(78L, 150L);
         // events: 3 attempts, 2 retries scheduled with jittered delays, one commit, one end
         RecordingEvents ev = c.events();
         assertThat(ev.ofType("attemptStarted")).extracting(RecordingEvents.Event::kind)
                 .containsExactly(AttemptKind.INITIAL, AttemptKind.RETRY, AttemptKind.RETRY);
         List<RecordingEvents.Event> scheduled = ev.ofType("retryScheduled");
         assertThat(scheduled).hasSize(2);
+        // the delays drawn: 50 ms then 100 ms, each x U(0.8, 1.2) (exact: the engine's own figures)
         assertThat(scheduled.get(0).nanos()).isBetween(TimeUnit.MILLISECONDS.toNanos(40), TimeUnit.MILLISECONDS.toNanos(60));
         assertThat(scheduled.get(1).nanos()).isBetween(TimeUnit.MILLISECONDS.toNanos(80), TimeUnit.MILLISECONDS.toNanos(120));
+        // and the server saw the retries no earlier than those delays
+        assertGapsFollowTheScheduledDelays(server.arrivals(), scheduled);
         assertThat(ev.ofType("committed")).extracting(RecordingEvents.Event::attempt).containsExactly(3);
         List<RecordingEvents.Event> ended = ev.ofType("callEnded");
         assertThat(ended).hasSize(1);
@@ -146,24 +175,26 @@ class RetryEngineTest {
 
     @Test
     void r1DeadlineShorterThanSecondBackoffEndsAtOnceWithLastStatus() throws Exception {
-        // second backoff 50 ms x 40 = 2 s (x U(0.8, 1.2)) cannot fit in the 1 s deadline: the call ends after
-        // the 2nd attempt with its own status, long before the deadline (generous for a loaded machine)
-        Engines.Client c = client(Configs.channel(Configs.policy(5, 50, 5000, 40, Status.Code.UNAVAILABLE)));
+        // second backoff 50 ms x 400 = 20 s (x U(0.8, 1.2)) cannot fit in the 10 s deadline: the call ends
+        // after the 2nd attempt with its own status, long before the deadline
+        Engines.Client c = client(Configs.channel(Configs.policy(5, 50, 60_000, 400, Status.Code.UNAVAILABLE)));
         server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
-        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT.withDeadlineAfter(1000, TimeUnit.MILLISECONDS), "a");
+        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "a");
         assertThat(server.arrivalCount()).isEqualTo(2);
         assertThat(o.code()).isEqualTo(Status.Code.UNAVAILABLE);
-        assertThat(o.elapsedMillis()).isLessThan(800); // returned right after the 2nd attempt, not at the deadline
+        assertThat(c.events().ofType("retryScheduled")).as("only the first backoff was waited").hasSize(1);
+        // returned right after the 2nd attempt, not at the deadline (a second of margin below it)
+        assertThat(o.elapsedMillis()).isLessThan(10_000 - LOAD_MARGIN_MS);
         assertThat(c.events().suppressions()).containsExactly(SuppressionReason.DEADLINE);
     }
 
     @Test
     void r1ContextDeadlineCountsLikeCallOptionsDeadline() throws Exception {
-        Engines.Client c = client(Configs.channel(Configs.policy(5, 50, 5000, 40, Status.Code.UNAVAILABLE)));
+        Engines.Client c = client(Configs.channel(Configs.policy(5, 50, 60_000, 400, Status.Code.UNAVAILABLE)));
         server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
         java.util.concurrent.ScheduledExecutorService ses = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
         Context.CancellableContext ctx = Context.current()
-                .withDeadline(Deadline.after(1000, TimeUnit.MILLISECONDS), ses);
+                .withDeadline(Deadline.after(10, TimeUnit.SECONDS), ses);
         Rpc.Handle h;
         Context prev = ctx.attach();
         try {
@@ -186,8 +217,8 @@ class RetryEngineTest {
         Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT, "a");
         assertThat(o.code()).isEqualTo(Status.Code.OK);
         assertThat(server.arrivalCount()).isEqualTo(2);
-        assertThat(gapsMillis(server.arrivals()).get(0)).isBetween(299L, 360L);
         assertThat(c.events().ofType("retryScheduled").get(0).nanos()).isEqualTo(TimeUnit.MILLISECONDS.toNanos(300));
+        assertGapsFollowTheScheduledDelays(server.arrivals(), c.events().ofType("retryScheduled"));
     }
 
     @Test
@@ -201,20 +232,25 @@ class RetryEngineTest {
             default -> Action.ok();
         });
         assertThat(Rpc.unary(c.channel(), CallOptions.DEFAULT, "a").code()).isEqualTo(Status.Code.OK);
-        List<Long> gaps = gapsMillis(server.arrivals());
-        assertThat(gaps.get(0)).isBetween(78L, 160L);   // initial × U(0.8,1.2)
-        assertThat(gaps.get(1)).isLessThan(40L);        // pushback 0
-        assertThat(gaps.get(2)).isBetween(78L, 160L);   // back to initial (not 1000 ms)
+        List<RecordingEvents.Event> scheduled = c.events().ofType("retryScheduled");
+        assertThat(scheduled).hasSize(3);
+        long ms = TimeUnit.MILLISECONDS.toNanos(1);
+        assertThat(scheduled.get(0).nanos()).isBetween(80 * ms, 120 * ms); // initial × U(0.8,1.2)
+        assertThat(scheduled.get(1).nanos()).isZero();                     // pushback 0
+        assertThat(scheduled.get(2).nanos()).isBetween(80 * ms, 120 * ms); // back to initial (not 1000 ms)
+        assertGapsFollowTheScheduledDelays(server.arrivals(), scheduled);
     }
 
     @Test
     void r1PushbackMinusOneStopsAtOnce() throws Exception {
-        Engines.Client c = client(Configs.channel(Configs.r1(3)));
+        // a backoff of at least 0.8 x 5 s: a call that waited one before giving up shows beyond any margin
+        Engines.Client c = client(Configs.channel(Configs.policy(3, 5_000, 5_000, 1, Status.Code.UNAVAILABLE)));
         server.script(a -> Action.fail(Status.Code.UNAVAILABLE).pushback("-1"));
         Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT, "a");
         assertThat(o.code()).isEqualTo(Status.Code.UNAVAILABLE);
         assertThat(server.arrivalCount()).isEqualTo(1);
-        assertThat(o.elapsedMillis()).isLessThan(40);
+        assertThat(c.events().ofType("retryScheduled")).as("no backoff scheduled").isEmpty();
+        assertThat(o.elapsedMillis()).isLessThan(4_000);
         assertThat(c.events().suppressions()).containsExactly(SuppressionReason.PUSHBACK);
     }
 
@@ -323,8 +359,9 @@ class RetryEngineTest {
         assertThat(o.code()).isEqualTo(Status.Code.OK);
         assertThat(server.arrivalCount()).isEqualTo(3);
         assertThat(server.arrivals().get(0).cancelled).isTrue();
+        // the first attempt ran its 100 ms out before the retry went (exact lower bound)
         List<Long> gaps = gapsMillis(server.arrivals());
-        assertThat(gaps.get(0)).isBetween(100L, 1500L);
+        assertThat(gaps.get(0)).isBetween(100L, 100L + LOAD_MARGIN_MS);
         assertThat(c.events().ofType("attemptEnded")).extracting(RecordingEvents.Event::code)
                 .containsExactly(Status.Code.DEADLINE_EXCEEDED, Status.Code.DEADLINE_EXCEEDED, Status.Code.OK);
     }
@@ -332,11 +369,12 @@ class RetryEngineTest {
     @Test
     void perAttemptReceiveTimeoutDoesNotOutliveTheCallDeadline() throws Exception {
         Engines.Client c = client(Configs.channel(Configs.withReceiveTimeout(Configs.fast(5), Duration.ofMillis(100))));
-        server.script(a -> Action.ok().delay(2000));
+        server.script(a -> Action.ok().delay(10_000)); // the server's scripted slowness
         Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT.withDeadlineAfter(250, TimeUnit.MILLISECONDS), "a");
         assertThat(o.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
         assertThat(server.arrivalCount()).isBetween(1, 3);
-        assertThat(o.elapsedMillis()).isLessThan(1500); // bounded by the 250 ms call deadline, not the 2 s answer
+        // bounded by the 250 ms call deadline, not the 10 s answer
+        assertThat(o.elapsedMillis()).isLessThan(10_000 - LOAD_MARGIN_MS);
     }
 
     // ---------------------------------------------------------------- streaming
@@ -357,12 +395,15 @@ class RetryEngineTest {
 
     @Test
     void messagesSentDuringBackoffAreReplayedAfterTheEarlierOnes() throws Exception {
-        Engines.Client c = client(Configs.channel(Configs.policy(3, 150, 150, 1, Status.Code.UNAVAILABLE)));
+        // a backoff of 0.8-1.2 s: wide enough that "c", "d" go out while it runs, however slow the machine
+        Engines.Client c = client(Configs.channel(Configs.policy(3, 1000, 1000, 1, Status.Code.UNAVAILABLE)));
         server.script(a -> a.index == 1 ? Action.fail(Status.Code.UNAVAILABLE) : Action.ok());
         Rpc.Handle h = Rpc.start(c.channel(), Rpc.CLIENT_STREAMING, CallOptions.DEFAULT).send("a", "b");
-        Thread.sleep(60); // the first attempt failed; the retry waits ~150 ms
+        waitFor(() -> c.events().ofType("retryScheduled").size() == 1); // the first attempt failed
         h.send("c", "d");
-        Thread.sleep(200); // the retry is live now (replayed a..d)
+        assertThat(c.events().ofType("attemptStarted")).as("still in the backoff when c, d were sent").hasSize(1);
+        // the retry is live and has replayed a..d
+        waitFor(() -> server.arrivalCount() == 2 && server.arrivals().get(1).messages.size() == 4);
         h.send("e").halfClose();
         Rpc.Outcome o = h.await();
         assertThat(o.code()).isEqualTo(Status.Code.OK);
@@ -410,8 +451,9 @@ class RetryEngineTest {
         Rpc.Outcome o = h.await(2, TimeUnit.SECONDS);
         assertThat(o.code()).isEqualTo(Status.Code.CANCELLED);
         assertThat(o.status().getDescription()).isEqualTo("user gave up");
+        // the retry's timer is gone (no other path starts a retry), so no retry can arrive later
         assertThat(scheduler.outstandingTimers()).isZero();
-        Thread.sleep(100);
+        assertThat(c.events().ofType("attemptStarted")).hasSize(1);
         assertThat(server.arrivalCount()).isEqualTo(1);
         assertThat(c.events().callsEnded).hasValue(1);
     }
@@ -534,7 +576,7 @@ class RetryEngineTest {
             if (System.nanoTime() > end) {
                 throw new AssertionError("condition not met in 5 s");
             }
-            Thread.sleep(2);
+            Thread.sleep(2); // polls the condition (the event waited for), not a synchronisation point
         }
     }
 

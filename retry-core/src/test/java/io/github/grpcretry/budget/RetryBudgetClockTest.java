@@ -184,35 +184,67 @@ class RetryBudgetClockTest {
                 .isBetween((int) (exactAdmitted * 0.9), exactAdmitted);
     }
 
+    /**
+     * A real scheduler ticks the budget: the test waits for the ticks themselves (readings of the
+     * budget's clock on the scheduler's timer thread), not for a span of wall-clock time. Each tick
+     * schedules the next at the following slot boundary and a timer never fires early, so the ticks lie
+     * in strictly increasing slots however late they come; a second driver would tick the same slots
+     * again (and read the clock on its own timer thread).
+     */
     @Test
     void aSchedulerDrivesTheClockAtSlotBoundariesUntilItCloses() throws Exception {
-        AtomicLong tickReads = new AtomicLong();
-        RetryBudget b = new RetryBudget(new RetryBudgetPolicy(0.5, 0, Duration.ofMillis(200)), () -> {
-            tickReads.incrementAndGet();
-            return System.nanoTime();
-        }); // slots of 10 ms
+        long slot = 100 * MS; // ttl 2 s: the deposits below stay in the window through a long pause
+        List<Long> readings = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Long> ticks = new java.util.concurrent.CopyOnWriteArrayList<>();
+        AtomicLong otherDriverReads = new AtomicLong();
+        java.util.concurrent.CountDownLatch fourTicks = new java.util.concurrent.CountDownLatch(4);
+        RetryBudget b = new RetryBudget(new RetryBudgetPolicy(0.5, 0, Duration.ofSeconds(2)), () -> {
+            long t = System.nanoTime();
+            readings.add(t);
+            String thread = Thread.currentThread().getName();
+            if (thread.startsWith("budget-clock-timer-")) {
+                ticks.add(t);
+                fourTicks.countDown();
+            } else if (thread.startsWith("budget-clock-2-")) {
+                otherDriverReads.incrementAndGet();
+            }
+            return t;
+        });
+        long origin = readings.get(0); // the budget reads its origin once, at construction
+        assertThat(b.slotNanos()).isEqualTo(slot);
         RetryScheduler scheduler = RetryScheduler.create(1, "budget-clock");
         RetryScheduler other = RetryScheduler.create(1, "budget-clock-2");
         try {
-            scheduler.driveBudgetClock(b);
+            scheduler.driveBudgetClock(b); // the first tick runs on this thread, the next on the timer
             other.driveBudgetClock(b); // one driver per budget: a no-op
             assertThat(b.isTicking()).isTrue();
-            long readsAtStart = tickReads.get();
-            Thread.sleep(150);
+            assertThat(fourTicks.await(30, TimeUnit.SECONDS)).as("four ticks of the scheduler's timer").isTrue();
+            List<Long> slots = ticks.stream().map(t -> Math.floorDiv(t - origin, slot)).toList();
+            for (int i = 1; i < slots.size(); i++) {
+                assertThat(slots.get(i)).as("tick %d of %s: one tick per slot boundary", i, slots)
+                        .isGreaterThan(slots.get(i - 1));
+            }
+            assertThat(otherDriverReads.get()).as("clock readings by the second scheduler").isZero();
+
             for (int i = 0; i < 100; i++) {
                 b.onCall();
             }
-            long ticks = tickReads.get() - readsAtStart;
-            assertThat(ticks).as("ticks in 150 ms of 10 ms slots (one driver)").isBetween(3L, 17L);
             assertThat(b.callsInWindow()).isEqualTo(100);
             assertThat(acquireAll(b)).isEqualTo(50);
             scheduler.close();
+            // a tick in flight when close() ran stops itself when it sees the scheduler closed: wait for
+            // the timer thread to end (an event), then no tick can publish again
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().startsWith("budget-clock-timer-")) {
+                    t.join(TimeUnit.SECONDS.toMillis(30));
+                    assertThat(t.isAlive()).as("the closed scheduler's timer thread %s", t.getName()).isFalse();
+                }
+            }
             assertThat(b.isTicking()).as("a closed scheduler's budgets read the clock again").isFalse();
-            long afterClose = tickReads.get();
+            int afterClose = readings.size();
             b.onCall();
-            assertThat(tickReads.get() - afterClose).isEqualTo(1);
-            Thread.sleep(40);
-            assertThat(b.isTicking()).isFalse();
+            assertThat(readings.size() - afterClose).isEqualTo(1);
+            assertThat(otherDriverReads.get()).as("clock readings by the second scheduler").isZero();
         } finally {
             scheduler.close();
             other.close();

@@ -32,8 +32,18 @@ final class Hop implements AutoCloseable {
         SimpleResponse handle(SimpleRequest request) throws Exception;
     }
 
+    /**
+     * One arrival's deadline as the handler read it: the time remaining (null = no deadline), read
+     * between two clock readings, so the absolute deadline lies in [before + remaining, after + remaining]
+     * and the instant of the reading in [before, after].
+     */
+    record Reading(long before, Long remainingNanos, long after) {
+    }
+
     final String name;
+    /** The absolute deadline of each arrival ({@code System.nanoTime()} based; null = none). */
     final List<Long> deadlines = new CopyOnWriteArrayList<>();
+    final List<Reading> readings = new CopyOnWriteArrayList<>();
     final AtomicInteger handled = new AtomicInteger();
     private volatile Body body = r -> SimpleResponse.newBuilder().setResponseMessage("ok").build();
     private final Server server;
@@ -43,8 +53,7 @@ final class Hop implements AutoCloseable {
         BindableService impl = new SimpleServiceGrpc.SimpleServiceImplBase() {
             @Override
             public void unaryRpc(SimpleRequest request, StreamObserver<SimpleResponse> observer) {
-                Deadline d = Context.current().getDeadline();
-                deadlines.add(d == null ? null : System.nanoTime() + d.timeRemaining(TimeUnit.NANOSECONDS));
+                record();
                 handled.incrementAndGet();
                 SimpleResponse response;
                 try {
@@ -61,8 +70,7 @@ final class Hop implements AutoCloseable {
             @Override
             public StreamObserver<SimpleRequest> bidiStreamingRpc(StreamObserver<SimpleResponse> observer) {
                 // grpc-java invokes a streaming handler when the call starts, before any message
-                Deadline d = Context.current().getDeadline();
-                deadlines.add(d == null ? null : System.nanoTime() + d.timeRemaining(TimeUnit.NANOSECONDS));
+                record();
                 handled.incrementAndGet();
                 return new StreamObserver<>() {
                     @Override
@@ -83,6 +91,22 @@ final class Hop implements AutoCloseable {
         };
         ServerServiceDefinition def = ServerInterceptors.intercept(impl, interceptors);
         server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(def).build().start();
+    }
+
+    private void record() {
+        Deadline d = Context.current().getDeadline();
+        long before = System.nanoTime();
+        Long remaining = d == null ? null : d.timeRemaining(TimeUnit.NANOSECONDS);
+        long after = System.nanoTime();
+        readings.add(new Reading(before, remaining, after));
+        deadlines.add(remaining == null ? null : before + remaining);
+    }
+
+    /** Forgets the recorded arrivals. */
+    void clear() {
+        deadlines.clear();
+        readings.clear();
+        handled.set(0);
     }
 
     Hop body(Body b) {

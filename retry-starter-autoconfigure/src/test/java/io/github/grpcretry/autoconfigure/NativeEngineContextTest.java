@@ -35,6 +35,11 @@ import org.springframework.context.ApplicationContext;
 class NativeEngineContextTest {
 
     private static final String M = "grpc.retry.clients.inventory.service-config.method[0].";
+    /**
+     * Added to an upper time bound: a loaded machine (a parallel build, a GC pause) only delays an
+     * attempt, never hastens it, so lower bounds are exact and upper bounds carry this margin.
+     */
+    private static final long LOAD_MARGIN_MS = 1_000;
 
     private ScriptedServer server;
     private String serverName;
@@ -100,15 +105,18 @@ class NativeEngineContextTest {
     @Test
     void firstTwoFailThenSuccessWithBackoffGapsAndPreviousAttemptsHeader() {
         server.script(ScriptedServer.failFirst(2, Status.Code.UNAVAILABLE));
-        withChannel(runner(), stub -> {
+        // max-backoff far above the backoffs: a retry that waited max-backoff shows beyond any margin
+        withChannel(runner(M + "retry.max-backoff=30s"), stub -> {
             SimpleResponse r = stub.unaryRpc(request("hello"));
             assertThat(r.getResponseMessage()).isEqualTo("hello");
             List<Arrival> arrivals = server.arrivals();
             assertThat(arrivals).hasSize(3);
             assertThat(arrivals).extracting(a -> a.previousAttempts).containsExactly(null, 1, 2);
-            // backoff 50ms then 100ms, each x U(0.8, 1.2): [40, 60] and [80, 120]; generous bounds.
-            assertThat(gapMillis(arrivals, 1)).isBetween(30L, 80L);
-            assertThat(gapMillis(arrivals, 2)).isBetween(60L, 160L);
+            // backoff 50ms then 100ms, each x U(0.8, 1.2): [40, 60] and [80, 120]. The server stamps an
+            // arrival before it answers and a timer never fires early, so the lower bounds are exact (the
+            // second also shows the multiplier); load only adds time, so the upper bounds carry a margin.
+            assertThat(gapMillis(arrivals, 1)).isBetween(40L, 60L + LOAD_MARGIN_MS);
+            assertThat(gapMillis(arrivals, 2)).isBetween(80L, 120L + LOAD_MARGIN_MS);
         });
     }
 
@@ -164,19 +172,22 @@ class NativeEngineContextTest {
             assertThat(stub.unaryRpc(request("p")).getResponseMessage()).isEqualTo("p");
             List<Arrival> arrivals = server.arrivals();
             assertThat(arrivals).hasSize(2);
-            assertThat(gapMillis(arrivals, 1)).isBetween(280L, 1000L);
+            // the pushback replaces the backoff exactly (no jitter): at least 300 ms
+            assertThat(gapMillis(arrivals, 1)).isBetween(300L, 300L + LOAD_MARGIN_MS);
         });
     }
 
     @Test
     void negativePushbackStopsRetrying() {
         server.script(a -> Action.fail(Status.Code.UNAVAILABLE).pushback("-1"));
-        withChannel(runner(M + "retry.initial-backoff=1s", M + "retry.max-backoff=2s"), stub -> {
+        withChannel(runner(M + "retry.initial-backoff=4s", M + "retry.max-backoff=8s"), stub -> {
             long start = System.nanoTime();
             assertThatThrownBy(() -> stub.unaryRpc(request("x")))
                     .isInstanceOfSatisfying(StatusRuntimeException.class,
                             e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
-            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(500L);
+            // the call ended without waiting out a backoff (at least 0.8 x 4 s) ...
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(3_200L);
+            // ... and, the call being over, no retry can still arrive
             assertThat(server.arrivalCount()).isEqualTo(1);
         });
     }

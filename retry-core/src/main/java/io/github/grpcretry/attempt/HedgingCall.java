@@ -1,10 +1,10 @@
 package io.github.grpcretry.attempt;
 
 import io.github.grpcretry.budget.RetryBudget;
-import io.github.grpcretry.commit.CallBuffer;
-import io.github.grpcretry.commit.MessageSizes;
+import io.github.grpcretry.internal.commit.CallBuffer;
+import io.github.grpcretry.internal.commit.MessageSizes;
 import io.github.grpcretry.policy.HedgingPolicy;
-import io.github.grpcretry.pushback.Pushback;
+import io.github.grpcretry.internal.pushback.Pushback;
 import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;

@@ -1,7 +1,7 @@
 package io.github.grpcretry.attempt;
 
 import io.github.grpcretry.budget.RetryBudget;
-import io.github.grpcretry.commit.RetryBufferPool;
+import io.github.grpcretry.internal.commit.RetryBufferPool;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.HedgingPolicy;

@@ -1,6 +1,6 @@
 package io.github.grpcretry.deadline;
 
-import io.github.grpcretry.server.ApplicationFailureListener;
+import io.github.grpcretry.internal.server.ApplicationFailureListener;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;

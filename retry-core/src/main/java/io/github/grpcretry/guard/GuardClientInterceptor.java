@@ -5,7 +5,7 @@ import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.policy.MethodConfig;
 import io.github.grpcretry.policy.RetryPolicy;
-import io.github.grpcretry.pushback.Pushback;
+import io.github.grpcretry.internal.pushback.Pushback;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;

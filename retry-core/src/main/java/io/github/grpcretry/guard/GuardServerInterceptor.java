@@ -1,7 +1,7 @@
 package io.github.grpcretry.guard;
 
-import io.github.grpcretry.pushback.Pushback;
-import io.github.grpcretry.server.ApplicationFailureListener;
+import io.github.grpcretry.internal.pushback.Pushback;
+import io.github.grpcretry.internal.server.ApplicationFailureListener;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;

@@ -19,7 +19,7 @@ import io.github.grpcretry.policy.MethodName;
 import io.github.grpcretry.policy.RetryBudgetPolicy;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.policy.ServiceConfig;
-import io.github.grpcretry.pushback.Pushback;
+import io.github.grpcretry.internal.pushback.Pushback;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.ScriptedServer.Action;
 import io.grpc.Channel;

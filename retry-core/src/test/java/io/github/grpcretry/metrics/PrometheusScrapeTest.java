@@ -1,5 +1,7 @@
 package io.github.grpcretry.metrics;
 
+import io.github.grpcretry.integration.ChannelStateMeter;
+import io.github.grpcretry.integration.RetryLimiterGauges;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.AttemptKind;

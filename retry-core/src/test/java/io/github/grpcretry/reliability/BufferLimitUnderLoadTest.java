@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.grpcretry.attempt.EngineTestAccess;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.attempt.SuppressionReason;
-import io.github.grpcretry.commit.RetryBufferPool;
+import io.github.grpcretry.internal.commit.RetryBufferPool;
 import io.github.grpcretry.reliability.Fixtures.Client;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.SimpleCalls;

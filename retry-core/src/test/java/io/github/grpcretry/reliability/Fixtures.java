@@ -2,8 +2,8 @@ package io.github.grpcretry.reliability;
 
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
-import io.github.grpcretry.commit.RetryBufferPool;
-import io.github.grpcretry.metrics.NativeAttemptInterceptor;
+import io.github.grpcretry.internal.commit.RetryBufferPool;
+import io.github.grpcretry.internal.metrics.NativeAttemptInterceptor;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.policy.MethodConfig;

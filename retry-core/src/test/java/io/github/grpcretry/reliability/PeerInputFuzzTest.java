@@ -6,7 +6,7 @@ import io.github.grpcretry.attempt.EngineTestAccess;
 import io.github.grpcretry.attempt.GrpcRetryCallOptions;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.policy.RetryPolicy;
-import io.github.grpcretry.pushback.Pushback;
+import io.github.grpcretry.internal.pushback.Pushback;
 import io.github.grpcretry.reliability.Fixtures.Client;
 import io.github.grpcretry.testing.SimpleCalls;
 import io.grpc.CallOptions;

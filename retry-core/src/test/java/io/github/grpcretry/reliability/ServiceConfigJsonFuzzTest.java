@@ -14,7 +14,7 @@ import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import io.github.grpcretry.policy.MethodConfig;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.policy.ServiceConfig;
-import io.github.grpcretry.policy.ServiceConfigJson;
+import io.github.grpcretry.internal.config.ServiceConfigJson;
 import io.github.grpcretry.reliability.Fixtures.Client;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.SimpleCalls;

@@ -1,9 +1,9 @@
 package io.github.grpcretry.autoconfigure.metrics;
 
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
-import io.github.grpcretry.metrics.ChannelStateMeter;
-import io.github.grpcretry.metrics.ChannelStateSource;
-import io.github.grpcretry.metrics.RetryLimiterGauges;
+import io.github.grpcretry.integration.ChannelStateMeter;
+import io.github.grpcretry.integration.ChannelStateSource;
+import io.github.grpcretry.integration.RetryLimiterGauges;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;

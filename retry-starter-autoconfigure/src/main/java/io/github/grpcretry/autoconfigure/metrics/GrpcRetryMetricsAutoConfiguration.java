@@ -1,7 +1,7 @@
 package io.github.grpcretry.autoconfigure.metrics;
 
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
-import io.github.grpcretry.metrics.ChannelStateSource;
+import io.github.grpcretry.integration.ChannelStateSource;
 import io.github.grpcretry.metrics.DeadlineMeters;
 import io.github.grpcretry.metrics.GuardMeters;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;

@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.github.grpcretry.metrics.NativeAttemptInterceptor;
-import io.github.grpcretry.metrics.RetryStatistics;
+import io.github.grpcretry.internal.metrics.NativeAttemptInterceptor;
+import io.github.grpcretry.integration.RetryStatistics;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.Status;
 import io.grpc.testing.protobuf.SimpleRequest;

@@ -12,7 +12,7 @@ import io.github.grpcretry.deadline.DeadlineServerInterceptor;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.guard.GuardServerInterceptor;
 import io.github.grpcretry.metrics.GuardMeters;
-import io.github.grpcretry.pushback.Pushback;
+import io.github.grpcretry.internal.pushback.Pushback;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.Metadata;
 import io.grpc.ServerInterceptor;

@@ -5,7 +5,7 @@ import static io.github.grpcretry.sample.lab.FlakyCalls.failFirst;
 import static io.github.grpcretry.sample.lab.FlakyCalls.pct;
 
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
-import io.github.grpcretry.policy.ResolvedChannelRetryConfigs;
+import io.github.grpcretry.internal.config.ResolvedChannelRetryConfigs;
 import io.github.grpcretry.policy.RetryThrottlingPolicy;
 import io.github.grpcretry.sample.proto.Script;
 import io.github.grpcretry.sample.server.FlakyServer;

@@ -1,0 +1,208 @@
+package io.github.grpcretry.internal.config;
+
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import io.github.grpcretry.policy.MethodConfig;
+import io.github.grpcretry.policy.ServiceConfig;
+import io.github.grpcretry.policy.ServiceConfigCustomizer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+/**
+ * The validated, merged and capped configuration of every channel. Made once at start-up by
+ * {@link #resolve}; channels that were not configured are derived from GLOBAL on first request.
+ *
+ * <p>How a channel's configuration is made:
+ * <ol>
+ *   <li>its typed properties are laid over its {@code service-config-file} (see
+ *       {@link ServiceConfigDraft#overlay}): a typed method entry with the same set of names as a
+ *       file entry overlays it field by field, other typed entries are added;</li>
+ *   <li>every channel-wide setting it leaves unset (budget.*, max-attempts-cap, the buffer limits,
+ *       connect-timeout, resilience4j-retry, retrythrottling fields) is taken from GLOBAL, field by field;</li>
+ *   <li>everything is validated; all problems are thrown together as one
+ *       {@link InvalidRetryConfigurationException};</li>
+ *   <li>its method entries are layered over GLOBAL's ({@link ServiceConfig#layeredOver}): its own
+ *       entries are matched first;</li>
+ *   <li>the {@link ServiceConfigCustomizer}s run on the result, which is validated again;</li>
+ *   <li>max-attempts above {@code max-attempts-cap} are capped, each reported once as a warning
+ *       naming the property and the cap.</li>
+ * </ol>
+ */
+public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
+
+    private final ServiceConfig globalServiceConfig;
+    private final RetryConfigValidator.ChannelSettings globalSettings;
+    private final List<ServiceConfigCustomizer> customizers;
+    private final Map<Object, String> maxAttemptsPaths;
+    private final Consumer<String> warnings;
+    private final Set<String> warned = ConcurrentHashMap.newKeySet();
+    private final Map<String, ChannelRetryConfig> configured;
+    private final ChannelRetryConfig global;
+    private final ConcurrentHashMap<String, ChannelRetryConfig> derived = new ConcurrentHashMap<>();
+    private final List<String> startupWarnings;
+
+    private ResolvedChannelRetryConfigs(ServiceConfig globalServiceConfig, RetryConfigValidator.ChannelSettings globalSettings,
+            List<ServiceConfigCustomizer> customizers, Map<Object, String> maxAttemptsPaths, Consumer<String> warnings,
+            Map<String, ServiceConfig> ownConfigs, Map<String, RetryConfigValidator.ChannelSettings> settings) {
+        this.globalServiceConfig = globalServiceConfig;
+        this.globalSettings = globalSettings;
+        this.customizers = List.copyOf(customizers);
+        this.maxAttemptsPaths = maxAttemptsPaths;
+        List<String> collected = Collections.synchronizedList(new ArrayList<>());
+        this.warnings = msg -> {
+            if (warned.add(msg)) {
+                collected.add(msg);
+                warnings.accept(msg);
+            }
+        };
+        List<ConfigProblem> problems = new ArrayList<>();
+        this.global = assemble(ChannelRetryConfigs.GLOBAL, globalServiceConfig, globalSettings, false, problems);
+        Map<String, ChannelRetryConfig> made = new LinkedHashMap<>();
+        for (Map.Entry<String, ServiceConfig> e : ownConfigs.entrySet()) {
+            made.put(e.getKey(), assemble(e.getKey(), e.getValue().layeredOver(globalServiceConfig),
+                    settings.get(e.getKey()), true, problems));
+        }
+        throwIfAny(problems);
+        this.configured = Collections.unmodifiableMap(made);
+        synchronized (collected) {
+            this.startupWarnings = List.copyOf(collected);
+        }
+    }
+
+    /**
+     * Validates and merges every channel.
+     *
+     * @param drafts one draft per configured channel, GLOBAL included when configured; each draft's
+     *     service config is the typed properties already laid over the file
+     * @param customizers applied in order to each channel's merged config
+     * @param earlierProblems problems found before (unreadable or malformed files); reported together
+     *     with the ones found here
+     * @param warnings receives each cap warning once (at start-up for configured channels and GLOBAL,
+     *     later for channels derived on first request)
+     * @throws InvalidRetryConfigurationException listing every problem
+     */
+    public static ResolvedChannelRetryConfigs resolve(Map<String, ChannelDraft> drafts, List<ServiceConfigCustomizer> customizers,
+            List<ConfigProblem> earlierProblems, Consumer<String> warnings) {
+        List<ConfigProblem> problems = new ArrayList<>(earlierProblems);
+        RetryConfigValidator validator = new RetryConfigValidator(problems);
+        Map<Object, String> paths = new IdentityHashMap<>();
+        ChannelDraft globalDraft = drafts.get(ChannelRetryConfigs.GLOBAL);
+        if (globalDraft == null) {
+            globalDraft = ChannelDraft.empty(ChannelRetryConfigs.GLOBAL, "grpc.retry.clients." + ChannelRetryConfigs.GLOBAL);
+        }
+        ServiceConfig globalOwn = validator.serviceConfig(globalDraft.serviceConfig(), paths);
+        RetryConfigValidator.ChannelSettings globalSettings = validator.channelSettings(globalDraft);
+        Map<String, ServiceConfig> own = new LinkedHashMap<>();
+        Map<String, RetryConfigValidator.ChannelSettings> settings = new LinkedHashMap<>();
+        for (String channel : new TreeSet<>(drafts.keySet())) {
+            if (channel.equals(ChannelRetryConfigs.GLOBAL)) {
+                continue;
+            }
+            ChannelDraft d = drafts.get(channel).inheriting(globalDraft);
+            own.put(channel, validator.serviceConfig(d.serviceConfig(), paths));
+            settings.put(channel, validator.channelSettings(d));
+        }
+        throwIfAny(problems);
+        return new ResolvedChannelRetryConfigs(globalOwn, globalSettings, customizers == null ? List.of() : customizers,
+                paths, warnings == null ? w -> { } : warnings, own, settings);
+    }
+
+    private static void throwIfAny(List<ConfigProblem> problems) {
+        if (!problems.isEmpty()) {
+            throw new InvalidRetryConfigurationException(new ArrayList<>(new LinkedHashSet<>(problems)));
+        }
+    }
+
+    private ChannelRetryConfig assemble(String channel, ServiceConfig merged, RetryConfigValidator.ChannelSettings s,
+            boolean customize, List<ConfigProblem> problems) {
+        ServiceConfig config = merged;
+        if (customize && !customizers.isEmpty()) {
+            for (ServiceConfigCustomizer c : customizers) {
+                config = c.customize(channel, config);
+                if (config == null) {
+                    break;
+                }
+            }
+            if (config != merged) {
+                new RetryConfigValidator(problems).check(config, "ServiceConfigCustomizer(" + channel + ")");
+                if (config == null) {
+                    return null;
+                }
+            }
+        }
+        warnCapped(channel, config, s);
+        return new ChannelRetryConfig(channel, config.capped(s.maxAttemptsCap()), s.maxAttemptsCap(), s.perRpcBufferLimit(),
+                s.retryBufferSize(), s.budget(), s.connectTimeout(), s.resilience4jRetry());
+    }
+
+    private void warnCapped(String channel, ServiceConfig config, RetryConfigValidator.ChannelSettings s) {
+        int cap = s.maxAttemptsCap();
+        for (int i = 0; i < config.methodConfigs().size(); i++) {
+            MethodConfig mc = config.methodConfigs().get(i);
+            Object policy = null;
+            int attempts = 0;
+            String kind = null;
+            if (mc.retryPolicy() != null && mc.retryPolicy().maxAttempts() > cap) {
+                policy = mc.retryPolicy();
+                attempts = mc.retryPolicy().maxAttempts();
+                kind = "retryPolicy";
+            } else if (mc.hedgingPolicy() != null && mc.hedgingPolicy().maxAttempts() > cap) {
+                policy = mc.hedgingPolicy();
+                attempts = mc.hedgingPolicy().maxAttempts();
+                kind = "hedgingPolicy";
+            }
+            if (policy == null) {
+                continue;
+            }
+            String path = maxAttemptsPaths.get(policy);
+            if (path == null) {
+                path = "ServiceConfigCustomizer(" + channel + ") methodConfig[" + i + "]." + kind + ".maxAttempts";
+            }
+            warnings.accept(path + " = " + attempts + " is above the max-attempts-cap " + cap + " (" + s.maxAttemptsCapPath()
+                    + "): capped, calls make at most " + cap + " attempts");
+        }
+    }
+
+    @Override
+    public ChannelRetryConfig forChannel(String channel) {
+        if (ChannelRetryConfigs.GLOBAL.equals(channel)) {
+            return global;
+        }
+        ChannelRetryConfig c = configured.get(channel);
+        if (c != null) {
+            return c;
+        }
+        return derived.computeIfAbsent(channel, ch -> {
+            List<ConfigProblem> problems = new ArrayList<>();
+            ChannelRetryConfig made = assemble(ch, globalServiceConfig, globalSettings, true, problems);
+            throwIfAny(problems);
+            return made;
+        });
+    }
+
+    @Override
+    public Set<String> configuredChannels() {
+        return Collections.unmodifiableSet(new TreeSet<>(configured.keySet()));
+    }
+
+    /** What GLOBAL gives a channel that has no entry of its own (before customizers). */
+    public ChannelRetryConfig global() {
+        return global;
+    }
+
+    /** The cap warnings issued while resolving (each also went to the warning sink). */
+    public List<String> startupWarnings() {
+        return startupWarnings;
+    }
+}

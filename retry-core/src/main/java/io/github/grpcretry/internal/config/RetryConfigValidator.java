@@ -1,0 +1,508 @@
+package io.github.grpcretry.internal.config;
+
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.policy.HedgingPolicy;
+import io.github.grpcretry.policy.MethodConfig;
+import io.github.grpcretry.policy.MethodName;
+import io.github.grpcretry.policy.RetryBudgetPolicy;
+import io.github.grpcretry.policy.RetryPolicy;
+import io.github.grpcretry.policy.RetryThrottlingPolicy;
+import io.github.grpcretry.policy.ServiceConfig;
+import io.github.grpcretry.policy.ServiceConfigCustomizer;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Checks every rule of gRFC A6 and of the starter's property contract, turning drafts into the
+ * validated policy records. Problems are collected (never thrown here) so a start-up reports all of
+ * them at once.
+ *
+ * <p>The rules:
+ * <ul>
+ *   <li>method entry: at least one name; a name with a method also names its service; no two
+ *       entries of one channel share a name; timeout &gt; 0; message limits in (0, 2^31-1] bytes;
+ *       not both a retry and a hedging policy;</li>
+ *   <li>retry: max-attempts &ge; 2, initial-backoff &gt; 0, max-backoff &gt; 0, backoff-multiplier &gt; 0
+ *       (all four required), retryable-status-codes required, non-empty, known codes, never OK;
+ *       per-attempt-receive-timeout &gt; 0 when set;</li>
+ *   <li>hedging: max-attempts &ge; 2 (required), delay &ge; 0 (default 0), non-fatal codes known;</li>
+ *   <li>retrythrottling: max-tokens in (0, 1000] and token-ratio &gt; 0 with three decimals kept
+ *       (so &ge; 0.001), both required;</li>
+ *   <li>channel: max-attempts-cap &ge; 1; per-rpc-buffer-limit and retry-buffer-size &gt; 0;
+ *       connect-timeout in (0, 2^31-1 ms]; budget.ratio in (0, 1]; budget.min-retries-per-second
+ *       &ge; 0; budget.ttl in [1s, 60s]; resilience4j-retry not blank.</li>
+ * </ul>
+ */
+public final class RetryConfigValidator {
+
+    /** Largest message limit grpc-java accepts (an int). */
+    public static final long MAX_MESSAGE_BYTES = Integer.MAX_VALUE;
+    public static final double MAX_TOKENS_LIMIT = 1000;
+    public static final double MAX_BUDGET_RATIO = 1.0;
+    public static final Duration MIN_BUDGET_TTL = Duration.ofSeconds(1);
+    public static final Duration MAX_BUDGET_TTL = Duration.ofSeconds(60);
+    /**
+     * The longest duration accepted anywhere (timeouts, backoffs, hedging delay): what fits in a
+     * signed 64-bit count of nanoseconds (about 292 years), the unit grpc-java and the engine work in.
+     */
+    public static final Duration MAX_DURATION = Duration.ofNanos(Long.MAX_VALUE);
+    private static final String TOO_LONG = "must be at most 9223372036.854775807s (about 292 years, the longest"
+            + " duration in nanoseconds)";
+
+    private final List<ConfigProblem> problems;
+
+    public RetryConfigValidator(List<ConfigProblem> problems) {
+        this.problems = problems;
+    }
+
+    /** The channel-wide settings of one channel after validation and defaults. */
+    public record ChannelSettings(
+            int maxAttemptsCap,
+            String maxAttemptsCapPath,
+            long perRpcBufferLimit,
+            long retryBufferSize,
+            RetryBudgetPolicy budget,
+            Duration connectTimeout,
+            String resilience4jRetry) {
+    }
+
+    // ---------------------------------------------------------------- service config drafts
+
+    /**
+     * Validates {@code draft} and returns the service config it describes (entries with problems are
+     * left out; the caller throws when problems were found).
+     *
+     * @param maxAttemptsPaths when not null, receives for each retry and hedging policy made the path
+     *     of its max-attempts (identity keys), so a capped value can be named later
+     */
+    public ServiceConfig serviceConfig(ServiceConfigDraft draft, Map<Object, String> maxAttemptsPaths) {
+        List<MethodConfig> out = new ArrayList<>();
+        Map<MethodName, String> seen = new HashMap<>();
+        for (MethodConfigDraft m : draft.methodConfigs()) {
+            MethodConfig mc = methodConfig(m, seen, maxAttemptsPaths);
+            if (mc != null) {
+                out.add(mc);
+            }
+        }
+        RetryThrottlingPolicy throttling = draft.retryThrottling() == null ? null : throttling(draft.retryThrottling());
+        return new ServiceConfig(out, throttling);
+    }
+
+    private MethodConfig methodConfig(MethodConfigDraft d, Map<MethodName, String> seen, Map<Object, String> paths) {
+        int before = problems.size();
+        List<MethodName> names = new ArrayList<>();
+        if (d.names().isEmpty()) {
+            problem(d.field("name"), null, "a method entry needs at least one name",
+                    d.naming() == ConfigNaming.JSON
+                            ? "add \"name\": [{\"service\": \"pkg.Service\"}] (or [{}] for every method of the channel)"
+                            : "add " + d.field("name") + "[0].service (leave the name out for every method)");
+        }
+        for (Sourced<MethodName> n : d.names()) {
+            MethodName name = n.value();
+            if (name.service() == null && name.method() != null) {
+                problem(n.path(), n.display(), "a name with a method must also name its service",
+                        "set the fully-qualified service (e.g. shop.Inventory) next to method " + name.method());
+                continue;
+            }
+            String previous = seen.putIfAbsent(name, n.path());
+            if (previous != null) {
+                problem(n.path(), name.toString(), "duplicate method name in one channel (also at " + previous + ")",
+                        "keep one entry per name: merge the two entries or remove one");
+                continue;
+            }
+            names.add(name);
+        }
+        Boolean waitForReady = Sourced.valueOf(d.waitForReady());
+        Duration timeout = positive(d.timeout(), "a default deadline must be > 0");
+        Long maxReq = messageLimit(d.maxRequestMessageBytes());
+        Long maxResp = messageLimit(d.maxResponseMessageBytes());
+        RetryPolicy retry = null;
+        HedgingPolicy hedging = null;
+        boolean hasRetry = d.retryPolicy() != null && !d.retryPolicy().isEmpty();
+        boolean hasHedging = d.hedgingPolicy() != null && !d.hedgingPolicy().isEmpty();
+        if (hasRetry && hasHedging) {
+            problem(d.path(), null, "a method entry may have a retry policy or a hedging policy, not both",
+                    "remove " + d.field("retryPolicy") + " or " + d.field("hedgingPolicy"));
+        } else if (hasRetry) {
+            retry = retryPolicy(d.retryPolicy());
+            if (retry != null && paths != null) {
+                paths.put(retry, d.retryPolicy().maxAttempts().path());
+            }
+        } else if (hasHedging) {
+            hedging = hedgingPolicy(d.hedgingPolicy());
+            if (hedging != null && paths != null) {
+                paths.put(hedging, d.hedgingPolicy().maxAttempts().path());
+            }
+        }
+        if (problems.size() != before) {
+            return null;
+        }
+        return new MethodConfig(names, waitForReady, timeout, maxReq, maxResp, retry, hedging);
+    }
+
+    private Long messageLimit(Sourced<Long> s) {
+        if (s == null) {
+            return null;
+        }
+        if (s.value() <= 0 || s.value() > MAX_MESSAGE_BYTES) {
+            problem(s.path(), s.display(), "a message size limit must be in (0, 2147483647] bytes",
+                    "use a positive size below 2GB, e.g. 4MB");
+            return null;
+        }
+        return s.value();
+    }
+
+    private RetryPolicy retryPolicy(RetryPolicyDraft d) {
+        int before = problems.size();
+        Integer maxAttempts = maxAttempts(d.maxAttempts(), d.field("maxAttempts"), "retry");
+        Duration initial = required(d.initialBackoff(), d.field("initialBackoff"), "the delay before the first retry",
+                "e.g. 0.1s");
+        initial = positive(d.initialBackoff(), "initial-backoff must be > 0");
+        Duration max = required(d.maxBackoff(), d.field("maxBackoff"), "the longest delay between attempts", "e.g. 1s");
+        max = positive(d.maxBackoff(), "max-backoff must be > 0");
+        Double multiplier = null;
+        if (d.backoffMultiplier() == null) {
+            missing(d.field("backoffMultiplier"), "the factor by which the backoff grows", "e.g. 2");
+        } else {
+            double m = d.backoffMultiplier().value();
+            if (!(m > 0) || Double.isInfinite(m)) {
+                problem(d.backoffMultiplier().path(), d.backoffMultiplier().display(), "backoff-multiplier must be > 0",
+                        "use a positive factor such as 2 (1 keeps the backoff constant)");
+            } else {
+                multiplier = m;
+            }
+        }
+        Set<Status.Code> codes = null;
+        if (d.retryableStatusCodes() == null) {
+            missing(d.field("retryableStatusCodes"), "the status codes that may be retried", "e.g. [UNAVAILABLE]");
+        } else {
+            Sourced<List<String>> s = d.retryableStatusCodes();
+            codes = StatusCodes.parseAll(s.value(), s.path(), problems);
+            if (s.value().isEmpty()) {
+                problem(s.path(), s.display(), "retryable-status-codes must not be empty",
+                        "list at least one code, e.g. UNAVAILABLE");
+            } else if (codes.contains(Status.Code.OK)) {
+                problem(s.path(), s.display(), "OK can never be retried",
+                        "remove OK from the list");
+            }
+        }
+        Duration perAttempt = d.perAttemptReceiveTimeout() == null ? null
+                : positive(d.perAttemptReceiveTimeout(), "per-attempt-receive-timeout must be > 0");
+        if (problems.size() != before || initial == null || max == null) {
+            return null;
+        }
+        return new RetryPolicy(maxAttempts, initial, max, multiplier, codes, perAttempt);
+    }
+
+    private HedgingPolicy hedgingPolicy(HedgingPolicyDraft d) {
+        int before = problems.size();
+        Integer maxAttempts = maxAttempts(d.maxAttempts(), d.field("maxAttempts"), "hedging");
+        Duration delay = Duration.ZERO;
+        if (d.hedgingDelay() != null) {
+            delay = d.hedgingDelay().value();
+            if (delay.isNegative()) {
+                problem(d.hedgingDelay().path(), d.hedgingDelay().display(), "the hedging delay must be >= 0",
+                        "use 0 to send all attempts at once, or a positive delay such as 0.1s");
+            } else if (delay.compareTo(MAX_DURATION) > 0) {
+                problem(d.hedgingDelay().path(), d.hedgingDelay().display(), "the hedging delay " + TOO_LONG,
+                        "use a delay such as 0.1s");
+            }
+        }
+        Set<Status.Code> codes = Set.of();
+        if (d.nonFatalStatusCodes() != null) {
+            Sourced<List<String>> s = d.nonFatalStatusCodes();
+            codes = StatusCodes.parseAll(s.value(), s.path(), problems);
+            if (codes.contains(Status.Code.OK)) {
+                problem(s.path(), s.display(), "OK is never a failure, so it cannot be a non-fatal status code",
+                        "remove OK from the list");
+            }
+        }
+        if (problems.size() != before) {
+            return null;
+        }
+        return new HedgingPolicy(maxAttempts, delay, codes);
+    }
+
+    private Integer maxAttempts(Sourced<Integer> s, String path, String what) {
+        if (s == null) {
+            missing(path, "the number of attempts in all, the first included", "e.g. 3");
+            return null;
+        }
+        if (s.value() < 2) {
+            problem(s.path(), s.display(), "max-attempts of a " + what + " policy must be >= 2 (the first attempt counts)",
+                    "use 2 or more, or remove the " + what + " policy to make one attempt only");
+            return null;
+        }
+        return s.value();
+    }
+
+    private RetryThrottlingPolicy throttling(RetryThrottlingDraft d) {
+        int before = problems.size();
+        if (d.maxTokens() == null) {
+            missing(d.field("maxTokens"), "the size of the token bucket", "e.g. 10");
+        } else {
+            double v = d.maxTokens().value();
+            if (!(v > 0) || v > MAX_TOKENS_LIMIT) {
+                problem(d.maxTokens().path(), d.maxTokens().display(), "max-tokens must be in (0, 1000]",
+                        "use a number above 0 and at most 1000, e.g. 10");
+            } else if (Math.round(v * 1000) < 1) {
+                // the throttle keeps thousandths: a smaller bucket would hold no token at all
+                problem(d.maxTokens().path(), d.maxTokens().display(),
+                        "max-tokens must be in (0, 1000] (three decimals are kept, so at least 0.001)",
+                        "use a number such as 10");
+            }
+        }
+        if (d.tokenRatio() == null) {
+            missing(d.field("tokenRatio"), "the tokens a successful call gives back", "e.g. 0.1");
+        } else {
+            double v = d.tokenRatio().value();
+            if (!(v > 0) || Double.isInfinite(v) || Math.round(v * 1000) < 1) {
+                problem(d.tokenRatio().path(), d.tokenRatio().display(),
+                        "token-ratio must be > 0 (three decimals are kept, so at least 0.001)",
+                        "use a positive ratio such as 0.1");
+            }
+        }
+        if (problems.size() != before) {
+            return null;
+        }
+        return new RetryThrottlingPolicy(d.maxTokens().value(), d.tokenRatio().value());
+    }
+
+    // ---------------------------------------------------------------- channel settings
+
+    /** Validates the channel-wide settings of {@code d} (already inheriting GLOBAL) and applies defaults. */
+    public ChannelSettings channelSettings(ChannelDraft d) {
+        int cap = ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP;
+        String capPath = "the default";
+        if (d.maxAttemptsCap() != null) {
+            capPath = d.maxAttemptsCap().path();
+            if (d.maxAttemptsCap().value() < 1) {
+                problem(capPath, d.maxAttemptsCap().display(), "max-attempts-cap must be >= 1",
+                        "use 1 to turn retries and hedging off for the channel, or a larger cap (default 5)");
+            } else {
+                cap = d.maxAttemptsCap().value();
+            }
+        }
+        long perRpc = size(d.perRpcBufferLimit(), ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
+                "per-rpc-buffer-limit must be > 0", "e.g. 1MB (the default)");
+        long retryBuffer = size(d.retryBufferSize(), ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE,
+                "retry-buffer-size must be > 0", "e.g. 16MB (the default)");
+        Duration connect = null;
+        if (d.connectTimeout() != null) {
+            Duration v = d.connectTimeout().value();
+            if (v.isNegative() || v.isZero() || v.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) > 0
+                    || v.compareTo(Duration.ofMillis(1)) < 0) {
+                problem(d.connectTimeout().path(), d.connectTimeout().display(),
+                        "connect-timeout must be at least 1ms and at most 2147483647ms",
+                        "use a positive duration such as 2s");
+            } else {
+                connect = v;
+            }
+        }
+        String r4j = null;
+        if (d.resilience4jRetry() != null) {
+            if (d.resilience4jRetry().value().isBlank()) {
+                problem(d.resilience4jRetry().path(), "\"" + d.resilience4jRetry().value() + "\"",
+                        "resilience4j-retry must name a resilience4j Retry instance",
+                        "set the instance name (resilience4j.retry.instances.<name>) or remove the property");
+            } else {
+                r4j = d.resilience4jRetry().value().trim();
+            }
+        }
+        RetryBudgetPolicy budget = budget(d);
+        return new ChannelSettings(cap, capPath, perRpc, retryBuffer, budget, connect, r4j);
+    }
+
+    private RetryBudgetPolicy budget(ChannelDraft d) {
+        int before = problems.size();
+        double minRetries = RetryBudgetPolicy.DEFAULT_MIN_RETRIES_PER_SECOND;
+        if (d.budgetMinRetriesPerSecond() != null) {
+            double v = d.budgetMinRetriesPerSecond().value();
+            if (!(v >= 0) || Double.isInfinite(v)) {
+                problem(d.budgetMinRetriesPerSecond().path(), d.budgetMinRetriesPerSecond().display(),
+                        "budget.min-retries-per-second must be >= 0",
+                        "use 0 for no floor, or a small positive rate (default 10)");
+            }
+            minRetries = v;
+        }
+        Duration ttl = RetryBudgetPolicy.DEFAULT_TTL;
+        if (d.budgetTtl() != null) {
+            ttl = d.budgetTtl().value();
+            if (ttl.compareTo(MIN_BUDGET_TTL) < 0 || ttl.compareTo(MAX_BUDGET_TTL) > 0) {
+                problem(d.budgetTtl().path(), d.budgetTtl().display(), "budget.ttl must be between 1s and 60s",
+                        "use a window between 1s and 60s (default 10s)");
+            }
+        }
+        Double ratio = null;
+        if (d.budgetRatio() != null) {
+            double v = d.budgetRatio().value();
+            if (!(v > 0) || v > MAX_BUDGET_RATIO) {
+                problem(d.budgetRatio().path(), d.budgetRatio().display(), "budget.ratio must be in (0, 1]",
+                        "use a share of calls such as 0.1 (10 %); remove the property for no budget");
+            } else {
+                ratio = v;
+            }
+        }
+        if (ratio == null || problems.size() != before) {
+            return null;
+        }
+        return new RetryBudgetPolicy(ratio, minRetries, ttl);
+    }
+
+    private long size(Sourced<Long> s, long dflt, String rule, String fix) {
+        if (s == null) {
+            return dflt;
+        }
+        if (s.value() <= 0) {
+            problem(s.path(), s.display(), rule, fix);
+            return dflt;
+        }
+        return s.value();
+    }
+
+    // ---------------------------------------------------------------- validated model (customizer output)
+
+    /**
+     * Checks a service config made in code (a {@link ServiceConfigCustomizer}'s result) against the
+     * same rules; problems are named {@code <origin> methodConfig[i]...}.
+     */
+    public void check(ServiceConfig config, String origin) {
+        if (config == null) {
+            problem(origin, null, "a ServiceConfigCustomizer must not return null", "return the config it was given");
+            return;
+        }
+        Map<MethodName, String> seen = new HashMap<>();
+        for (int i = 0; i < config.methodConfigs().size(); i++) {
+            MethodConfig mc = config.methodConfigs().get(i);
+            String p = origin + " methodConfig[" + i + "]";
+            if (mc.names().isEmpty()) {
+                problem(p + ".name", "[]", "a method entry needs at least one name", "add a MethodName (MethodName.DEFAULT for every method)");
+            }
+            for (int j = 0; j < mc.names().size(); j++) {
+                MethodName n = mc.names().get(j);
+                if (n.service() == null && n.method() != null) {
+                    problem(p + ".name[" + j + "]", n.toString(), "a name with a method must also name its service",
+                            "set the service");
+                }
+                String prev = seen.putIfAbsent(n, p + ".name[" + j + "]");
+                if (prev != null) {
+                    problem(p + ".name[" + j + "]", n.toString(), "duplicate method name in one channel (also at " + prev + ")",
+                            "keep one entry per name");
+                }
+            }
+            if (mc.timeout() != null && (mc.timeout().isNegative() || mc.timeout().isZero())) {
+                problem(p + ".timeout", Sourced.display(mc.timeout()), "a default deadline must be > 0", "use a positive duration");
+            }
+            tooLong(mc.timeout(), p + ".timeout");
+            checkLimit(mc.maxRequestMessageBytes(), p + ".maxRequestMessageBytes");
+            checkLimit(mc.maxResponseMessageBytes(), p + ".maxResponseMessageBytes");
+            if (mc.retryPolicy() != null && mc.hedgingPolicy() != null) {
+                problem(p, null, "a method entry may have a retry policy or a hedging policy, not both", "drop one");
+            }
+            RetryPolicy r = mc.retryPolicy();
+            if (r != null) {
+                String rp = p + ".retryPolicy";
+                if (r.maxAttempts() < 2) {
+                    problem(rp + ".maxAttempts", String.valueOf(r.maxAttempts()), "max-attempts must be >= 2", "use 2 or more");
+                }
+                if (r.initialBackoff().isNegative() || r.initialBackoff().isZero()) {
+                    problem(rp + ".initialBackoff", Sourced.display(r.initialBackoff()), "initial-backoff must be > 0", "use a positive duration");
+                }
+                if (r.maxBackoff().isNegative() || r.maxBackoff().isZero()) {
+                    problem(rp + ".maxBackoff", Sourced.display(r.maxBackoff()), "max-backoff must be > 0", "use a positive duration");
+                }
+                if (!(r.backoffMultiplier() > 0) || Double.isInfinite(r.backoffMultiplier())) {
+                    problem(rp + ".backoffMultiplier", String.valueOf(r.backoffMultiplier()), "backoff-multiplier must be > 0", "use e.g. 2");
+                }
+                if (r.retryableStatusCodes().isEmpty() || r.retryableStatusCodes().contains(Status.Code.OK)) {
+                    problem(rp + ".retryableStatusCodes", String.valueOf(r.retryableStatusCodes()),
+                            "retryable-status-codes must be non-empty and must not contain OK", "list e.g. UNAVAILABLE");
+                }
+                tooLong(r.initialBackoff(), rp + ".initialBackoff");
+                tooLong(r.maxBackoff(), rp + ".maxBackoff");
+                tooLong(r.perAttemptReceiveTimeout(), rp + ".perAttemptRecvTimeout");
+                if (r.perAttemptReceiveTimeout() != null
+                        && (r.perAttemptReceiveTimeout().isNegative() || r.perAttemptReceiveTimeout().isZero())) {
+                    problem(rp + ".perAttemptRecvTimeout", Sourced.display(r.perAttemptReceiveTimeout()),
+                            "per-attempt-receive-timeout must be > 0", "use a positive duration or none");
+                }
+            }
+            HedgingPolicy h = mc.hedgingPolicy();
+            if (h != null) {
+                if (h.maxAttempts() < 2) {
+                    problem(p + ".hedgingPolicy.maxAttempts", String.valueOf(h.maxAttempts()), "max-attempts must be >= 2", "use 2 or more");
+                }
+                if (h.hedgingDelay().isNegative()) {
+                    problem(p + ".hedgingPolicy.hedgingDelay", Sourced.display(h.hedgingDelay()), "the hedging delay must be >= 0", "use 0 or more");
+                }
+                tooLong(h.hedgingDelay(), p + ".hedgingPolicy.hedgingDelay");
+                if (h.nonFatalStatusCodes().contains(Status.Code.OK)) {
+                    problem(p + ".hedgingPolicy.nonFatalStatusCodes", String.valueOf(h.nonFatalStatusCodes()),
+                            "OK is never a failure, so it cannot be a non-fatal status code", "remove OK");
+                }
+            }
+        }
+        RetryThrottlingPolicy t = config.retryThrottling();
+        if (t != null) {
+            if (!(t.maxTokens() > 0) || t.maxTokens() > MAX_TOKENS_LIMIT || t.maxTokensMilli() < 1) {
+                problem(origin + " retryThrottling.maxTokens", String.valueOf(t.maxTokens()), "max-tokens must be in (0, 1000]", "use e.g. 10");
+            }
+            if (!(t.tokenRatio() > 0) || t.tokenRatioMilli() < 1) {
+                problem(origin + " retryThrottling.tokenRatio", String.valueOf(t.tokenRatio()),
+                        "token-ratio must be > 0 (at least 0.001)", "use e.g. 0.1");
+            }
+        }
+    }
+
+    private void tooLong(Duration d, String path) {
+        if (d != null && d.compareTo(MAX_DURATION) > 0) {
+            problem(path, Sourced.display(d), TOO_LONG, "use a shorter duration");
+        }
+    }
+
+    private void checkLimit(Long v, String path) {
+        if (v != null && (v <= 0 || v > MAX_MESSAGE_BYTES)) {
+            problem(path, String.valueOf(v), "a message size limit must be in (0, 2147483647] bytes", "use e.g. 4MB");
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private Duration required(Sourced<Duration> s, String path, String what, String example) {
+        if (s == null) {
+            missing(path, what, example);
+            return null;
+        }
+        return s.value();
+    }
+
+    private Duration positive(Sourced<Duration> s, String rule) {
+        if (s == null) {
+            return null;
+        }
+        if (s.value().isNegative() || s.value().isZero()) {
+            problem(s.path(), s.display(), rule, "use a positive duration such as 100ms (JSON: \"0.1s\")");
+            return null;
+        }
+        if (s.value().compareTo(MAX_DURATION) > 0) {
+            problem(s.path(), s.display(), s.path().substring(s.path().lastIndexOf('.') + 1) + " " + TOO_LONG,
+                    "use a shorter duration such as 100ms (JSON: \"0.1s\")");
+            return null;
+        }
+        return s.value();
+    }
+
+    private void missing(String path, String what, String example) {
+        problem(path, null, "required: " + what, "set it, " + example);
+    }
+
+    private void problem(String path, String value, String rule, String fix) {
+        problems.add(new ConfigProblem(path, value, rule, fix));
+    }
+}

@@ -1,0 +1,348 @@
+package io.github.grpcretry.internal.config;
+
+import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import io.github.grpcretry.policy.MethodName;
+import io.github.grpcretry.policy.ServiceConfig;
+import com.google.gson.Gson;
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonPrimitive;
+import com.google.gson.Strictness;
+import com.google.gson.stream.JsonReader;
+import com.google.gson.stream.JsonToken;
+import java.io.IOException;
+import java.io.StringReader;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads a standard gRPC service config JSON ({@code methodConfig[]} with {@code name},
+ * {@code waitForReady}, {@code timeout}, {@code maxRequestMessageBytes},
+ * {@code maxResponseMessageBytes}, {@code retryPolicy}, {@code hedgingPolicy}; and
+ * {@code retryThrottling}), as grpc-go, grpc-java and Envoy users write it. Keys this starter does
+ * not use ({@code loadBalancingConfig}, {@code healthCheckConfig}, ...) are ignored.
+ *
+ * <p>Durations are protobuf JSON durations ({@code "1.5s"}); integers may be JSON numbers or
+ * numeric strings; status codes are names (any case) or numbers. Syntax errors and values of the
+ * wrong type are reported as {@link ConfigProblem}s whose path is {@code <source> $.<json path>},
+ * e.g. {@code classpath:sc.json $.methodConfig[0].retryPolicy.maxAttempts}. Range rules (A6) are
+ * checked later by {@link RetryConfigValidator}.
+ */
+public final class ServiceConfigJson {
+
+    private static final Pattern DURATION = Pattern.compile("(-)?(\\d{1,12})(?:\\.(\\d{1,9}))?s");
+    private static final Gson GSON = new Gson();
+
+    private final String source;
+    private final List<ConfigProblem> problems;
+
+    private ServiceConfigJson(String source, List<ConfigProblem> problems) {
+        this.source = source;
+        this.problems = problems;
+    }
+
+    /**
+     * Parses {@code json}; problems are added to {@code problems}.
+     *
+     * @param source how to name the file in problems, e.g. {@code classpath:sc.json}
+     * @return the draft (possibly partial when there were problems), or null when the text is not JSON
+     */
+    public static ServiceConfigDraft parse(String json, String source, List<ConfigProblem> problems) {
+        return new ServiceConfigJson(source, problems).parseDocument(json);
+    }
+
+    /**
+     * Parses and validates {@code json} into a service config (for use without Spring).
+     *
+     * @throws InvalidRetryConfigurationException listing every problem
+     */
+    public static ServiceConfig read(String json, String source) {
+        List<ConfigProblem> problems = new ArrayList<>();
+        ServiceConfigDraft draft = parse(json, source, problems);
+        ServiceConfig config = draft == null ? ServiceConfig.EMPTY
+                : new RetryConfigValidator(problems).serviceConfig(draft, null);
+        if (!problems.isEmpty()) {
+            throw new InvalidRetryConfigurationException(problems);
+        }
+        return config;
+    }
+
+    private String at(String jsonPath) {
+        return source + " " + jsonPath;
+    }
+
+    private ServiceConfigDraft parseDocument(String json) {
+        if (json == null || json.isBlank()) {
+            problems.add(new ConfigProblem(at("$"), "", "must be a JSON object (the file is empty)",
+                    "put a gRPC service config in the file, e.g. {\"methodConfig\": [...]}"));
+            return null;
+        }
+        JsonElement root;
+        JsonReader reader = new JsonReader(new StringReader(json));
+        reader.setStrictness(Strictness.STRICT);
+        try {
+            root = GSON.getAdapter(JsonElement.class).read(reader);
+            if (reader.peek() != JsonToken.END_DOCUMENT) {
+                problems.add(new ConfigProblem(at(reader.getPath()), null, "unexpected content after the JSON value",
+                        "remove everything after the closing brace"));
+                return null;
+            }
+        } catch (IOException | RuntimeException e) {
+            String msg = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage().lines().findFirst().orElse("");
+            problems.add(new ConfigProblem(at(reader.getPath()), null, "malformed JSON: " + msg,
+                    "correct the JSON syntax at that position"));
+            return null;
+        }
+        if (!root.isJsonObject()) {
+            problems.add(new ConfigProblem(at("$"), abbreviate(root), "must be a JSON object",
+                    "use the gRPC service config shape {\"methodConfig\": [...], \"retryThrottling\": {...}}"));
+            return null;
+        }
+        JsonObject obj = root.getAsJsonObject();
+        List<MethodConfigDraft> methods = new ArrayList<>();
+        JsonElement mcs = obj.get("methodConfig");
+        if (mcs != null && !mcs.isJsonNull()) {
+            if (!mcs.isJsonArray()) {
+                wrongType("$.methodConfig", mcs, "a JSON array of method config objects");
+            } else {
+                JsonArray arr = mcs.getAsJsonArray();
+                for (int i = 0; i < arr.size(); i++) {
+                    MethodConfigDraft d = methodConfig(arr.get(i), "$.methodConfig[" + i + "]");
+                    if (d != null) {
+                        methods.add(d);
+                    }
+                }
+            }
+        }
+        RetryThrottlingDraft throttling = null;
+        JsonElement rt = obj.get("retryThrottling");
+        if (rt != null && !rt.isJsonNull()) {
+            if (!rt.isJsonObject()) {
+                wrongType("$.retryThrottling", rt, "a JSON object {\"maxTokens\": ..., \"tokenRatio\": ...}");
+            } else {
+                JsonObject t = rt.getAsJsonObject();
+                throttling = new RetryThrottlingDraft(at("$.retryThrottling"), ConfigNaming.JSON,
+                        number(t, "$.retryThrottling", "maxTokens"), number(t, "$.retryThrottling", "tokenRatio"));
+            }
+        }
+        return new ServiceConfigDraft(methods, throttling);
+    }
+
+    private MethodConfigDraft methodConfig(JsonElement e, String path) {
+        if (!e.isJsonObject()) {
+            wrongType(path, e, "a JSON object");
+            return null;
+        }
+        JsonObject o = e.getAsJsonObject();
+        List<Sourced<MethodName>> names = new ArrayList<>();
+        JsonElement nameEl = o.get("name");
+        if (nameEl != null && !nameEl.isJsonNull()) {
+            if (!nameEl.isJsonArray()) {
+                wrongType(path + ".name", nameEl, "a JSON array of {\"service\": ..., \"method\": ...} objects");
+            } else {
+                JsonArray arr = nameEl.getAsJsonArray();
+                for (int j = 0; j < arr.size(); j++) {
+                    String np = path + ".name[" + j + "]";
+                    JsonElement n = arr.get(j);
+                    if (!n.isJsonObject()) {
+                        wrongType(np, n, "a JSON object {\"service\": ..., \"method\": ...}");
+                        continue;
+                    }
+                    String service = string(n.getAsJsonObject(), np, "service");
+                    String method = string(n.getAsJsonObject(), np, "method");
+                    names.add(new Sourced<>(new MethodName(service, method), at(np), n.toString()));
+                }
+            }
+        }
+        RetryPolicyDraft retry = null;
+        JsonObject r = object(o, path, "retryPolicy");
+        if (r != null) {
+            String p = path + ".retryPolicy";
+            retry = new RetryPolicyDraft(at(p), ConfigNaming.JSON, integer(r, p, "maxAttempts"),
+                    duration(r, p, "initialBackoff"), duration(r, p, "maxBackoff"),
+                    number(r, p, "backoffMultiplier"), codes(r, p, "retryableStatusCodes"),
+                    duration(r, p, "perAttemptRecvTimeout"));
+        }
+        HedgingPolicyDraft hedging = null;
+        JsonObject h = object(o, path, "hedgingPolicy");
+        if (h != null) {
+            String p = path + ".hedgingPolicy";
+            hedging = new HedgingPolicyDraft(at(p), ConfigNaming.JSON, integer(h, p, "maxAttempts"),
+                    duration(h, p, "hedgingDelay"), codes(h, p, "nonFatalStatusCodes"));
+        }
+        Sourced<Boolean> waitForReady = null;
+        JsonElement wfr = o.get("waitForReady");
+        if (wfr != null && !wfr.isJsonNull()) {
+            if (wfr.isJsonPrimitive() && wfr.getAsJsonPrimitive().isBoolean()) {
+                waitForReady = new Sourced<>(wfr.getAsBoolean(), at(path + ".waitForReady"), wfr.toString());
+            } else {
+                wrongType(path + ".waitForReady", wfr, "true or false");
+            }
+        }
+        Sourced<Long> maxReq = longValue(o, path, "maxRequestMessageBytes");
+        Sourced<Long> maxResp = longValue(o, path, "maxResponseMessageBytes");
+        return new MethodConfigDraft(at(path), ConfigNaming.JSON, names, waitForReady, duration(o, path, "timeout"),
+                maxReq, maxResp, retry, hedging);
+    }
+
+    /** The value of {@code key} in {@code o}; null when it is absent or JSON null. */
+    private static JsonElement field(JsonObject o, String key) {
+        JsonElement e = o.get(key);
+        return e == null || e.isJsonNull() ? null : e;
+    }
+
+    /** The JSON object at {@code key}; null when it is absent, JSON null or (reported) not an object. */
+    private JsonObject object(JsonObject o, String parent, String key) {
+        JsonElement e = field(o, key);
+        if (e == null) {
+            return null;
+        }
+        if (!e.isJsonObject()) {
+            wrongType(parent + "." + key, e, "a JSON object");
+            return null;
+        }
+        return e.getAsJsonObject();
+    }
+
+    private String string(JsonObject o, String parent, String key) {
+        JsonElement e = field(o, key);
+        if (e == null) {
+            return null;
+        }
+        if (e.isJsonPrimitive() && e.getAsJsonPrimitive().isString()) {
+            return e.getAsString();
+        }
+        wrongType(parent + "." + key, e, "a JSON string");
+        return null;
+    }
+
+    private Sourced<Double> number(JsonObject o, String parent, String key) {
+        JsonElement e = field(o, key);
+        if (e == null) {
+            return null;
+        }
+        String p = parent + "." + key;
+        BigDecimal d = decimal(e);
+        if (d == null) {
+            wrongType(p, e, "a JSON number");
+            return null;
+        }
+        return new Sourced<>(d.doubleValue(), at(p), e.getAsString());
+    }
+
+    private Sourced<Integer> integer(JsonObject o, String parent, String key) {
+        return whole(o, parent, key, BigDecimal::intValueExact, "a whole JSON number");
+    }
+
+    private Sourced<Long> longValue(JsonObject o, String parent, String key) {
+        return whole(o, parent, key, BigDecimal::longValueExact, "a whole number of bytes");
+    }
+
+    /** A whole number that {@code exact} takes (it throws when not integral or out of range), or null. */
+    private <T> Sourced<T> whole(JsonObject o, String parent, String key, Function<BigDecimal, T> exact,
+            String expected) {
+        JsonElement e = field(o, key);
+        if (e == null) {
+            return null;
+        }
+        String p = parent + "." + key;
+        BigDecimal d = decimal(e);
+        try {
+            if (d != null) {
+                return new Sourced<>(exact.apply(d), at(p), e.getAsString());
+            }
+        } catch (ArithmeticException ignored) {
+            // not integral or out of range
+        }
+        wrongType(p, e, expected);
+        return null;
+    }
+
+    private static BigDecimal decimal(JsonElement e) {
+        if (!e.isJsonPrimitive()) {
+            return null;
+        }
+        JsonPrimitive p = e.getAsJsonPrimitive();
+        if (!p.isNumber() && !p.isString()) {
+            return null;
+        }
+        try {
+            return new BigDecimal(p.getAsString().trim());
+        } catch (NumberFormatException ex) {
+            return null;
+        }
+    }
+
+    private Sourced<Duration> duration(JsonObject o, String parent, String key) {
+        JsonElement e = field(o, key);
+        if (e == null) {
+            return null;
+        }
+        String p = parent + "." + key;
+        if (e.isJsonPrimitive() && e.getAsJsonPrimitive().isString()) {
+            Duration d = parseDuration(e.getAsString());
+            if (d != null) {
+                return new Sourced<>(d, at(p), e.getAsString());
+            }
+        }
+        problems.add(new ConfigProblem(at(p), abbreviate(e), "must be a protobuf JSON duration string such as \"1.5s\"",
+                "write seconds with an \"s\" suffix and up to 9 decimals, e.g. \"0.05s\" for 50 ms"));
+        return null;
+    }
+
+    /** A protobuf JSON duration ({@code "1.5s"}, {@code "-0.1s"}), or null when {@code text} is not one. */
+    public static Duration parseDuration(String text) {
+        Matcher m = DURATION.matcher(text.trim());
+        if (!m.matches()) {
+            return null;
+        }
+        long seconds = Long.parseLong(m.group(2));
+        long nanos = 0;
+        if (m.group(3) != null) {
+            String frac = (m.group(3) + "000000000").substring(0, 9);
+            nanos = Long.parseLong(frac);
+        }
+        Duration d = Duration.ofSeconds(seconds, nanos);
+        return m.group(1) != null ? d.negated() : d;
+    }
+
+    private Sourced<List<String>> codes(JsonObject o, String parent, String key) {
+        JsonElement e = field(o, key);
+        if (e == null) {
+            return null;
+        }
+        String p = parent + "." + key;
+        if (!e.isJsonArray()) {
+            wrongType(p, e, "a JSON array of status code names or numbers");
+            return null;
+        }
+        List<String> out = new ArrayList<>();
+        JsonArray arr = e.getAsJsonArray();
+        for (int i = 0; i < arr.size(); i++) {
+            JsonElement c = arr.get(i);
+            if (c.isJsonPrimitive() && (c.getAsJsonPrimitive().isString() || c.getAsJsonPrimitive().isNumber())) {
+                out.add(c.getAsString());
+            } else {
+                wrongType(p + "[" + i + "]", c, "a status code name or number");
+            }
+        }
+        return new Sourced<>(out, at(p), e.toString());
+    }
+
+    private void wrongType(String jsonPath, JsonElement e, String expected) {
+        problems.add(new ConfigProblem(at(jsonPath), abbreviate(e), "must be " + expected,
+                "write " + expected + " there"));
+    }
+
+    private static String abbreviate(JsonElement e) {
+        String s = e.toString();
+        return s.length() > 80 ? s.substring(0, 77) + "..." : s;
+    }
+}

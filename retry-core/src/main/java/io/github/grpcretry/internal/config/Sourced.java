@@ -1,0 +1,43 @@
+package io.github.grpcretry.internal.config;
+
+import io.github.grpcretry.policy.ServiceConfig;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * A configured value together with where it was set, so a problem with it can name the place.
+ *
+ * @param value the value, not null
+ * @param path full property path or {@code <file> $.<json path>}
+ * @param display the value as the user wrote it (or a readable rendering of it)
+ */
+public record Sourced<T>(T value, String path, String display) {
+
+    public Sourced {
+        Objects.requireNonNull(value, "value");
+        Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(display, "display");
+    }
+
+    /** A value from {@code path}, shown in its natural form (durations as {@code 0.05s}). */
+    public static <T> Sourced<T> of(T value, String path) {
+        return value == null ? null : new Sourced<>(value, path, display(value));
+    }
+
+    /** The value of {@code s}, or null. */
+    public static <T> T valueOf(Sourced<T> s) {
+        return s == null ? null : s.value();
+    }
+
+    /** {@code over} when it is set, else {@code under}: the field-by-field overlay rule. */
+    public static <T> Sourced<T> firstSet(Sourced<T> over, Sourced<T> under) {
+        return over != null ? over : under;
+    }
+
+    static String display(Object value) {
+        if (value instanceof Duration d) {
+            return ServiceConfig.durationString(d);
+        }
+        return String.valueOf(value);
+    }
+}

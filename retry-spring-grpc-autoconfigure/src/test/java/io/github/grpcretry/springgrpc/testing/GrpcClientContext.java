@@ -34,12 +34,22 @@ public final class GrpcClientContext implements AutoCloseable {
         return new GrpcClientContext(new SpringApplicationBuilder(ClientApp.class)
                 .web(WebApplicationType.NONE)
                 .initializers(c -> register((GenericApplicationContext) c, beans))
-                .properties(props.toArray(String[]::new))
+                .properties(GrpcClientContext.asMap(props))
                 .run());
     }
 
     public static GrpcClientContext start(String... properties) {
         return start(List.of(), properties);
+    }
+
+    /** {@code key=value} strings split at the first '=' (a key may hold ':', as in-process channel names do). */
+    static java.util.Map<String, Object> asMap(List<String> properties) {
+        java.util.Map<String, Object> map = new java.util.LinkedHashMap<>();
+        for (String p : properties) {
+            int eq = p.indexOf('=');
+            map.put(p.substring(0, eq), p.substring(eq + 1));
+        }
+        return map;
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})

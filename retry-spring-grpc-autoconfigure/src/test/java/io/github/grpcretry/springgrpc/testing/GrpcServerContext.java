@@ -66,7 +66,7 @@ public final class GrpcServerContext implements AutoCloseable {
                     }
                 })
                 .listeners(ports)
-                .properties(props.toArray(String[]::new))
+                .properties(GrpcClientContext.asMap(props))
                 .run();
         return new GrpcServerContext(ctx, name, ports.port);
     }

@@ -2,6 +2,8 @@ package io.github.grpcretry.attempt;
 
 import io.grpc.Metadata;
 import io.grpc.Status;
+import java.time.Duration;
+import java.util.Objects;
 
 /**
  * A source of retry decisions that takes the place of a {@code retryPolicy}'s attempt count,
@@ -23,9 +25,10 @@ import io.grpc.Status;
  * <ol>
  *   <li>{@link Call#onFailure} for every failed attempt it decides on (the call is uncommitted and not
  *       cancelled, and the server did not push back with "stop"), before its own checks. A delay
- *       &ge; 0 is a grant: the engine retries after it unless one of its own checks (attempt cap,
- *       throttle, deadline, budget) refuses; {@link #NOT_RETRYABLE} and {@link #EXHAUSTED} end the call
- *       with reason {@code non_retryable_status} and {@code max_attempts};</li>
+ *       {@link Decision#retryAfter} is a grant: the engine retries after the delay unless one of its own
+ *       checks (attempt cap, throttle, deadline, budget) refuses; {@link Decision#notRetryable()} and
+ *       {@link Decision#exhausted()} end the call with reason {@code non_retryable_status} and
+ *       {@code max_attempts};</li>
  *   <li>{@link Call#onClose} exactly once when the call ends, however it ends.</li>
  * </ol>
  * {@code onFailure} runs under the call's lock, on the thread that ended the attempt (a transport or
@@ -34,15 +37,6 @@ import io.grpc.Status;
  * is ignored).
  */
 public interface RetryDecider {
-
-    /** {@link Call#onFailure}: the failure may not be retried (reason {@code non_retryable_status}). */
-    long NOT_RETRYABLE = -1L;
-
-    /**
-     * {@link Call#onFailure}: the failure was retryable but the decider allows no further attempt
-     * (reason {@code max_attempts}). A retryable failure, so it counts toward the A6 throttle.
-     */
-    long EXHAUSTED = -2L;
 
     /** Attempts in all, the first included (the engine applies the channel's {@code max-attempts-cap}). */
     int maxAttempts();
@@ -64,10 +58,10 @@ public interface RetryDecider {
          * Attempt {@code attemptNumber} (1 = the first) failed with {@code status}: may the call be
          * retried, and after how long?
          *
-         * @return the delay in nanoseconds before the next attempt (&ge; 0), or {@link #NOT_RETRYABLE},
-         *     or {@link #EXHAUSTED}
+         * @return {@link Decision#retryAfter} with the delay before the next attempt, or
+         *     {@link Decision#notRetryable()}, or {@link Decision#exhausted()}
          */
-        long onFailure(int attemptNumber, Status status, Metadata trailers);
+        Decision onFailure(int attemptNumber, Status status, Metadata trailers);
 
         /**
          * The call ended with {@code status} (OK, the final failure, a cancellation); called once, on
@@ -76,5 +70,62 @@ public interface RetryDecider {
          * @param attempts attempts started in all
          */
         void onClose(Status status, int attempts);
+    }
+
+    /**
+     * A decider's answer to one failed attempt: retry after a delay, or stop, and why.
+     */
+    sealed interface Decision permits Decision.RetryAfter, Decision.Stop {
+
+        /** Retry after {@code delay} (&ge; 0; a delay longer than about 292 years is taken as that). */
+        static Decision retryAfter(Duration delay) {
+            Objects.requireNonNull(delay, "delay");
+            if (delay.isNegative()) {
+                throw new IllegalArgumentException("negative retry delay " + delay);
+            }
+            long nanos;
+            try {
+                nanos = delay.toNanos();
+            } catch (ArithmeticException tooLong) {
+                nanos = Long.MAX_VALUE;
+            }
+            return new RetryAfter(nanos);
+        }
+
+        /** Retry after {@code delayNanos} nanoseconds (&ge; 0). */
+        static Decision retryAfterNanos(long delayNanos) {
+            return new RetryAfter(delayNanos);
+        }
+
+        /** The failure may not be retried (reason {@code non_retryable_status}). */
+        static Decision notRetryable() {
+            return Stop.NOT_RETRYABLE;
+        }
+
+        /**
+         * The failure was retryable but the decider allows no further attempt (reason
+         * {@code max_attempts}). A retryable failure, so it counts toward the A6 throttle.
+         */
+        static Decision exhausted() {
+            return Stop.EXHAUSTED;
+        }
+
+        /** Retry after {@code delayNanos} nanoseconds. */
+        record RetryAfter(long delayNanos) implements Decision {
+
+            public RetryAfter {
+                if (delayNanos < 0) {
+                    throw new IllegalArgumentException("negative retry delay " + delayNanos + "ns");
+                }
+            }
+        }
+
+        /** No further attempt, and why. */
+        enum Stop implements Decision {
+            /** The failure may not be retried (reason {@code non_retryable_status}). */
+            NOT_RETRYABLE,
+            /** The decider allows no further attempt (reason {@code max_attempts}). */
+            EXHAUSTED
+        }
     }
 }

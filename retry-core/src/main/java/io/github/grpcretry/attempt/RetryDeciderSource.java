@@ -3,6 +3,7 @@ package io.github.grpcretry.attempt;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.grpc.MethodDescriptor;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Supplies a channel's {@linkplain RetryingClientInterceptor.Builder#fallbackRetryDecider fallback
@@ -14,8 +15,8 @@ import java.util.function.Function;
 public interface RetryDeciderSource {
 
     /**
-     * The fallback for the channel described by {@code config}, or null when this source has none for
-     * it.
+     * The fallback for the channel described by {@code config}; absent when this source has none for
+     * it. The function may answer no decider for a method (it is then passed through).
      */
-    Function<MethodDescriptor<?, ?>, RetryDecider> fallbackFor(ChannelRetryConfig config);
+    @Nullable Function<MethodDescriptor<?, ?>, @Nullable RetryDecider> fallbackFor(ChannelRetryConfig config);
 }

@@ -770,7 +770,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
         long granted = 0;
         if (policy == null) {
             granted = askDecider(a, status, trailers);
-            if (granted == RetryDecider.NOT_RETRYABLE) {
+            if (granted == DECIDER_NOT_RETRYABLE) {
                 a.reason = SuppressionReason.NON_RETRYABLE_STATUS;
                 return CLOSE;
             }
@@ -830,19 +830,26 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT, RetryingCa
         return RETRY;
     }
 
-    /** The decider's answer for failed attempt {@code a} (under lock): a delay, NOT_RETRYABLE or EXHAUSTED. */
+    /** {@link #askDecider}'s answers besides a delay (&ge; 0). */
+    private static final long DECIDER_NOT_RETRYABLE = -1L;
+    private static final long DECIDER_EXHAUSTED = -2L;
+
+    /** The decider's answer for failed attempt {@code a} (under lock): a delay, DECIDER_NOT_RETRYABLE or DECIDER_EXHAUSTED. */
     private long askDecider(Attempt a, Status status, Metadata trailers) {
         RetryDecider.Call d = decisionsLocked();
         if (d == null) {
-            return RetryDecider.NOT_RETRYABLE;
+            return DECIDER_NOT_RETRYABLE;
         }
-        long answer;
+        RetryDecider.Decision answer;
         try {
             answer = d.onFailure(a.number, status, trailers);
         } catch (RuntimeException e) {
-            return RetryDecider.NOT_RETRYABLE;
+            return DECIDER_NOT_RETRYABLE;
         }
-        return answer >= 0 || answer == RetryDecider.EXHAUSTED ? answer : RetryDecider.NOT_RETRYABLE;
+        if (answer instanceof RetryDecider.Decision.RetryAfter r) {
+            return r.delayNanos();
+        }
+        return answer == RetryDecider.Decision.Stop.EXHAUSTED ? DECIDER_EXHAUSTED : DECIDER_NOT_RETRYABLE;
     }
 
     /** Whether the method's policy (or decider) would retry {@code status}; no decision taken, no state read. */

@@ -16,6 +16,7 @@ import io.grpc.MethodDescriptor;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The interceptor retry engine of one channel (gRFC A6 retries and hedging, SEMANTICS.md §1–§7). Install it
@@ -86,12 +87,12 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
      * The engine for one channel on the shared scheduler, with a buffer pool of the channel's
      * {@code retry-buffer-size}.
      *
-     * @param throttle the channel's A6 throttle, or null
-     * @param budget the channel's retry budget, or null
+     * @param throttle the channel's A6 throttle; absent = none
+     * @param budget the channel's retry budget; absent = none
      * @param events where every decision is reported ({@link RetryEventListener#NOOP} for none)
      */
-    public static RetryingClientInterceptor create(ChannelRetryConfig config, RetryThrottle throttle,
-            RetryBudget budget, RetryEventListener events) {
+    public static RetryingClientInterceptor create(ChannelRetryConfig config, @Nullable RetryThrottle throttle,
+            @Nullable RetryBudget budget, RetryEventListener events) {
         return builder(config).throttle(throttle).budget(budget).eventListener(events).build();
     }
 
@@ -147,13 +148,13 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         return config;
     }
 
-    /** The channel's throttle, or null. */
-    public RetryThrottle throttle() {
+    /** The channel's throttle; absent = none. */
+    public @Nullable RetryThrottle throttle() {
         return throttle;
     }
 
-    /** The channel's budget, or null. */
-    public RetryBudget budget() {
+    /** The channel's budget; absent = none. */
+    public @Nullable RetryBudget budget() {
         return budget;
     }
 
@@ -185,14 +186,14 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
             this.config = Objects.requireNonNull(config, "config");
         }
 
-        /** The channel's A6 throttle (null = none). */
-        public Builder throttle(RetryThrottle throttle) {
+        /** The channel's A6 throttle (absent = none, the default). */
+        public Builder throttle(@Nullable RetryThrottle throttle) {
             this.throttle = throttle;
             return this;
         }
 
-        /** The channel's retry budget (null = none). */
-        public Builder budget(RetryBudget budget) {
+        /** The channel's retry budget (absent = none, the default). */
+        public Builder budget(@Nullable RetryBudget budget) {
             this.budget = budget;
             return this;
         }
@@ -208,19 +209,19 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         }
 
         /** Where decisions are reported (default {@link RetryEventListener#NOOP}). */
-        public Builder eventListener(RetryEventListener events) {
+        public Builder eventListener(@Nullable RetryEventListener events) {
             this.events = events == null ? RetryEventListener.NOOP : events;
             return this;
         }
 
         /** The timers (default {@link RetryScheduler#shared()}). */
-        public Builder scheduler(RetryScheduler scheduler) {
+        public Builder scheduler(@Nullable RetryScheduler scheduler) {
             this.scheduler = scheduler;
             return this;
         }
 
         /** The channel-wide buffer pool (default: a new pool of {@code config.retryBufferSize()} bytes). */
-        public Builder bufferPool(RetryBufferPool bufferPool) {
+        public Builder bufferPool(@Nullable RetryBufferPool bufferPool) {
             this.bufferPool = bufferPool;
             return this;
         }
@@ -228,12 +229,12 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         /**
          * Gives methods that have neither a retry policy nor a hedging policy in the channel's service
          * config a {@link RetryDecider}: the function is asked once per method (on its first call) and
-         * may return null (the method is then passed through, as without a fallback). A call's own
+         * may answer no decider (the method is then passed through, as without a fallback). A call's own
          * policy ({@link GrpcRetryCallOptions#POLICY}) and {@link GrpcRetryCallOptions#DISABLE} still win.
          *
-         * @param fallback null = none (default)
+         * @param fallback absent = none (default)
          */
-        public Builder fallbackRetryDecider(Function<MethodDescriptor<?, ?>, RetryDecider> fallback) {
+        public Builder fallbackRetryDecider(@Nullable Function<MethodDescriptor<?, ?>, @Nullable RetryDecider> fallback) {
             this.fallbackDecider = fallback;
             return this;
         }

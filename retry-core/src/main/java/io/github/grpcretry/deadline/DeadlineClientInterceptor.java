@@ -23,6 +23,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Applies the deadline rules of one channel to every call, in this order:
@@ -66,22 +67,23 @@ public final class DeadlineClientInterceptor implements ClientInterceptor {
     /**
      * @param channel the channel name (event tag)
      * @param settings the rules
-     * @param methodTimeouts the service-config {@code timeout} of a method, or {@code null} for none
-     *     (the function may return null); see {@link #methodTimeouts(ServiceConfig)}
-     * @param listener events for meters, or {@code null}
+     * @param methodTimeouts the service-config {@code timeout} of a method (absent = none; the
+     *     function may answer none for a method); see {@link #methodTimeouts(ServiceConfig)}
+     * @param listener events for meters (absent = none)
      */
     public DeadlineClientInterceptor(String channel, DeadlineSettings settings,
-            Function<MethodDescriptor<?, ?>, Duration> methodTimeouts, DeadlineEventListener listener) {
+            @Nullable Function<MethodDescriptor<?, ?>, @Nullable Duration> methodTimeouts,
+            @Nullable DeadlineEventListener listener) {
         this(channel, settings, methodTimeouts, listener, null);
     }
 
     /**
      * @param fastFailExecutor where a refused call's listener is closed when the call options carry
-     *     no executor; {@code null} = a shared daemon pool
+     *     no executor; absent = a shared daemon pool
      */
     public DeadlineClientInterceptor(String channel, DeadlineSettings settings,
-            Function<MethodDescriptor<?, ?>, Duration> methodTimeouts, DeadlineEventListener listener,
-            Executor fastFailExecutor) {
+            @Nullable Function<MethodDescriptor<?, ?>, @Nullable Duration> methodTimeouts,
+            @Nullable DeadlineEventListener listener, @Nullable Executor fastFailExecutor) {
         this.channel = Objects.requireNonNull(channel, "channel");
         this.settings = settings == null ? DeadlineSettings.NONE : settings;
         this.reserveNanos = this.settings.reserve().toNanos();
@@ -92,7 +94,7 @@ public final class DeadlineClientInterceptor implements ClientInterceptor {
     }
 
     /** The per-method {@code timeout} lookup of a service config (gRPC matching). */
-    public static Function<MethodDescriptor<?, ?>, Duration> methodTimeouts(ServiceConfig serviceConfig) {
+    public static Function<MethodDescriptor<?, ?>, @Nullable Duration> methodTimeouts(@Nullable ServiceConfig serviceConfig) {
         if (serviceConfig == null || serviceConfig.methodConfigs().stream().noneMatch(mc -> mc.timeout() != null)) {
             return NO_METHOD_TIMEOUTS;
         }

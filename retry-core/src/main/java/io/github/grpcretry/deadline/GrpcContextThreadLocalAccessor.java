@@ -2,6 +2,7 @@ package io.github.grpcretry.deadline;
 
 import io.grpc.Context;
 import io.micrometer.context.ThreadLocalAccessor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Micrometer context-propagation accessor for the gRPC {@code Context} (key
@@ -17,7 +18,7 @@ public final class GrpcContextThreadLocalAccessor implements ThreadLocalAccessor
     }
 
     @Override
-    public Context getValue() {
+    public @Nullable Context getValue() {
         Context current = Context.current();
         return current == Context.ROOT ? null : current;
     }

@@ -17,6 +17,7 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Client side of the amplification guard (SEMANTICS §8): watches the outcome of every logical call
@@ -63,13 +64,13 @@ public final class GuardClientInterceptor implements ClientInterceptor {
 
     /**
      * @param config the channel's effective configuration (its policies say which failures were
-     *     retried), or null for a channel without retries (only rule 1 applies)
+     *     retried); absent for a channel without retries (only rule 1 applies)
      */
-    public GuardClientInterceptor(ChannelRetryConfig config) {
+    public GuardClientInterceptor(@Nullable ChannelRetryConfig config) {
         this(config, GuardEventListener.NOOP);
     }
 
-    public GuardClientInterceptor(ChannelRetryConfig config, GuardEventListener events) {
+    public GuardClientInterceptor(@Nullable ChannelRetryConfig config, @Nullable GuardEventListener events) {
         this.config = config;
         this.events = Objects.requireNonNullElse(events, GuardEventListener.NOOP);
     }
@@ -89,10 +90,11 @@ public final class GuardClientInterceptor implements ClientInterceptor {
      * Whether a downstream call that closed with {@code status} and {@code trailers} failed after
      * its retries were used up or suppressed (the rule above).
      *
-     * @param retry the method's retry policy on the channel (already capped), or null
-     * @param hedging the method's hedging policy (already capped), or null
+     * @param retry the method's retry policy on the channel (already capped); absent = none
+     * @param hedging the method's hedging policy (already capped); absent = none
      */
-    public static boolean retriesExhausted(Status status, Metadata trailers, RetryPolicy retry, HedgingPolicy hedging) {
+    public static boolean retriesExhausted(Status status, Metadata trailers, @Nullable RetryPolicy retry,
+            @Nullable HedgingPolicy hedging) {
         Status.Code code = status.getCode();
         if (code == Status.Code.OK) {
             return false;

@@ -13,7 +13,7 @@ import io.grpc.Context;
  * <p>Application code may mark the current inbound call itself, e.g. after an HTTP or database
  * client gave up retrying: {@code GuardMarker.markCurrent()}.
  */
-public final class GuardMarker {
+final class GuardMarker {
 
     /** The Context key under which the server interceptor keeps the inbound call's marker. */
     public static final Context.Key<GuardMarker> CONTEXT_KEY = Context.key("io.github.grpcretry.guard.marker");

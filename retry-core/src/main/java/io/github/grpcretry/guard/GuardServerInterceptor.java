@@ -11,6 +11,7 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Server side of the amplification guard (SEMANTICS §8). For every inbound call it puts a fresh
@@ -31,11 +32,23 @@ public final class GuardServerInterceptor implements ServerInterceptor {
 
     private final GuardEventListener events;
 
+    /**
+     * Marks the inbound call being served in the current gRPC Context (the guard's marker), so that if
+     * it closes with a non-OK status its response says "do not retry": for application code that knows
+     * a failure must not be retried by its callers.
+     *
+     * @return false (and nothing is marked) when no inbound call served through this interceptor is in
+     *     the current Context
+     */
+    public static boolean markCurrentCall() {
+        return GuardMarker.markCurrent();
+    }
+
     public GuardServerInterceptor() {
         this(GuardEventListener.NOOP);
     }
 
-    public GuardServerInterceptor(GuardEventListener events) {
+    public GuardServerInterceptor(@Nullable GuardEventListener events) {
         this.events = Objects.requireNonNullElse(events, GuardEventListener.NOOP);
     }
 

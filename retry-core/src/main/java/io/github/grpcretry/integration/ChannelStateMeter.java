@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@value RetryMeterNames#CHANNEL_STATE} gauges of one channel: one gauge per
@@ -49,8 +50,8 @@ public final class ChannelStateMeter implements AutoCloseable {
         return meter;
     }
 
-    /** Gauges that read {@code state} on every scrape; a null state reports 0 everywhere. */
-    public static ChannelStateMeter poll(MeterRegistry registry, String channel, Supplier<ConnectivityState> state) {
+    /** Gauges that read {@code state} on every scrape; an unknown (absent) state reports 0 everywhere. */
+    public static ChannelStateMeter poll(MeterRegistry registry, String channel, Supplier<@Nullable ConnectivityState> state) {
         ChannelStateMeter meter = new ChannelStateMeter(registry, channel, Objects.requireNonNull(state, "state"));
         meter.register();
         return meter;
@@ -71,8 +72,8 @@ public final class ChannelStateMeter implements AutoCloseable {
         return channel;
     }
 
-    /** The state the gauges report now; null when unknown. */
-    public ConnectivityState state() {
+    /** The state the gauges report now; absent when unknown. */
+    public @Nullable ConnectivityState state() {
         if (closed) {
             return null;
         }

@@ -11,6 +11,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The per-channel retry limiters: one A6 throttle and one budget per channel, each where the
@@ -51,8 +52,8 @@ public final class RetryLimiterRegistry {
         listeners.remove(listener);
     }
 
-    /** The throttle of {@code channel}, created on first request from {@code policy}; none when policy is null. */
-    public Optional<RetryThrottle> throttle(String channel, RetryThrottlingPolicy policy) {
+    /** The throttle of {@code channel}, created on first request from {@code policy}; none without a policy. */
+    public Optional<RetryThrottle> throttle(String channel, @Nullable RetryThrottlingPolicy policy) {
         RetryThrottle existing = throttles.get(channel);
         if (existing != null || policy == null) {
             return Optional.ofNullable(existing);
@@ -72,8 +73,8 @@ public final class RetryLimiterRegistry {
         return Optional.of(created);
     }
 
-    /** The budget of {@code channel}, created on first request from {@code policy}; none when policy is null. */
-    public Optional<RetryBudget> budget(String channel, RetryBudgetPolicy policy) {
+    /** The budget of {@code channel}, created on first request from {@code policy}; none without a policy. */
+    public Optional<RetryBudget> budget(String channel, @Nullable RetryBudgetPolicy policy) {
         RetryBudget existing = budgets.get(channel);
         if (existing != null || policy == null) {
             return Optional.ofNullable(existing);

@@ -2,15 +2,16 @@ package io.github.grpcretry.policy;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Everything the engines need to know about one channel, after the file and the typed properties
  * were merged, GLOBAL applied, values validated and attempts capped.
  *
  * @param serviceConfig the effective service config (channel entries layered over GLOBAL's, capped)
- * @param budget null when the channel has no budget
- * @param connectTimeout null when not set
- * @param resilience4jRetry name of a resilience4j Retry instance, null when not set
+ * @param budget the channel's retry budget; absent when the channel has none
+ * @param connectTimeout absent when not set
+ * @param resilience4jRetry name of a resilience4j Retry instance; absent when not set
  */
 public record ChannelRetryConfig(
         String channel,
@@ -18,9 +19,9 @@ public record ChannelRetryConfig(
         int maxAttemptsCap,
         long perRpcBufferLimit,
         long retryBufferSize,
-        RetryBudgetPolicy budget,
-        Duration connectTimeout,
-        String resilience4jRetry) {
+        @Nullable RetryBudgetPolicy budget,
+        @Nullable Duration connectTimeout,
+        @Nullable String resilience4jRetry) {
 
     public static final int DEFAULT_MAX_ATTEMPTS_CAP = 5;
     public static final long DEFAULT_PER_RPC_BUFFER_LIMIT = 1L << 20;

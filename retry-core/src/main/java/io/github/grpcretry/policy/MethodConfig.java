@@ -2,19 +2,20 @@ package io.github.grpcretry.policy;
 
 import java.time.Duration;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
- * One {@code methodConfig} entry. Every field but {@code names} is optional (null = not set).
+ * One {@code methodConfig} entry. Every field but {@code names} is optional ({@code @Nullable}: absent when not set).
  * At most one of {@code retryPolicy} and {@code hedgingPolicy} is set.
  */
 public record MethodConfig(
         List<MethodName> names,
-        Boolean waitForReady,
-        Duration timeout,
-        Long maxRequestMessageBytes,
-        Long maxResponseMessageBytes,
-        RetryPolicy retryPolicy,
-        HedgingPolicy hedgingPolicy) {
+        @Nullable Boolean waitForReady,
+        @Nullable Duration timeout,
+        @Nullable Long maxRequestMessageBytes,
+        @Nullable Long maxResponseMessageBytes,
+        @Nullable RetryPolicy retryPolicy,
+        @Nullable HedgingPolicy hedgingPolicy) {
 
     public MethodConfig {
         names = List.copyOf(names);

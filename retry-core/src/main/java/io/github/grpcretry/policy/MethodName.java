@@ -1,12 +1,13 @@
 package io.github.grpcretry.policy;
 
 import io.grpc.MethodDescriptor;
+import org.jspecify.annotations.Nullable;
 
 /**
- * One {@code name} entry of a method config: gRPC's matcher. A {@code null} service matches every
- * service (the channel default); a {@code null} method matches every method of the service.
+ * One {@code name} entry of a method config: gRPC's matcher. Without a service it matches every
+ * service (the channel default); without a method, every method of the service.
  */
-public record MethodName(String service, String method) {
+public record MethodName(@Nullable String service, @Nullable String method) {
 
     public static final MethodName DEFAULT = new MethodName(null, null);
 
@@ -15,7 +16,7 @@ public record MethodName(String service, String method) {
         method = blankToNull(method);
     }
 
-    public static MethodName of(String service, String method) {
+    public static MethodName of(@Nullable String service, @Nullable String method) {
         return new MethodName(service, method);
     }
 
@@ -64,7 +65,7 @@ public record MethodName(String service, String method) {
         return method == null ? service + "/*" : service + "/" + method;
     }
 
-    private static String blankToNull(String s) {
+    private static @Nullable String blankToNull(@Nullable String s) {
         return s == null || s.isBlank() ? null : s.trim();
     }
 }

@@ -6,12 +6,13 @@ import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * gRFC A6 {@code retryPolicy}, already validated.
  *
  * @param maxAttempts attempts in all, the first included (before the channel cap is applied)
- * @param perAttemptReceiveTimeout optional (null = none)
+ * @param perAttemptReceiveTimeout optional: absent = none
  */
 public record RetryPolicy(
         int maxAttempts,
@@ -19,7 +20,7 @@ public record RetryPolicy(
         Duration maxBackoff,
         double backoffMultiplier,
         Set<Status.Code> retryableStatusCodes,
-        Duration perAttemptReceiveTimeout) {
+        @Nullable Duration perAttemptReceiveTimeout) {
 
     public RetryPolicy {
         Objects.requireNonNull(initialBackoff, "initialBackoff");

@@ -7,12 +7,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A channel's service config: method entries and optional retry throttling. Immutable; built and
  * validated by the configuration layer.
  */
-public record ServiceConfig(List<MethodConfig> methodConfigs, RetryThrottlingPolicy retryThrottling) {
+public record ServiceConfig(List<MethodConfig> methodConfigs, @Nullable RetryThrottlingPolicy retryThrottling) {
 
     public static final ServiceConfig EMPTY = new ServiceConfig(List.of(), null);
 
@@ -26,7 +27,7 @@ public record ServiceConfig(List<MethodConfig> methodConfigs, RetryThrottlingPol
      * gRPC matching (exact method, then service, then default) over the result gives this config's
      * entries precedence. Throttling is this config's, else the default's.
      */
-    public ServiceConfig layeredOver(ServiceConfig defaults) {
+    public ServiceConfig layeredOver(@Nullable ServiceConfig defaults) {
         if (defaults == null || defaults.methodConfigs.isEmpty() && defaults.retryThrottling == null) {
             return this;
         }
@@ -58,8 +59,8 @@ public record ServiceConfig(List<MethodConfig> methodConfigs, RetryThrottlingPol
         return false;
     }
 
-    /** gRPC matching: the entry naming the exact method, else the whole service, else the default. */
-    public MethodConfig find(String fullServiceName, String methodName) {
+    /** gRPC matching: the entry naming the exact method, else the whole service, else the default; none when nothing matches. */
+    public @Nullable MethodConfig find(String fullServiceName, String methodName) {
         MethodConfig best = null;
         int bestSpecificity = -1;
         for (MethodConfig mc : methodConfigs) {
@@ -76,7 +77,7 @@ public record ServiceConfig(List<MethodConfig> methodConfigs, RetryThrottlingPol
         return best;
     }
 
-    public MethodConfig find(MethodDescriptor<?, ?> method) {
+    public @Nullable MethodConfig find(MethodDescriptor<?, ?> method) {
         return find(method.getServiceName(), method.getBareMethodName());
     }
 

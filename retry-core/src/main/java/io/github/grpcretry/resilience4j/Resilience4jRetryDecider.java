@@ -39,7 +39,7 @@ import java.util.function.Predicate;
  *
  * <p>Thread-safe; one instance per resilience4j Retry.
  */
-public final class Resilience4jRetryDecider implements RetryDecider {
+final class Resilience4jRetryDecider implements RetryDecider {
 
     private final Retry retry;
     private final Predicate<Throwable> exceptionPredicate;
@@ -85,13 +85,13 @@ public final class Resilience4jRetryDecider implements RetryDecider {
         }
 
         @Override
-        public long onFailure(int attemptNumber, Status status, Metadata trailers) {
+        public Decision onFailure(int attemptNumber, Status status, Metadata trailers) {
             StatusRuntimeException failure = status.asRuntimeException(trailers);
             long millis = context.onError(failure);
             if (millis >= 0) {
-                return TimeUnit.MILLISECONDS.toNanos(millis);
+                return Decision.retryAfterNanos(TimeUnit.MILLISECONDS.toNanos(millis));
             }
-            return exceptionPredicate.test(failure) ? EXHAUSTED : NOT_RETRYABLE;
+            return exceptionPredicate.test(failure) ? Decision.exhausted() : Decision.notRetryable();
         }
 
         @Override

@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Channels whose {@code resilience4j-retry} names an instance of a resilience4j {@link RetryRegistry}
@@ -30,7 +31,7 @@ public final class Resilience4jRetryDeciderSource implements RetryDeciderSource 
      * @throws IllegalStateException when the channel names an instance the registry does not hold
      */
     @Override
-    public Function<MethodDescriptor<?, ?>, RetryDecider> fallbackFor(ChannelRetryConfig config) {
+    public @Nullable Function<MethodDescriptor<?, ?>, RetryDecider> fallbackFor(ChannelRetryConfig config) {
         String name = config.resilience4jRetry();
         if (name == null) {
             return null;
@@ -39,6 +40,15 @@ public final class Resilience4jRetryDeciderSource implements RetryDeciderSource 
                 + ": no resilience4j Retry instance '" + name + "' in the RetryRegistry"));
         RetryDecider decider = deciders.computeIfAbsent(retry, Resilience4jRetryDecider::new);
         return method -> decider;
+    }
+
+    /**
+     * A resilience4j {@link Retry} instance as a {@link RetryDecider}, for a channel built by hand
+     * ({@code RetryingClientInterceptor.Builder.fallbackRetryDecider(method -> decider)}): its attempt
+     * count, its interval function (backoff, jitter) and its retry predicates decide.
+     */
+    public static RetryDecider decider(Retry retry) {
+        return new Resilience4jRetryDecider(retry);
     }
 
     /** The instance called {@code name}, if the registry holds it. */

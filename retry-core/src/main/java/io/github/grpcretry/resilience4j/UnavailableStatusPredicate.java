@@ -2,6 +2,7 @@ package io.github.grpcretry.resilience4j;
 
 import io.grpc.Status;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A resilience4j exception predicate for gRPC: true for a failure whose gRPC status (found with
@@ -14,7 +15,7 @@ import java.util.function.Predicate;
 public class UnavailableStatusPredicate implements Predicate<Throwable> {
 
     @Override
-    public boolean test(Throwable throwable) {
+    public boolean test(@Nullable Throwable throwable) {
         return throwable != null && Status.fromThrowable(throwable).getCode() == Status.Code.UNAVAILABLE;
     }
 }

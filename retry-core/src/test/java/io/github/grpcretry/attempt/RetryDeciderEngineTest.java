@@ -95,12 +95,13 @@ class RetryDeciderEngineTest {
             calls.incrementAndGet();
             return new Call() {
                 @Override
-                public long onFailure(int attemptNumber, Status status, Metadata trailers) {
+                public Decision onFailure(int attemptNumber, Status status, Metadata trailers) {
                     log.add("failure " + attemptNumber + " " + status.getCode());
                     if (!isRetryable(status, trailers)) {
-                        return NOT_RETRYABLE;
+                        return Decision.notRetryable();
                     }
-                    return attemptNumber >= maxAttempts ? EXHAUSTED : TimeUnit.MILLISECONDS.toNanos(delayMillis);
+                    return attemptNumber >= maxAttempts ? Decision.exhausted()
+                            : Decision.retryAfter(Duration.ofMillis(delayMillis));
                 }
 
                 @Override

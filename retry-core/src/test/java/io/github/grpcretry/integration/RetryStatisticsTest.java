@@ -1,6 +1,6 @@
 package io.github.grpcretry.integration;
 
-import io.github.grpcretry.internal.metrics.CompositeRetryEventListener;
+import io.github.grpcretry.integration.CompositeRetryEventListener;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,17 +1,12 @@
 package io.github.grpcretry.autoconfigure;
 
-import io.github.grpcretry.attempt.RetryDecider;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryScheduler;
-import io.github.grpcretry.attempt.RetryingClientInterceptor;
+import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
-import io.github.grpcretry.internal.metrics.NativeAttemptInterceptor;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
-import io.github.grpcretry.internal.config.ResolvedChannelRetryConfigs;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
-import io.grpc.MethodDescriptor;
-import java.util.function.Function;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
 import org.apache.commons.logging.Log;
@@ -39,7 +34,7 @@ public class GrpcRetryAutoConfiguration {
 
     /** The effective configuration of every channel (validated, merged with GLOBAL, customized, capped). */
     @Bean
-    public ResolvedChannelRetryConfigs grpcRetryChannelConfigs(GrpcRetryProperties properties,
+    public ChannelRetryConfigs grpcRetryChannelConfigs(GrpcRetryProperties properties,
             ObjectProvider<ServiceConfigCustomizer> customizers) {
         return GrpcRetryConfigResolver.resolve(properties, customizers.orderedStream().toList(), log::warn);
     }
@@ -64,7 +59,7 @@ public class GrpcRetryAutoConfiguration {
 
     /**
      * Applies the engine to every net.devh channel builder: with {@code engine: interceptor} one
-     * {@link RetryingClientInterceptor} per channel (its limiters from the registry, its events to
+     * {@link io.github.grpcretry.attempt.RetryingClientInterceptor} per channel (its limiters from the registry, its events to
      * the {@code grpcRetryEventListener}, methods without a policy of their own given to the first
      * {@link RetryDeciderSource} bean that has a decider for the channel, e.g. the resilience4j bridge);
      * with {@code engine: native} an attempt tracer so grpc-java's own attempts reach the same events.
@@ -74,24 +69,12 @@ public class GrpcRetryAutoConfiguration {
             ChannelRetryConfigs grpcRetryChannelConfigs, ObjectProvider<GrpcChannelsProperties> channelsProperties,
             RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources) {
-        GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) -> {
-            RetryEventListener events = eventListener.getIfAvailable(() -> RetryEventListener.NOOP);
-            if (properties.getEngine() == GrpcRetryProperties.Engine.NATIVE) {
-                builder.intercept(new NativeAttemptInterceptor(channel, events));
-            } else {
-                Function<MethodDescriptor<?, ?>, RetryDecider> fallback = deciderSources.orderedStream()
-                        .map(source -> source.fallbackFor(config))
-                        .filter(f -> f != null)
-                        .findFirst()
-                        .orElse(null);
-                builder.intercept(RetryingClientInterceptor.builder(config)
-                        .limiters(limiters)
-                        .fallbackRetryDecider(fallback)
-                        .eventListener(events)
-                        .scheduler(grpcRetryScheduler)
-                        .build());
-            }
-        };
+        ChannelSetup.Engine engine = properties.getEngine() == GrpcRetryProperties.Engine.NATIVE
+                ? ChannelSetup.Engine.NATIVE : ChannelSetup.Engine.INTERCEPTOR;
+        GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) -> builder.intercept(
+                ChannelSetup.engineInterceptor(config, engine, limiters,
+                        eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
+                        deciderSources.orderedStream().toList()));
         return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, properties.getEngine(), installer,
                 channelsProperties.getIfAvailable());
     }

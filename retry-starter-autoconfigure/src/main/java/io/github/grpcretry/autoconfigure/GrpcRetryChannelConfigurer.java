@@ -2,9 +2,8 @@ package io.github.grpcretry.autoconfigure;
 
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
-import io.github.grpcretry.policy.ServiceConfig;
+import io.github.grpcretry.integration.ChannelSetup;
 import io.grpc.ManagedChannelBuilder;
-import java.lang.reflect.Method;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,8 +13,6 @@ import java.util.Objects;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import net.devh.boot.grpc.client.config.GrpcChannelProperties;
 import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.springframework.core.Ordered;
 
 /**
@@ -47,8 +44,6 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
     public int getOrder() {
         return ORDER;
     }
-
-    private static final Log log = LogFactory.getLog(GrpcRetryChannelConfigurer.class);
 
     /**
      * Puts the engine's interceptor on one channel's builder: the retrying interceptor when
@@ -93,42 +88,10 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
     public void accept(ManagedChannelBuilder<?> builder, String builderName) {
         String channel = channelName(builderName);
         ChannelRetryConfig config = configs.forChannel(channel);
-        if (engine == GrpcRetryProperties.Engine.NATIVE) {
-            configureNative(builder, channel, config);
-        } else {
-            configureInterceptor(builder, channel, config);
-        }
-    }
-
-    private void configureNative(ManagedChannelBuilder<?> builder, String channel, ChannelRetryConfig config) {
-        if (isAllDefaults(config)) {
-            return;
-        }
-        ServiceConfig sc = config.serviceConfig();
-        boolean retries = config.maxAttemptsCap() >= 2;
-        Map<String, Object> rendered = sc.toServiceConfigMap(retries);
-        if (!rendered.isEmpty()) {
-            builder.defaultServiceConfig(rendered);
-        }
-        builder.enableRetry();
-        builder.maxRetryAttempts(config.maxAttemptsCap());
-        builder.maxHedgedAttempts(config.maxAttemptsCap());
-        builder.retryBufferSize(config.retryBufferSize());
-        builder.perRpcBufferLimit(config.perRpcBufferLimit());
-        applyConnectTimeout(builder, config.connectTimeout());
-        if (interceptorEngine != null) {
-            interceptorEngine.install(builder, channel, config);
-        }
-    }
-
-    private void configureInterceptor(ManagedChannelBuilder<?> builder, String channel, ChannelRetryConfig config) {
-        Map<String, Object> rendered = config.serviceConfig().withoutRetry().toServiceConfigMap(false);
-        if (!rendered.isEmpty()) {
-            builder.defaultServiceConfig(rendered);
-        }
-        applyConnectTimeout(builder, config.connectTimeout());
-        // The interceptor engine goes on here, after the service config (it reads retry parts from config).
-        if (interceptorEngine != null) {
+        ChannelSetup.Engine setup = engine == GrpcRetryProperties.Engine.NATIVE ? ChannelSetup.Engine.NATIVE
+                : ChannelSetup.Engine.INTERCEPTOR;
+        // The engine's interceptor goes on after the service config (it reads the retry parts from config).
+        if (ChannelSetup.configure(builder, config, setup) && interceptorEngine != null) {
             interceptorEngine.install(builder, channel, config);
         }
     }
@@ -159,14 +122,6 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
         return candidates.isEmpty() ? builderName : candidates.get(0);
     }
 
-    private static boolean isAllDefaults(ChannelRetryConfig c) {
-        return c.serviceConfig().methodConfigs().isEmpty() && c.serviceConfig().retryThrottling() == null
-                && c.maxAttemptsCap() == ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP
-                && c.perRpcBufferLimit() == ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT
-                && c.retryBufferSize() == ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE
-                && c.connectTimeout() == null;
-    }
-
     /**
      * Sets Netty's {@code CONNECT_TIMEOUT_MILLIS} on a (shaded or plain) {@code NettyChannelBuilder};
      * other builders (in-process, ...) are left alone.
@@ -174,28 +129,6 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
      * @return whether the option was set
      */
     static boolean applyConnectTimeout(ManagedChannelBuilder<?> builder, Duration timeout) {
-        if (timeout == null) {
-            return false;
-        }
-        String builderClass = builder.getClass().getName();
-        String optionClass;
-        if (builderClass.equals("io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder")) {
-            optionClass = "io.grpc.netty.shaded.io.netty.channel.ChannelOption";
-        } else if (builderClass.equals("io.grpc.netty.NettyChannelBuilder")) {
-            optionClass = "io.netty.channel.ChannelOption";
-        } else {
-            log.debug("connect-timeout not applied: " + builderClass + " is not a Netty channel builder");
-            return false;
-        }
-        try {
-            Class<?> option = Class.forName(optionClass, false, builder.getClass().getClassLoader());
-            Object connectTimeoutMillis = option.getField("CONNECT_TIMEOUT_MILLIS").get(null);
-            Method withOption = builder.getClass().getMethod("withOption", option, Object.class);
-            withOption.invoke(builder, connectTimeoutMillis, (int) Math.min(timeout.toMillis(), Integer.MAX_VALUE));
-            return true;
-        } catch (ReflectiveOperationException | LinkageError e) {
-            log.warn("connect-timeout could not be applied to " + builderClass + ": " + e);
-            return false;
-        }
+        return ChannelSetup.applyConnectTimeout(builder, timeout);
     }
 }

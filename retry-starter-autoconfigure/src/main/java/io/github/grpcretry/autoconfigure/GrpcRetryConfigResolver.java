@@ -6,25 +6,13 @@ import io.github.grpcretry.autoconfigure.GrpcRetryProperties.MethodProperties;
 import io.github.grpcretry.autoconfigure.GrpcRetryProperties.NameProperties;
 import io.github.grpcretry.autoconfigure.GrpcRetryProperties.RetryProperties;
 import io.github.grpcretry.autoconfigure.GrpcRetryProperties.RetryThrottlingProperties;
-import io.github.grpcretry.internal.config.ChannelDraft;
+import io.github.grpcretry.integration.RetryConfigResolver;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
-import io.github.grpcretry.internal.config.ConfigNaming;
-import io.github.grpcretry.policy.ConfigProblem;
-import io.github.grpcretry.internal.config.HedgingPolicyDraft;
-import io.github.grpcretry.internal.config.MethodConfigDraft;
-import io.github.grpcretry.policy.MethodName;
-import io.github.grpcretry.internal.config.ResolvedChannelRetryConfigs;
-import io.github.grpcretry.internal.config.RetryPolicyDraft;
-import io.github.grpcretry.internal.config.RetryThrottlingDraft;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
-import io.github.grpcretry.internal.config.ServiceConfigDraft;
-import io.github.grpcretry.internal.config.ServiceConfigJson;
-import io.github.grpcretry.internal.config.Sourced;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -34,12 +22,13 @@ import org.springframework.core.io.Resource;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Turns the bound {@link GrpcRetryProperties} (and the service-config files they name) into the
- * validated {@link ResolvedChannelRetryConfigs}; every problem is named by its full property path.
+ * Hands the bound {@link GrpcRetryProperties} (and the service-config files they name, read here) to
+ * retry-core's {@link RetryConfigResolver}, which validates and merges them; every problem is named by
+ * its full property path.
  */
 public final class GrpcRetryConfigResolver {
 
-    public static final String PREFIX = "grpc.retry.clients.";
+    public static final String PREFIX = RetryConfigResolver.CLIENTS_PREFIX;
 
     private GrpcRetryConfigResolver() {
     }
@@ -47,126 +36,73 @@ public final class GrpcRetryConfigResolver {
     /**
      * @throws io.github.grpcretry.policy.InvalidRetryConfigurationException listing every problem
      */
-    public static ResolvedChannelRetryConfigs resolve(GrpcRetryProperties properties, List<ServiceConfigCustomizer> customizers,
+    public static ChannelRetryConfigs resolve(GrpcRetryProperties properties, List<ServiceConfigCustomizer> customizers,
             Consumer<String> warnings) {
-        List<ConfigProblem> problems = new ArrayList<>();
-        Map<String, ChannelDraft> drafts = new LinkedHashMap<>();
+        RetryConfigResolver resolver = RetryConfigResolver.create().customizers(customizers).warnings(warnings);
         for (Map.Entry<String, ClientProperties> e : properties.getClients().entrySet()) {
-            String key = e.getKey();
-            String channel = ChannelRetryConfigs.GLOBAL.equalsIgnoreCase(key) ? ChannelRetryConfigs.GLOBAL : key;
             ClientProperties client = e.getValue() == null ? new ClientProperties() : e.getValue();
-            drafts.put(channel, channelDraft(channel, PREFIX + key, client, problems));
+            resolver.client(e.getKey(), client(client));
         }
-        return ResolvedChannelRetryConfigs.resolve(drafts, customizers, problems, warnings);
+        return resolver.resolve();
     }
 
-    static ChannelDraft channelDraft(String channel, String path, ClientProperties c, List<ConfigProblem> problems) {
-        ServiceConfigDraft typed = serviceConfig(path + ".service-config", c.getServiceConfig());
-        ServiceConfigDraft file = null;
-        if (c.getServiceConfigFile() != null) {
-            file = readFile(c.getServiceConfigFile(), path + ".service-config-file", problems);
-        }
-        ServiceConfigDraft merged = typed.overlay(file);
+    static RetryConfigResolver.ClientProperties client(ClientProperties c) {
         GrpcRetryProperties.Budget b = c.getBudget() == null ? new GrpcRetryProperties.Budget() : c.getBudget();
-        String bp = path + ".budget";
-        return new ChannelDraft(channel, path, merged,
-                Sourced.of(b.getRatio(), bp + ".ratio"),
-                Sourced.of(b.getMinRetriesPerSecond(), bp + ".min-retries-per-second"),
-                Sourced.of(b.getTtl(), bp + ".ttl"),
-                Sourced.of(c.getMaxAttemptsCap(), path + ".max-attempts-cap"),
-                bytes(c.getPerRpcBufferLimit(), path + ".per-rpc-buffer-limit"),
-                bytes(c.getRetryBufferSize(), path + ".retry-buffer-size"),
-                Sourced.of(c.getConnectTimeout(), path + ".connect-timeout"),
-                Sourced.of(c.getResilience4jRetry(), path + ".resilience4j-retry"));
+        return new RetryConfigResolver.ClientProperties(
+                serviceConfig(c.getServiceConfig()),
+                c.getServiceConfigFile() == null ? null : readFile(c.getServiceConfigFile()),
+                new RetryConfigResolver.BudgetProperties(b.getRatio(), b.getMinRetriesPerSecond(), b.getTtl()),
+                c.getMaxAttemptsCap(),
+                size(c.getPerRpcBufferLimit()),
+                size(c.getRetryBufferSize()),
+                c.getConnectTimeout(),
+                c.getResilience4jRetry());
     }
 
-    private static ServiceConfigDraft serviceConfig(String path, GrpcRetryProperties.ServiceConfigProperties sc) {
+    private static RetryConfigResolver.ServiceConfigProperties serviceConfig(GrpcRetryProperties.ServiceConfigProperties sc) {
         if (sc == null) {
-            return ServiceConfigDraft.EMPTY;
+            return null;
         }
-        List<MethodConfigDraft> methods = new ArrayList<>();
-        List<MethodProperties> list = sc.getMethod() == null ? List.of() : sc.getMethod();
-        for (int i = 0; i < list.size(); i++) {
-            MethodProperties m = list.get(i);
-            if (m != null) {
-                methods.add(method(path + ".method[" + i + "]", m));
-            }
+        List<RetryConfigResolver.MethodProperties> methods = new ArrayList<>();
+        for (MethodProperties m : sc.getMethod() == null ? List.<MethodProperties>of() : sc.getMethod()) {
+            methods.add(m == null ? null : method(m));
         }
-        RetryThrottlingDraft throttling = null;
         RetryThrottlingProperties t = sc.getRetrythrottling();
-        if (t != null) {
-            String tp = path + ".retrythrottling";
-            throttling = new RetryThrottlingDraft(tp, ConfigNaming.PROPERTIES, Sourced.of(t.getMaxTokens(), tp + ".max-tokens"),
-                    Sourced.of(t.getTokenRatio(), tp + ".token-ratio"));
-        }
-        return new ServiceConfigDraft(methods, throttling);
+        return new RetryConfigResolver.ServiceConfigProperties(methods,
+                t == null ? null : new RetryConfigResolver.RetryThrottlingProperties(t.getMaxTokens(), t.getTokenRatio()));
     }
 
-    private static MethodConfigDraft method(String path, MethodProperties m) {
-        List<Sourced<MethodName>> names = new ArrayList<>();
-        List<NameProperties> given = m.getName() == null ? List.of() : m.getName();
-        for (int j = 0; j < given.size(); j++) {
-            NameProperties n = given.get(j);
-            MethodName name = n == null ? MethodName.DEFAULT : new MethodName(n.getService(), n.getMethod());
-            names.add(new Sourced<>(name, path + ".name[" + j + "]", name.toString()));
+    private static RetryConfigResolver.MethodProperties method(MethodProperties m) {
+        List<RetryConfigResolver.NameProperties> names = new ArrayList<>();
+        for (NameProperties n : m.getName() == null ? List.<NameProperties>of() : m.getName()) {
+            names.add(n == null ? null : new RetryConfigResolver.NameProperties(n.getService(), n.getMethod()));
         }
-        if (names.isEmpty()) {
-            // An entry without names applies to every method of the channel (gRPC's "name": [{}]).
-            names.add(new Sourced<>(MethodName.DEFAULT, path + ".name", MethodName.DEFAULT.toString()));
-        }
-        RetryPolicyDraft retry = null;
         RetryProperties r = m.getRetry();
-        if (r != null) {
-            String rp = path + ".retry";
-            retry = new RetryPolicyDraft(rp, ConfigNaming.PROPERTIES,
-                    Sourced.of(r.getMaxAttempts(), rp + ".max-attempts"),
-                    Sourced.of(r.getInitialBackoff(), rp + ".initial-backoff"),
-                    Sourced.of(r.getMaxBackoff(), rp + ".max-backoff"),
-                    Sourced.of(r.getBackoffMultiplier(), rp + ".backoff-multiplier"),
-                    codes(r.getRetryableStatusCodes(), rp + ".retryable-status-codes"),
-                    Sourced.of(r.getPerAttemptReceiveTimeout(), rp + ".per-attempt-receive-timeout"));
-        }
-        HedgingPolicyDraft hedging = null;
         HedgingProperties h = m.getHedging();
-        if (h != null) {
-            String hp = path + ".hedging";
-            hedging = new HedgingPolicyDraft(hp, ConfigNaming.PROPERTIES,
-                    Sourced.of(h.getMaxAttempts(), hp + ".max-attempts"),
-                    Sourced.of(h.getDelay(), hp + ".delay"),
-                    codes(h.getNonFatalStatusCodes(), hp + ".non-fatal-status-codes"));
-        }
-        return new MethodConfigDraft(path, ConfigNaming.PROPERTIES, names,
-                Sourced.of(m.getWaitForReady(), path + ".wait-for-ready"),
-                Sourced.of(m.getTimeout(), path + ".timeout"),
-                bytes(m.getMaxRequestMessage(), path + ".max-request-message"),
-                bytes(m.getMaxResponseMessage(), path + ".max-response-message"),
-                retry, hedging);
+        return new RetryConfigResolver.MethodProperties(names, m.getWaitForReady(), m.getTimeout(),
+                size(m.getMaxRequestMessage()), size(m.getMaxResponseMessage()),
+                r == null ? null : new RetryConfigResolver.RetryProperties(r.getMaxAttempts(), r.getInitialBackoff(),
+                        r.getMaxBackoff(), r.getBackoffMultiplier(), r.getRetryableStatusCodes(), r.getPerAttemptReceiveTimeout()),
+                h == null ? null : new RetryConfigResolver.HedgingProperties(h.getMaxAttempts(), h.getDelay(),
+                        h.getNonFatalStatusCodes()));
     }
 
-    private static Sourced<List<String>> codes(List<String> codes, String path) {
-        return codes == null ? null : new Sourced<>(List.copyOf(codes), path, codes.toString());
+    private static RetryConfigResolver.Size size(DataSize size) {
+        return size == null ? null : new RetryConfigResolver.Size(size.toBytes(), size.toString());
     }
 
-    private static Sourced<Long> bytes(DataSize size, String path) {
-        return size == null ? null : new Sourced<>(size.toBytes(), path, size.toString());
-    }
-
-    private static ServiceConfigDraft readFile(Resource resource, String propertyPath, List<ConfigProblem> problems) {
+    private static RetryConfigResolver.ServiceConfigFile readFile(Resource resource) {
         String name = describe(resource);
         if (!resource.exists()) {
-            problems.add(new ConfigProblem(propertyPath, name, "the service config file does not exist",
-                    "point it to an existing file, e.g. classpath:service-config.json or file:/etc/app/service-config.json"));
-            return null;
+            return RetryConfigResolver.ServiceConfigFile.unreadable(name, "the service config file does not exist",
+                    "point it to an existing file, e.g. classpath:service-config.json or file:/etc/app/service-config.json");
         }
-        String text;
         try (InputStream in = resource.getInputStream()) {
-            text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            return RetryConfigResolver.ServiceConfigFile.of(name, new String(in.readAllBytes(), StandardCharsets.UTF_8));
         } catch (IOException | RuntimeException e) {
-            problems.add(new ConfigProblem(propertyPath, name, "the service config file cannot be read: " + e.getMessage(),
-                    "make the file readable by the application"));
-            return null;
+            return RetryConfigResolver.ServiceConfigFile.unreadable(name,
+                    "the service config file cannot be read: " + e.getMessage(), "make the file readable by the application");
         }
-        return ServiceConfigJson.parse(text, name, problems);
     }
 
     /** How a file is named in problems: {@code classpath:sc.json}, {@code file:/x/sc.json}, else Spring's description. */

@@ -3,6 +3,7 @@ package io.github.grpcretry.internal.config;
 import io.github.grpcretry.policy.ServiceConfig;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Everything configured for one channel (or GLOBAL), not yet validated: its service config (the
@@ -14,14 +15,14 @@ public record ChannelDraft(
         String channel,
         String path,
         ServiceConfigDraft serviceConfig,
-        Sourced<Double> budgetRatio,
-        Sourced<Double> budgetMinRetriesPerSecond,
-        Sourced<Duration> budgetTtl,
-        Sourced<Integer> maxAttemptsCap,
-        Sourced<Long> perRpcBufferLimit,
-        Sourced<Long> retryBufferSize,
-        Sourced<Duration> connectTimeout,
-        Sourced<String> resilience4jRetry) {
+        @Nullable Sourced<Double> budgetRatio,
+        @Nullable Sourced<Double> budgetMinRetriesPerSecond,
+        @Nullable Sourced<Duration> budgetTtl,
+        @Nullable Sourced<Integer> maxAttemptsCap,
+        @Nullable Sourced<Long> perRpcBufferLimit,
+        @Nullable Sourced<Long> retryBufferSize,
+        @Nullable Sourced<Duration> connectTimeout,
+        @Nullable Sourced<String> resilience4jRetry) {
 
     public ChannelDraft {
         Objects.requireNonNull(channel, "channel");
@@ -32,6 +33,12 @@ public record ChannelDraft(
     /** A channel with nothing set. */
     public static ChannelDraft empty(String channel, String path) {
         return new ChannelDraft(channel, path, ServiceConfigDraft.EMPTY, null, null, null, null, null, null, null, null);
+    }
+
+    /** This channel with another service config. */
+    public ChannelDraft withServiceConfig(ServiceConfigDraft newServiceConfig) {
+        return new ChannelDraft(channel, path, newServiceConfig, budgetRatio, budgetMinRetriesPerSecond, budgetTtl,
+                maxAttemptsCap, perRpcBufferLimit, retryBufferSize, connectTimeout, resilience4jRetry);
     }
 
     /**

@@ -2,14 +2,15 @@ package io.github.grpcretry.internal.config;
 
 import java.time.Duration;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /** A {@code hedgingPolicy} as configured, not yet validated: every field may be missing. */
 public record HedgingPolicyDraft(
         String path,
         ConfigNaming naming,
-        Sourced<Integer> maxAttempts,
-        Sourced<Duration> hedgingDelay,
-        Sourced<List<String>> nonFatalStatusCodes) {
+        @Nullable Sourced<Integer> maxAttempts,
+        @Nullable Sourced<Duration> hedgingDelay,
+        @Nullable Sourced<List<String>> nonFatalStatusCodes) {
 
     public boolean isEmpty() {
         return maxAttempts == null && hedgingDelay == null && nonFatalStatusCodes == null;

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One {@code methodConfig} entry as configured, not yet validated.
@@ -16,12 +17,12 @@ public record MethodConfigDraft(
         String path,
         ConfigNaming naming,
         List<Sourced<MethodName>> names,
-        Sourced<Boolean> waitForReady,
-        Sourced<Duration> timeout,
-        Sourced<Long> maxRequestMessageBytes,
-        Sourced<Long> maxResponseMessageBytes,
-        RetryPolicyDraft retryPolicy,
-        HedgingPolicyDraft hedgingPolicy) {
+        @Nullable Sourced<Boolean> waitForReady,
+        @Nullable Sourced<Duration> timeout,
+        @Nullable Sourced<Long> maxRequestMessageBytes,
+        @Nullable Sourced<Long> maxResponseMessageBytes,
+        @Nullable RetryPolicyDraft retryPolicy,
+        @Nullable HedgingPolicyDraft hedgingPolicy) {
 
     public MethodConfigDraft {
         names = List.copyOf(names);

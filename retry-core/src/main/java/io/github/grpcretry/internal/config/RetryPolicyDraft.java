@@ -2,6 +2,7 @@ package io.github.grpcretry.internal.config;
 
 import java.time.Duration;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@code retryPolicy} as configured, not yet validated: every field may be missing.
@@ -11,12 +12,12 @@ import java.util.List;
 public record RetryPolicyDraft(
         String path,
         ConfigNaming naming,
-        Sourced<Integer> maxAttempts,
-        Sourced<Duration> initialBackoff,
-        Sourced<Duration> maxBackoff,
-        Sourced<Double> backoffMultiplier,
-        Sourced<List<String>> retryableStatusCodes,
-        Sourced<Duration> perAttemptReceiveTimeout) {
+        @Nullable Sourced<Integer> maxAttempts,
+        @Nullable Sourced<Duration> initialBackoff,
+        @Nullable Sourced<Duration> maxBackoff,
+        @Nullable Sourced<Double> backoffMultiplier,
+        @Nullable Sourced<List<String>> retryableStatusCodes,
+        @Nullable Sourced<Duration> perAttemptReceiveTimeout) {
 
     /** Whether no field is set. */
     public boolean isEmpty() {

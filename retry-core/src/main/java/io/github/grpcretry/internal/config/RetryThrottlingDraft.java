@@ -1,7 +1,9 @@
 package io.github.grpcretry.internal.config;
 
+import org.jspecify.annotations.Nullable;
+
 /** A {@code retryThrottling} as configured, not yet validated. */
-public record RetryThrottlingDraft(String path, ConfigNaming naming, Sourced<Double> maxTokens, Sourced<Double> tokenRatio) {
+public record RetryThrottlingDraft(String path, ConfigNaming naming, @Nullable Sourced<Double> maxTokens, @Nullable Sourced<Double> tokenRatio) {
 
     public boolean isEmpty() {
         return maxTokens == null && tokenRatio == null;

@@ -3,9 +3,10 @@ package io.github.grpcretry.internal.config;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /** A service config as configured (from a JSON file or typed properties), not yet validated. */
-public record ServiceConfigDraft(List<MethodConfigDraft> methodConfigs, RetryThrottlingDraft retryThrottling) {
+public record ServiceConfigDraft(List<MethodConfigDraft> methodConfigs, @Nullable RetryThrottlingDraft retryThrottling) {
 
     public static final ServiceConfigDraft EMPTY = new ServiceConfigDraft(List.of(), null);
 

@@ -3,6 +3,7 @@ package io.github.grpcretry.internal.config;
 import io.github.grpcretry.policy.ServiceConfig;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A configured value together with where it was set, so a problem with it can name the place.
@@ -20,17 +21,17 @@ public record Sourced<T>(T value, String path, String display) {
     }
 
     /** A value from {@code path}, shown in its natural form (durations as {@code 0.05s}). */
-    public static <T> Sourced<T> of(T value, String path) {
+    public static <T> @Nullable Sourced<T> of(@Nullable T value, String path) {
         return value == null ? null : new Sourced<>(value, path, display(value));
     }
 
     /** The value of {@code s}, or null. */
-    public static <T> T valueOf(Sourced<T> s) {
+    public static <T> @Nullable T valueOf(@Nullable Sourced<T> s) {
         return s == null ? null : s.value();
     }
 
     /** {@code over} when it is set, else {@code under}: the field-by-field overlay rule. */
-    public static <T> Sourced<T> firstSet(Sourced<T> over, Sourced<T> under) {
+    public static <T> @Nullable Sourced<T> firstSet(@Nullable Sourced<T> over, @Nullable Sourced<T> under) {
         return over != null ? over : under;
     }
 

@@ -1,5 +1,6 @@
 package io.github.grpcretry.internal.metrics;
 
+import io.github.grpcretry.integration.CompositeRetryEventListener;
 import io.github.grpcretry.integration.RetryStatistics;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import static org.assertj.core.api.Assertions.assertThat;

@@ -2,7 +2,7 @@ package io.github.grpcretry.autoconfigure.metrics;
 
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.integration.ChannelStateSource;
-import io.github.grpcretry.internal.metrics.CompositeRetryEventListener;
+import io.github.grpcretry.integration.CompositeRetryEventListener;
 import io.github.grpcretry.integration.RetryStatistics;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
 import net.devh.boot.grpc.client.config.GrpcChannelsProperties;

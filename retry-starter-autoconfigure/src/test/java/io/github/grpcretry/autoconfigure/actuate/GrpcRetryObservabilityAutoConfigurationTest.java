@@ -8,7 +8,7 @@ import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryMetricsAutoConfiguration;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
-import io.github.grpcretry.internal.metrics.CompositeRetryEventListener;
+import io.github.grpcretry.integration.CompositeRetryEventListener;
 import io.github.grpcretry.metrics.DeadlineMeters;
 import io.github.grpcretry.metrics.GuardMeters;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;

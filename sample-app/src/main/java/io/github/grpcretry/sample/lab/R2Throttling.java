@@ -5,7 +5,7 @@ import static io.github.grpcretry.sample.lab.FlakyCalls.failFirst;
 import static io.github.grpcretry.sample.lab.FlakyCalls.pct;
 
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
-import io.github.grpcretry.internal.config.ResolvedChannelRetryConfigs;
+import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.RetryThrottlingPolicy;
 import io.github.grpcretry.sample.proto.Script;
 import io.github.grpcretry.sample.server.FlakyServer;
@@ -75,7 +75,7 @@ final class R2Throttling {
                             arrivals + " arrival(s)", arrivals == RECOVERY_SEED[i], RECOVERY_SEED[i] + " arrival(s)"));
                 }
 
-                RetryThrottlingPolicy policy = client.context().getBean(ResolvedChannelRetryConfigs.class)
+                RetryThrottlingPolicy policy = client.context().getBean(ChannelRetryConfigs.class)
                         .forChannel("r2-throttled").serviceConfig().retryThrottling();
                 double r = policy.tokenRatio();
                 t.add(LabRow.info("break-even p = ratio × (1 − p)", "p ≈ 9.1 %",

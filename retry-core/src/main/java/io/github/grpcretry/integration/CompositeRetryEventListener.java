@@ -1,4 +1,4 @@
-package io.github.grpcretry.internal.metrics;
+package io.github.grpcretry.integration;
 
 import io.github.grpcretry.attempt.AttemptKind;
 import io.github.grpcretry.attempt.CallTarget;

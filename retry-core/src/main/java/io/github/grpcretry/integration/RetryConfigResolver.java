@@ -1,0 +1,339 @@
+package io.github.grpcretry.integration;
+
+import com.google.gson.Gson;
+import io.github.grpcretry.internal.config.ChannelDraft;
+import io.github.grpcretry.internal.config.ConfigNaming;
+import io.github.grpcretry.internal.config.HedgingPolicyDraft;
+import io.github.grpcretry.internal.config.MethodConfigDraft;
+import io.github.grpcretry.internal.config.ResolvedChannelRetryConfigs;
+import io.github.grpcretry.internal.config.RetryPolicyDraft;
+import io.github.grpcretry.internal.config.RetryThrottlingDraft;
+import io.github.grpcretry.internal.config.ServiceConfigDraft;
+import io.github.grpcretry.internal.config.ServiceConfigJson;
+import io.github.grpcretry.internal.config.Sourced;
+import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import io.github.grpcretry.policy.MethodName;
+import io.github.grpcretry.policy.ServiceConfig;
+import io.github.grpcretry.policy.ServiceConfigCustomizer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Makes the effective configuration of every channel from the {@code grpc.retry.clients.*} property
+ * tree, the service-config JSON files it names, an optional base layer per channel (a service-config
+ * map such as Spring Boot 4's {@code spring.grpc.client.channel.<name>.service-config}) and the
+ * {@link ServiceConfigCustomizer}s. For the auto-configuration modules of both Spring Boot lines: each
+ * binds the tree with its own Spring types and hands it over as the plain records below.
+ *
+ * <p>Layers, lowest first: the base layer, the file, the typed properties (an entry with the same set
+ * of names overlays the lower one field by field; other entries are added); then GLOBAL's channel-wide
+ * settings are inherited field by field, everything is validated, the channel's entries are layered over
+ * GLOBAL's, the customizers run (their result is validated again) and attempts are capped. Every invalid
+ * value is reported, together, as one {@link InvalidRetryConfigurationException} whose problems name the
+ * full property path ({@code grpc.retry.clients.inventory.service-config.method[0].retry.max-attempts}),
+ * the file and its JSON path, or the base layer's path and its JSON path. The rules are described in
+ * docs/design.md.
+ */
+public final class RetryConfigResolver {
+
+    /** The prefix of a channel's properties: {@code grpc.retry.clients.<channel>}. */
+    public static final String CLIENTS_PREFIX = "grpc.retry.clients.";
+
+    private static final Gson GSON = new Gson();
+
+    private final Map<String, ClientProperties> clients = new LinkedHashMap<>();
+    private final Map<String, BaseLayer> bases = new LinkedHashMap<>();
+    private List<ServiceConfigCustomizer> customizers = List.of();
+    private Consumer<String> warnings = w -> { };
+
+    private record BaseLayer(Map<String, ?> serviceConfig, String path) {
+    }
+
+    private RetryConfigResolver() {
+    }
+
+    /** An empty resolver: no channel configured, no customizer, warnings dropped. */
+    public static RetryConfigResolver create() {
+        return new RetryConfigResolver();
+    }
+
+    /**
+     * The properties under {@code grpc.retry.clients.<key>}; a key equal to {@code GLOBAL} in any case
+     * is the entry every channel inherits from.
+     */
+    public RetryConfigResolver client(String key, ClientProperties properties) {
+        clients.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(properties, "properties"));
+        return this;
+    }
+
+    /**
+     * The lowest layer of {@code channel}'s service config: a map in the shape grpc-java's
+     * {@code defaultServiceConfig} takes (the JSON names: {@code methodConfig}, {@code retryPolicy},
+     * {@code retryThrottling}, ...). Problems are named {@code <path> $.<json path>}.
+     *
+     * @param path where the map came from, e.g. {@code spring.grpc.client.channel.inventory.service-config}
+     */
+    public RetryConfigResolver baseServiceConfig(String channel, Map<String, ?> serviceConfig, String path) {
+        bases.put(Objects.requireNonNull(channel, "channel"),
+                new BaseLayer(Objects.requireNonNull(serviceConfig, "serviceConfig"), Objects.requireNonNull(path, "path")));
+        return this;
+    }
+
+    /** Applied in this order to every channel's merged service config. */
+    public RetryConfigResolver customizers(List<? extends ServiceConfigCustomizer> customizers) {
+        this.customizers = List.copyOf(customizers);
+        return this;
+    }
+
+    /** Receives each cap warning once (a max-attempts above the channel's cap). */
+    public RetryConfigResolver warnings(Consumer<String> warnings) {
+        this.warnings = Objects.requireNonNull(warnings, "warnings");
+        return this;
+    }
+
+    /**
+     * Validates and merges every channel. Channels without properties of their own get what GLOBAL
+     * (and their base layer, if any) gives them, when first asked for.
+     *
+     * @throws InvalidRetryConfigurationException listing every problem
+     */
+    public ChannelRetryConfigs resolve() {
+        List<ConfigProblem> problems = new ArrayList<>();
+        Map<String, ChannelDraft> drafts = new LinkedHashMap<>();
+        for (Map.Entry<String, ClientProperties> e : clients.entrySet()) {
+            String key = e.getKey();
+            String channel = ChannelRetryConfigs.GLOBAL.equalsIgnoreCase(key) ? ChannelRetryConfigs.GLOBAL : key;
+            drafts.put(channel, channelDraft(channel, CLIENTS_PREFIX + key, e.getValue(), problems));
+        }
+        for (Map.Entry<String, BaseLayer> e : bases.entrySet()) {
+            String channel = e.getKey();
+            ServiceConfigDraft base = parseMap(e.getValue(), problems);
+            ChannelDraft own = drafts.get(channel);
+            if (own == null) {
+                own = ChannelDraft.empty(channel, CLIENTS_PREFIX + channel);
+            }
+            drafts.put(channel, own.withServiceConfig(own.serviceConfig().overlay(base)));
+        }
+        return ResolvedChannelRetryConfigs.resolve(drafts, customizers, problems, warnings);
+    }
+
+    /**
+     * Reads and validates a standard gRPC service config JSON document, for code that builds channels
+     * without Spring.
+     *
+     * @param source how to name the document in problems, e.g. {@code classpath:service-config.json}
+     * @throws InvalidRetryConfigurationException listing every problem
+     */
+    public static ServiceConfig readServiceConfig(String json, String source) {
+        return ServiceConfigJson.read(json, source);
+    }
+
+    private static @Nullable ServiceConfigDraft parseMap(BaseLayer base, List<ConfigProblem> problems) {
+        return ServiceConfigJson.parse(GSON.toJson(base.serviceConfig()), base.path(), problems);
+    }
+
+    private static ChannelDraft channelDraft(String channel, String path, ClientProperties c, List<ConfigProblem> problems) {
+        ServiceConfigDraft typed = serviceConfig(path + ".service-config", c.serviceConfig());
+        ServiceConfigDraft file = null;
+        ServiceConfigFile f = c.serviceConfigFile();
+        if (f != null) {
+            String property = path + ".service-config-file";
+            if (f.text() == null) {
+                problems.add(new ConfigProblem(property, f.name(), f.problem() == null ? "the service config file cannot be read"
+                        : f.problem(), f.fix() == null ? "point it to a readable file" : f.fix()));
+            } else {
+                file = ServiceConfigJson.parse(f.text(), f.name(), problems);
+            }
+        }
+        ServiceConfigDraft merged = typed.overlay(file);
+        BudgetProperties b = c.budget() == null ? BudgetProperties.NONE : c.budget();
+        String bp = path + ".budget";
+        return new ChannelDraft(channel, path, merged,
+                Sourced.of(b.ratio(), bp + ".ratio"),
+                Sourced.of(b.minRetriesPerSecond(), bp + ".min-retries-per-second"),
+                Sourced.of(b.ttl(), bp + ".ttl"),
+                Sourced.of(c.maxAttemptsCap(), path + ".max-attempts-cap"),
+                bytes(c.perRpcBufferLimit(), path + ".per-rpc-buffer-limit"),
+                bytes(c.retryBufferSize(), path + ".retry-buffer-size"),
+                Sourced.of(c.connectTimeout(), path + ".connect-timeout"),
+                Sourced.of(c.resilience4jRetry(), path + ".resilience4j-retry"));
+    }
+
+    private static ServiceConfigDraft serviceConfig(String path, @Nullable ServiceConfigProperties sc) {
+        if (sc == null) {
+            return ServiceConfigDraft.EMPTY;
+        }
+        List<MethodConfigDraft> methods = new ArrayList<>();
+        List<@Nullable MethodProperties> list = sc.method() == null ? List.of() : sc.method();
+        for (int i = 0; i < list.size(); i++) {
+            MethodProperties m = list.get(i);
+            if (m != null) {
+                methods.add(method(path + ".method[" + i + "]", m));
+            }
+        }
+        RetryThrottlingDraft throttling = null;
+        RetryThrottlingProperties t = sc.retrythrottling();
+        if (t != null) {
+            String tp = path + ".retrythrottling";
+            throttling = new RetryThrottlingDraft(tp, ConfigNaming.PROPERTIES, Sourced.of(t.maxTokens(), tp + ".max-tokens"),
+                    Sourced.of(t.tokenRatio(), tp + ".token-ratio"));
+        }
+        return new ServiceConfigDraft(methods, throttling);
+    }
+
+    private static MethodConfigDraft method(String path, MethodProperties m) {
+        List<Sourced<MethodName>> names = new ArrayList<>();
+        List<@Nullable NameProperties> given = m.name() == null ? List.of() : m.name();
+        for (int j = 0; j < given.size(); j++) {
+            NameProperties n = given.get(j);
+            MethodName name = n == null ? MethodName.DEFAULT : new MethodName(n.service(), n.method());
+            names.add(new Sourced<>(name, path + ".name[" + j + "]", name.toString()));
+        }
+        if (names.isEmpty()) {
+            // An entry without names applies to every method of the channel (gRPC's "name": [{}]).
+            names.add(new Sourced<>(MethodName.DEFAULT, path + ".name", MethodName.DEFAULT.toString()));
+        }
+        RetryPolicyDraft retry = null;
+        RetryProperties r = m.retry();
+        if (r != null) {
+            String rp = path + ".retry";
+            retry = new RetryPolicyDraft(rp, ConfigNaming.PROPERTIES,
+                    Sourced.of(r.maxAttempts(), rp + ".max-attempts"),
+                    Sourced.of(r.initialBackoff(), rp + ".initial-backoff"),
+                    Sourced.of(r.maxBackoff(), rp + ".max-backoff"),
+                    Sourced.of(r.backoffMultiplier(), rp + ".backoff-multiplier"),
+                    codes(r.retryableStatusCodes(), rp + ".retryable-status-codes"),
+                    Sourced.of(r.perAttemptReceiveTimeout(), rp + ".per-attempt-receive-timeout"));
+        }
+        HedgingPolicyDraft hedging = null;
+        HedgingProperties h = m.hedging();
+        if (h != null) {
+            String hp = path + ".hedging";
+            hedging = new HedgingPolicyDraft(hp, ConfigNaming.PROPERTIES,
+                    Sourced.of(h.maxAttempts(), hp + ".max-attempts"),
+                    Sourced.of(h.delay(), hp + ".delay"),
+                    codes(h.nonFatalStatusCodes(), hp + ".non-fatal-status-codes"));
+        }
+        return new MethodConfigDraft(path, ConfigNaming.PROPERTIES, names,
+                Sourced.of(m.waitForReady(), path + ".wait-for-ready"),
+                Sourced.of(m.timeout(), path + ".timeout"),
+                bytes(m.maxRequestMessage(), path + ".max-request-message"),
+                bytes(m.maxResponseMessage(), path + ".max-response-message"),
+                retry, hedging);
+    }
+
+    private static @Nullable Sourced<List<String>> codes(@Nullable List<String> codes, String path) {
+        return codes == null ? null : new Sourced<>(List.copyOf(codes), path, codes.toString());
+    }
+
+    private static @Nullable Sourced<Long> bytes(@Nullable Size size, String path) {
+        return size == null ? null : new Sourced<>(size.bytes(), path, size.display());
+    }
+
+    // ------------------------------------------------------------------ the property tree
+
+    /**
+     * {@code grpc.retry.clients.<channel>}: every field may be unset (null).
+     *
+     * @param serviceConfigFile the file {@code service-config-file} names, already read (or why it
+     *     could not be)
+     */
+    public record ClientProperties(
+            @Nullable ServiceConfigProperties serviceConfig,
+            @Nullable ServiceConfigFile serviceConfigFile,
+            @Nullable BudgetProperties budget,
+            @Nullable Integer maxAttemptsCap,
+            @Nullable Size perRpcBufferLimit,
+            @Nullable Size retryBufferSize,
+            @Nullable Duration connectTimeout,
+            @Nullable String resilience4jRetry) {
+    }
+
+    /** {@code service-config}: the method entries and {@code retrythrottling}. */
+    public record ServiceConfigProperties(@Nullable List<@Nullable MethodProperties> method,
+            @Nullable RetryThrottlingProperties retrythrottling) {
+    }
+
+    /** {@code service-config.method[i]}. */
+    public record MethodProperties(
+            @Nullable List<@Nullable NameProperties> name,
+            @Nullable Boolean waitForReady,
+            @Nullable Duration timeout,
+            @Nullable Size maxRequestMessage,
+            @Nullable Size maxResponseMessage,
+            @Nullable RetryProperties retry,
+            @Nullable HedgingProperties hedging) {
+    }
+
+    /** {@code service-config.method[i].name[j]}: a null service matches every service, a null method every method. */
+    public record NameProperties(@Nullable String service, @Nullable String method) {
+    }
+
+    /** {@code service-config.method[i].retry}. */
+    public record RetryProperties(
+            @Nullable Integer maxAttempts,
+            @Nullable Duration initialBackoff,
+            @Nullable Duration maxBackoff,
+            @Nullable Double backoffMultiplier,
+            @Nullable List<String> retryableStatusCodes,
+            @Nullable Duration perAttemptReceiveTimeout) {
+    }
+
+    /** {@code service-config.method[i].hedging}. */
+    public record HedgingProperties(@Nullable Integer maxAttempts, @Nullable Duration delay,
+            @Nullable List<String> nonFatalStatusCodes) {
+    }
+
+    /** {@code service-config.retrythrottling}. */
+    public record RetryThrottlingProperties(@Nullable Double maxTokens, @Nullable Double tokenRatio) {
+    }
+
+    /** {@code budget}. */
+    public record BudgetProperties(@Nullable Double ratio, @Nullable Double minRetriesPerSecond, @Nullable Duration ttl) {
+
+        static final BudgetProperties NONE = new BudgetProperties(null, null, null);
+    }
+
+    /**
+     * A size property: its value in bytes and as the user wrote it ({@code 4MB}).
+     */
+    public record Size(long bytes, String display) {
+
+        public Size {
+            Objects.requireNonNull(display, "display");
+        }
+    }
+
+    /**
+     * The file {@code service-config-file} names.
+     *
+     * @param name how to name it in problems ({@code classpath:sc.json}, {@code file:/etc/sc.json})
+     * @param text its content, or null when it could not be read
+     * @param problem when {@code text} is null: why ("the service config file does not exist")
+     * @param fix when {@code text} is null: what to do about it
+     */
+    public record ServiceConfigFile(String name, @Nullable String text, @Nullable String problem, @Nullable String fix) {
+
+        public ServiceConfigFile {
+            Objects.requireNonNull(name, "name");
+        }
+
+        /** A file that was read. */
+        public static ServiceConfigFile of(String name, String text) {
+            return new ServiceConfigFile(name, Objects.requireNonNull(text, "text"), null, null);
+        }
+
+        /** A file that could not be read, and why. */
+        public static ServiceConfigFile unreadable(String name, String problem, String fix) {
+            return new ServiceConfigFile(name, null, problem, fix);
+        }
+    }
+}

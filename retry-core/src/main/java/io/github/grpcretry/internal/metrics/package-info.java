@@ -1,0 +1,12 @@
+/**
+ * grpc-java's attempt tracer for the native engine (its attempts reported as the engine's events).
+ *
+ * <p><b>Internal</b>: not API. May change or disappear without notice; code outside retry-core must not
+ * use it (an ArchUnit rule of the auto-configuration modules checks it).
+ *
+ * <p>Null-marked: a type is non-null unless it is annotated {@code @Nullable}.
+ */
+@NullMarked
+package io.github.grpcretry.internal.metrics;
+
+import org.jspecify.annotations.NullMarked;

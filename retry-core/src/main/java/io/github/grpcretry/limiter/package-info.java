@@ -1,0 +1,12 @@
+/**
+ * The registry of every channel's throttle and budget, read by meters, health and the Actuator endpoint.
+ *
+ * <p><b>API</b>: the types of this package are part of grpc-retry's public API (listed in docs/api.md);
+ * they change only with a note in the release notes.
+ *
+ * <p>Null-marked: a type is non-null unless it is annotated {@code @Nullable}.
+ */
+@NullMarked
+package io.github.grpcretry.limiter;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,38 @@
+package io.github.grpcretry.architecture;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+import com.tngtech.archunit.lang.ArchRule;
+
+/**
+ * The architecture rules of grpc-retry, shared by retry-core's tests and the auto-configuration
+ * modules' tests (through retry-core's test-jar). Each rule is shown to fail on a deliberately bad
+ * fixture in {@code ArchitectureRulesTest}.
+ */
+public final class ArchitectureRules {
+
+    /** retry-core imports nothing from Spring (nor from net.devh, a Spring library). */
+    public static final ArchRule CORE_IS_SPRING_FREE = noClasses()
+            .that().resideInAPackage("io.github.grpcretry..")
+            .should().dependOnClassesThat().resideInAnyPackage("org.springframework..", "net.devh..")
+            .because("retry-core is plain Java on grpc-java; Spring lives in the auto-configuration modules (docs/design.md)");
+
+    /** No cycle between the packages of grpc-retry. */
+    public static final ArchRule NO_PACKAGE_CYCLES = slices()
+            .matching("io.github.grpcretry.(**)")
+            .should().beFreeOfCycles()
+            .because("each package builds on the ones below it (docs/design.md)");
+
+    /**
+     * An auto-configuration module uses retry-core's API and integration packages only, never an
+     * {@code internal} one (their package-info says they may change without notice).
+     */
+    public static final ArchRule AUTOCONFIGURE_USES_NO_INTERNALS = noClasses()
+            .that().resideOutsideOfPackage("io.github.grpcretry.internal..")
+            .should().dependOnClassesThat().resideInAPackage("io.github.grpcretry.internal..")
+            .because("the auto-configuration modules may use only retry-core's API and integration packages (docs/api.md)");
+
+    private ArchitectureRules() {
+    }
+}

@@ -1,0 +1,40 @@
+package io.github.grpcretry.architecture;
+
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import io.github.grpcretry.archfixture.cycle.a.A;
+import io.github.grpcretry.archfixture.cycle.b.B;
+import io.github.grpcretry.archfixture.spring.UsesSpring;
+import io.github.grpcretry.policy.ServiceConfig;
+import org.junit.jupiter.api.Test;
+import org.springframework.archfixture.SpringLike;
+
+/** The rules themselves: each fails on a deliberately bad fixture and passes on a good class. */
+class ArchitectureRulesTest {
+
+    @Test
+    void springFreeRuleFailsOnAClassThatUsesSpring() {
+        JavaClasses bad = new ClassFileImporter().importClasses(UsesSpring.class, SpringLike.class);
+        assertThatThrownBy(() -> ArchitectureRules.CORE_IS_SPRING_FREE.check(bad))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("UsesSpring")
+                .hasMessageContaining("org.springframework.archfixture.SpringLike");
+        assertThatCode(() -> ArchitectureRules.CORE_IS_SPRING_FREE.check(
+                new ClassFileImporter().importClasses(ServiceConfig.class))).doesNotThrowAnyException();
+    }
+
+    @Test
+    void cycleRuleFailsOnTwoPackagesThatUseEachOther() {
+        JavaClasses bad = new ClassFileImporter().importClasses(A.class, B.class);
+        assertThatThrownBy(() -> ArchitectureRules.NO_PACKAGE_CYCLES.check(bad))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("Cycle detected")
+                .hasMessageContaining("archfixture.cycle.a")
+                .hasMessageContaining("archfixture.cycle.b");
+        assertThatCode(() -> ArchitectureRules.NO_PACKAGE_CYCLES.check(new ClassFileImporter().importClasses(A.class)))
+                .doesNotThrowAnyException();
+    }
+}

@@ -9,6 +9,7 @@ import io.github.grpcretry.deadline.DeadlineSettings;
 import io.github.grpcretry.guard.GuardClientInterceptor;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.integration.ChannelSetup;
+import io.github.grpcretry.integration.CompositeRetryEventListener;
 import io.github.grpcretry.integration.RetryStatistics;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfig;
@@ -106,8 +107,8 @@ public class GrpcRetryAutoConfiguration {
     @Primary
     @ConditionalOnMissingBean(name = EVENT_LISTENER_BEAN)
     public RetryEventListener grpcRetryEventListener(ObjectProvider<RetryEventListener> listeners) {
-        return RetryEventListeners.composite(listeners.orderedStream()
-                .filter(l -> !(l instanceof RetryEventListeners.Composite))
+        return new CompositeRetryEventListener(listeners.orderedStream()
+                .filter(l -> !(l instanceof CompositeRetryEventListener))
                 .toList());
     }
 

@@ -1,9 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
-import io.github.grpcretry.attempt.AttemptKind;
 import io.github.grpcretry.attempt.CallTarget;
-import io.github.grpcretry.attempt.RetryEventListener;
-import io.github.grpcretry.attempt.SuppressionReason;
 import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.grpc.Status;
@@ -15,9 +12,9 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 /**
- * One listener for several: the engine, the deadline interceptor and the guard each take one. A
- * listener that throws is logged once per listener and event (WARN, with the exception), then skipped
- * silently for that event; the call and the other listeners go on.
+ * One listener for several, for the deadline interceptor and the guard (the engine's is retry-core's
+ * {@code CompositeRetryEventListener}). A listener that throws is logged once per listener and event
+ * (WARN, with the exception), then skipped for that event; the call and the other listeners go on.
  */
 final class RetryEventListeners {
 
@@ -36,54 +33,6 @@ final class RetryEventListeners {
                     log.warn("Event listener " + l + " failed in " + event + " (further failures of it there are not logged)", e);
                 }
             }
-        }
-    }
-
-    /** The engine's listener. */
-    static RetryEventListener composite(List<? extends RetryEventListener> listeners) {
-        return listeners.isEmpty() ? RetryEventListener.NOOP : new Composite(List.copyOf(listeners));
-    }
-
-    static final class Composite implements RetryEventListener {
-        private final List<RetryEventListener> listeners;
-
-        Composite(List<RetryEventListener> listeners) {
-            this.listeners = listeners;
-        }
-
-        @Override
-        public void callStarted(CallTarget target) {
-            each(listeners, "callStarted", l -> l.callStarted(target));
-        }
-
-        @Override
-        public void attemptStarted(CallTarget target, AttemptKind kind, int attemptNumber) {
-            each(listeners, "attemptStarted", l -> l.attemptStarted(target, kind, attemptNumber));
-        }
-
-        @Override
-        public void attemptEnded(CallTarget target, AttemptKind kind, int attemptNumber, Status.Code code) {
-            each(listeners, "attemptEnded", l -> l.attemptEnded(target, kind, attemptNumber, code));
-        }
-
-        @Override
-        public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
-            each(listeners, "retryScheduled", l -> l.retryScheduled(target, nextAttemptNumber, delayNanos));
-        }
-
-        @Override
-        public void retrySuppressed(CallTarget target, SuppressionReason reason, Status.Code code) {
-            each(listeners, "retrySuppressed", l -> l.retrySuppressed(target, reason, code));
-        }
-
-        @Override
-        public void committed(CallTarget target, int attemptNumber) {
-            each(listeners, "committed", l -> l.committed(target, attemptNumber));
-        }
-
-        @Override
-        public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
-            each(listeners, "callEnded", l -> l.callEnded(target, code, retries, hedges, retryDelayNanos));
         }
     }
 

@@ -9,6 +9,8 @@ import io.github.grpcretry.deadline.DeadlineSettings;
 import io.github.grpcretry.guard.GuardClientInterceptor;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.integration.ChannelSetup;
+import io.github.grpcretry.integration.ChannelStateSource;
+import io.github.grpcretry.integration.RetryReport;
 import io.github.grpcretry.integration.CompositeRetryEventListener;
 import io.github.grpcretry.integration.RetryStatistics;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
@@ -75,6 +77,16 @@ public class GrpcRetryAutoConfiguration {
         GrpcRetryPropertyChecks.check(properties);
         return SpringGrpcRetryConfigs.resolve(properties, new BootChannelProperties(clientProperties.getIfAvailable()),
                 customizers.orderedStream().toList(), log::warn);
+    }
+
+    /** What health and the endpoint show of each channel. */
+    @Bean
+    @ConditionalOnMissingBean
+    public RetryReport grpcRetryReport(GrpcRetryProperties properties, ChannelRetryConfigs grpcRetryChannelConfigs,
+            ObjectProvider<RetryLimiterRegistry> limiters, ObjectProvider<RetryStatistics> statistics,
+            ObjectProvider<ChannelStateSource> states) {
+        return new RetryReport(engine(properties), () -> grpcRetryChannelConfigs, limiters::getIfAvailable,
+                statistics::getIfAvailable, states::getIfAvailable);
     }
 
     /** The per-channel throttles and budgets. */

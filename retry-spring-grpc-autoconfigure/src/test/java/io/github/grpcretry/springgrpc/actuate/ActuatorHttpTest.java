@@ -2,6 +2,7 @@ package io.github.grpcretry.springgrpc.actuate;
 
 import static io.github.grpcretry.springgrpc.testing.GrpcClientContext.request;
 import static io.github.grpcretry.springgrpc.testing.ScriptedService.fail;
+import static io.github.grpcretry.springgrpc.testing.ScriptedService.hang;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
@@ -23,20 +24,45 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.grpc.client.GrpcChannelFactory;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
 /**
  * Actuator over real HTTP on Spring Boot 4.1 (Tomcat on a free port): the {@code grpcRetry} health
  * contributor shows the channel's tokens after failed calls through a Spring gRPC channel, and the
- * {@code grpcretry} endpoint answers GET and refuses POST, PUT and DELETE.
+ * {@code grpcretry} endpoint answers GET and refuses POST, PUT and DELETE; the HTTP deadline header
+ * bounds the gRPC calls a request makes.
  */
 class ActuatorHttpTest {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
+    @RestController
     static class WebApp {
+        private final ObjectProvider<GrpcChannelFactory> channels;
+        private volatile SimpleServiceGrpc.SimpleServiceBlockingStub slow;
+
+        WebApp(ObjectProvider<GrpcChannelFactory> channels) {
+            this.channels = channels;
+        }
+
+        /** Calls a service that never answers, with no deadline of its own: the request's header bounds it. */
+        @GetMapping("/slow")
+        String slow() {
+            if (slow == null) {
+                slow = SimpleServiceGrpc.newBlockingStub(channels.getObject().createChannel("slow"));
+            }
+            try {
+                slow.unaryRpc(request("hang-http"));
+                return "OK";
+            } catch (StatusRuntimeException e) {
+                return e.getStatus().getCode().name();
+            }
+        }
     }
 
     private final HttpClient http = HttpClient.newHttpClient();
@@ -50,8 +76,8 @@ class ActuatorHttpTest {
     }
 
     @Test
-    void healthShowsTheTokensAndTheEndpointIsReadOnly() throws Exception {
-        ScriptedService service = new ScriptedService((key, n) -> fail(Status.Code.UNAVAILABLE));
+    void healthShowsTheTokensTheEndpointIsReadOnlyAndTheHttpHeaderIsTheDeadline() throws Exception {
+        ScriptedService service = new ScriptedService((key, n) -> key.startsWith("hang") ? hang() : fail(Status.Code.UNAVAILABLE));
         try (GrpcServerContext server = GrpcServerContext.start(service)) {
             String c = "spring.grpc.client.channel.inventory.";
             String m = "grpc.retry.clients.inventory.service-config.method[0].retry.";
@@ -70,6 +96,8 @@ class ActuatorHttpTest {
             props.put("grpc.retry.clients.inventory.service-config.retrythrottling.max-tokens", "10");
             props.put("grpc.retry.clients.inventory.service-config.retrythrottling.token-ratio", "0.1");
             props.put("grpc.retry.health.status-when-throttled", "OUT_OF_SERVICE");
+            props.put("spring.grpc.client.channel.slow.target", server.nettyTarget());
+            props.put("grpc.retry.deadline.http.header", "X-Request-Timeout-Ms");
             try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(WebApp.class)
                     .web(WebApplicationType.SERVLET).properties(props).run()) {
                 int port = ((WebServerApplicationContext) ctx).getWebServer().getPort();
@@ -112,6 +140,16 @@ class ActuatorHttpTest {
                     assertThat(send(port, method, "/actuator/grpcretry").statusCode()).as(method).isEqualTo(405);
                     assertThat(send(port, method, "/actuator/grpcretry/inventory").statusCode()).as(method).isEqualTo(405);
                 }
+
+                // HTTP ingress: the request's timeout header becomes the deadline of the gRPC call made for it.
+                HttpRequest timed = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/slow"))
+                        .header("X-Request-Timeout-Ms", "300").build();
+                long start = System.nanoTime();
+                HttpResponse<String> slow = http.send(timed, HttpResponse.BodyHandlers.ofString());
+                long took = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                assertThat(slow.body()).isEqualTo("DEADLINE_EXCEEDED");
+                assertThat(service.count("hang-http")).isEqualTo(1);
+                assertThat(took).isBetween(250L, 5000L);
             }
         }
     }

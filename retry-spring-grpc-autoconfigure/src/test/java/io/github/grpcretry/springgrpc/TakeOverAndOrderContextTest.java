@@ -148,6 +148,44 @@ class TakeOverAndOrderContextTest {
                 .contains("spring.grpc.client.channel.bad.service-config.method[0].retry.max-attempts");
     }
 
+    @Test
+    void bootsDefaultEntryIsTheBaseLayerOfAChannelWithoutAnEntryOfItsOwn() {
+        String d = "spring.grpc.client.channel.default.service-config.method[0].retry.";
+        RecordingInterceptor perAttempt = new RecordingInterceptor("per-attempt");
+        try (GrpcClientContext client = GrpcClientContext.start(d + "max-attempts=3", d + "initial-backoff=5ms",
+                d + "max-backoff=10ms", d + "backoff-multiplier=2", d + "retryable-status-codes=UNAVAILABLE")) {
+            SimpleServiceGrpc.SimpleServiceBlockingStub stub = SimpleServiceGrpc.newBlockingStub(client.channel(
+                    server.inProcessTarget(), ChannelBuilderOptions.defaults().withInterceptors(List.of(perAttempt))));
+            catchThrowableOfType(StatusRuntimeException.class, () -> stub.unaryRpc(request("default-entry")));
+            assertThat(service.count("default-entry")).isEqualTo(3);
+            assertThat(perAttempt.calls()).isEqualTo(3);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Resilience4jRetries {
+        @Bean
+        io.github.resilience4j.retry.RetryRegistry retryRegistry() {
+            io.github.resilience4j.retry.RetryRegistry registry = io.github.resilience4j.retry.RetryRegistry.ofDefaults();
+            registry.retry("inventory", io.github.resilience4j.retry.RetryConfig.custom().maxAttempts(3)
+                    .waitDuration(java.time.Duration.ofMillis(5)).build());
+            return registry;
+        }
+    }
+
+    @Test
+    void aResilience4jRetryInstanceDecidesForAChannelThatNamesIt() {
+        String channel = server.inProcessTarget();
+        try (GrpcClientContext client = GrpcClientContext.start(List.of(Resilience4jRetries.class),
+                "grpc.retry.clients.[" + channel + "].resilience4j-retry=inventory")) {
+            catchThrowableOfType(StatusRuntimeException.class, () -> client.stub(channel).unaryRpc(request("r4j")));
+            assertThat(service.count("r4j")).isEqualTo(3);
+        }
+        Throwable failure = catchThrowableOfType(Throwable.class, () -> GrpcClientContext.start(
+                List.of(Resilience4jRetries.class), "grpc.retry.clients.orders.resilience4j-retry=nosuchretry"));
+        assertThat(FailureReports.report(failure)).contains("grpc.retry.clients.orders.resilience4j-retry", "nosuchretry");
+    }
+
     /** Records at the three levels: a user's global interceptor of the highest precedence, one without order, observations. */
     @Configuration(proxyBeanMethods = false)
     static class Recorders {

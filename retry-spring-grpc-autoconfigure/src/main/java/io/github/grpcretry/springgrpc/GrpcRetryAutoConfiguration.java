@@ -79,6 +79,16 @@ public class GrpcRetryAutoConfiguration {
                 customizers.orderedStream().toList(), log::warn);
     }
 
+    /**
+     * The connectivity state of every channel Spring gRPC's factories build. Static: it is a bean
+     * post-processor of the factories.
+     */
+    @Bean
+    @ConditionalOnMissingBean(ChannelStateSource.class)
+    static SpringGrpcChannelStates grpcRetryChannelStates() {
+        return new SpringGrpcChannelStates();
+    }
+
     /** What health and the endpoint show of each channel. */
     @Bean
     @ConditionalOnMissingBean

@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.integration.ChannelStateMeter;
 import io.github.grpcretry.integration.RetryLimiterGauges;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.metrics.DeadlineMeters;
@@ -48,6 +49,30 @@ public class GrpcRetryMetricsAutoConfiguration {
     @ConditionalOnMissingBean
     public DeadlineMeters grpcRetryDeadlineMeters(MeterRegistry registry) {
         return new DeadlineMeters(registry);
+    }
+
+    /** The {@code grpc.client.channel.state} gauges of every channel Spring gRPC builds. */
+    @Bean
+    @ConditionalOnBean(SpringGrpcChannelStates.class)
+    public ChannelStateMeters grpcRetryChannelStateMeters(MeterRegistry registry, SpringGrpcChannelStates states) {
+        ChannelStateMeters meters = new ChannelStateMeters();
+        states.onChannel((name, channel) -> meters.add(ChannelStateMeter.watch(registry, name, channel)));
+        return meters;
+    }
+
+    /** The channel-state gauges made so far; closed with the context. */
+    public static final class ChannelStateMeters implements AutoCloseable {
+        private final java.util.List<ChannelStateMeter> meters = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        void add(ChannelStateMeter meter) {
+            meters.add(meter);
+        }
+
+        @Override
+        public void close() {
+            meters.forEach(ChannelStateMeter::close);
+            meters.clear();
+        }
     }
 
     /** Responses the guard marked "do not retry". */

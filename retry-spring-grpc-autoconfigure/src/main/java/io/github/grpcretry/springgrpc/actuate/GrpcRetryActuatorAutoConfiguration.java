@@ -18,6 +18,7 @@ import org.springframework.context.annotation.Configuration;
  * and the read-only {@code grpcretry} endpoint, both from the {@link RetryReport}.
  */
 @AutoConfiguration(after = GrpcRetryAutoConfiguration.class)
+@ConditionalOnClass(name = "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint")
 @ConditionalOnBean(RetryReport.class)
 public class GrpcRetryActuatorAutoConfiguration {
 

@@ -119,6 +119,10 @@ class ActuatorHttpTest {
                 assertThat(inventory.path("maxTokens").asDouble()).isEqualTo(10.0);
                 assertThat(inventory.path("threshold").asDouble()).isEqualTo(5.0);
                 assertThat(inventory.path("throttling").asBoolean()).isFalse();
+                assertThat(inventory.path("connectivityState").asString()).isEqualTo("READY");
+                assertThat(ctx.getBean(io.micrometer.core.instrument.MeterRegistry.class)
+                        .get("grpc.client.channel.state").tags("client", "inventory", "state", "READY").gauge().value())
+                        .isEqualTo(1.0);
 
                 // One more failing call: 6 -> 5 tokens, throttling; the status the property names.
                 catchThrowableOfType(StatusRuntimeException.class, () -> stub.unaryRpc(request("health")));

@@ -59,7 +59,8 @@ public final class RetryConfigResolver {
     private Consumer<String> warnings = w -> { };
     private boolean nativeEngine;
 
-    private record BaseLayer(Map<String, ?> serviceConfig, String path) {
+    /** A base layer: a service-config map (JSON names) or the typed property tree, and where it came from. */
+    private record BaseLayer(@Nullable Map<String, ?> serviceConfig, @Nullable ServiceConfigProperties typed, String path) {
     }
 
     private RetryConfigResolver() {
@@ -88,7 +89,21 @@ public final class RetryConfigResolver {
      */
     public RetryConfigResolver baseServiceConfig(String channel, Map<String, ?> serviceConfig, String path) {
         bases.put(Objects.requireNonNull(channel, "channel"),
-                new BaseLayer(Objects.requireNonNull(serviceConfig, "serviceConfig"), Objects.requireNonNull(path, "path")));
+                new BaseLayer(Objects.requireNonNull(serviceConfig, "serviceConfig"), null, Objects.requireNonNull(path, "path")));
+        return this;
+    }
+
+    /**
+     * The lowest layer of {@code channel}'s service config, given as bound typed properties in the
+     * shape of the {@code service-config} property tree (Spring Boot 4's
+     * {@code spring.grpc.client.channel.<name>.service-config}). Problems are named by property path
+     * under {@code path}: {@code <path>.method[0].retry.max-attempts}.
+     *
+     * @param path the property path of the tree, e.g. {@code spring.grpc.client.channel.inventory.service-config}
+     */
+    public RetryConfigResolver baseServiceConfig(String channel, ServiceConfigProperties serviceConfig, String path) {
+        bases.put(Objects.requireNonNull(channel, "channel"),
+                new BaseLayer(null, Objects.requireNonNull(serviceConfig, "serviceConfig"), Objects.requireNonNull(path, "path")));
         return this;
     }
 
@@ -130,7 +145,9 @@ public final class RetryConfigResolver {
         }
         for (Map.Entry<String, BaseLayer> e : bases.entrySet()) {
             String channel = e.getKey();
-            ServiceConfigDraft base = parseMap(e.getValue(), problems);
+            BaseLayer layer = e.getValue();
+            ServiceConfigDraft base = layer.typed() != null ? serviceConfig(layer.path(), layer.typed())
+                    : parseMap(layer, problems);
             ChannelDraft own = drafts.get(channel);
             if (own == null) {
                 own = ChannelDraft.empty(channel, CLIENTS_PREFIX + channel);

@@ -1,0 +1,285 @@
+package io.github.grpcretry.integration;
+
+import io.github.grpcretry.budget.RetryBudget;
+import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.policy.HedgingPolicy;
+import io.github.grpcretry.policy.MethodConfig;
+import io.github.grpcretry.policy.MethodName;
+import io.github.grpcretry.policy.RetryBudgetPolicy;
+import io.github.grpcretry.policy.RetryPolicy;
+import io.github.grpcretry.policy.RetryThrottlingPolicy;
+import io.github.grpcretry.throttle.RetryThrottle;
+import io.grpc.ConnectivityState;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a health contributor and a read-only endpoint show of each channel, the same on every Spring
+ * Boot line: the effective configuration ({@link ChannelRetryConfigs}), the limiters
+ * ({@link RetryLimiterRegistry}), the counts since start ({@link RetryStatistics}) and the
+ * connectivity states ({@link ChannelStateSource}), each read when asked (a supplier may give null:
+ * that part is left out). Output is plain maps and lists in a stable key order, for a JSON writer;
+ * durations are ISO-8601 ({@code PT0.1S}), sizes bytes, status codes names. With the native engine
+ * grpc-java keeps its own token bucket, so tokens and suppressed retries are reported as not observable.
+ */
+public final class RetryReport {
+
+    /** What stands for a value grpc-java does not expose. */
+    public static final String NOT_OBSERVABLE_NATIVE = "not observable with the native engine";
+
+    private final ChannelSetup.Engine engine;
+    private final Supplier<@Nullable ChannelRetryConfigs> configs;
+    private final Supplier<@Nullable RetryLimiterRegistry> limiters;
+    private final Supplier<@Nullable RetryStatistics> statistics;
+    private final Supplier<@Nullable ChannelStateSource> states;
+
+    public RetryReport(ChannelSetup.Engine engine, Supplier<@Nullable ChannelRetryConfigs> configs,
+            Supplier<@Nullable RetryLimiterRegistry> limiters, Supplier<@Nullable RetryStatistics> statistics,
+            Supplier<@Nullable ChannelStateSource> states) {
+        this.engine = Objects.requireNonNull(engine, "engine");
+        this.configs = Objects.requireNonNull(configs, "configs");
+        this.limiters = Objects.requireNonNull(limiters, "limiters");
+        this.statistics = Objects.requireNonNull(statistics, "statistics");
+        this.states = Objects.requireNonNull(states, "states");
+    }
+
+    /** The engine's name as the property spells it: {@code interceptor} or {@code native}. */
+    public String engine() {
+        return engine == ChannelSetup.Engine.NATIVE ? "native" : "interceptor";
+    }
+
+    private boolean isNative() {
+        return engine == ChannelSetup.Engine.NATIVE;
+    }
+
+    /** Channels that are configured, have limiters, saw calls or were built, sorted. */
+    public Set<String> channels() {
+        Set<String> names = new TreeSet<>();
+        ChannelRetryConfigs c = configs.get();
+        if (c != null) {
+            names.addAll(c.configuredChannels());
+        }
+        RetryLimiterRegistry l = limiters.get();
+        if (l != null) {
+            names.addAll(l.channels());
+        }
+        RetryStatistics s = statistics.get();
+        if (s != null) {
+            names.addAll(s.channels());
+        }
+        names.addAll(connectivityStates().keySet());
+        return names;
+    }
+
+    /** The channels' connectivity states (empty when there is no source or it fails). */
+    public Map<String, ConnectivityState> connectivityStates() {
+        ChannelStateSource s = states.get();
+        if (s == null) {
+            return Map.of();
+        }
+        try {
+            Map<String, ConnectivityState> m = s.states();
+            return m == null ? Map.of() : m;
+        } catch (RuntimeException e) {
+            return Map.of();
+        }
+    }
+
+    /** Whether the channel's throttle refuses retries now (always false for the native engine: not observable). */
+    public boolean isThrottling(String channel) {
+        if (isNative()) {
+            return false;
+        }
+        RetryLimiterRegistry l = limiters.get();
+        return l != null && l.throttle(channel).map(RetryThrottle::isThrottling).orElse(false);
+    }
+
+    /** The health details of one channel: engine, tokens, max tokens, threshold, throttling, budget balance, state. */
+    public Map<String, Object> health(String channel, Map<String, ConnectivityState> states) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("engine", engine());
+        RetryLimiterRegistry l = limiters.get();
+        RetryThrottle throttle = l == null || isNative() ? null : l.throttle(channel).orElse(null);
+        if (throttle != null) {
+            out.put("tokens", throttle.tokens());
+            out.put("maxTokens", throttle.maxTokens());
+            out.put("threshold", throttle.threshold());
+            out.put("throttling", throttle.isThrottling());
+        } else {
+            RetryThrottlingPolicy policy = throttlingPolicy(channel);
+            if (policy != null) {
+                out.put("tokens", isNative() ? NOT_OBSERVABLE_NATIVE : "throttle not created yet");
+                out.put("maxTokens", policy.maxTokensMilli() / 1000.0);
+                out.put("threshold", (policy.maxTokensMilli() / 2) / 1000.0);
+            }
+            out.put("throttling", isNative() ? NOT_OBSERVABLE_NATIVE : false);
+        }
+        RetryBudget budget = l == null ? null : l.budget(channel).orElse(null);
+        if (budget != null) {
+            out.put("budgetBalance", budget.balance());
+        }
+        ConnectivityState state = states.get(channel);
+        if (state != null) {
+            out.put("connectivityState", state.name());
+        }
+        return out;
+    }
+
+    /** The endpoint's entry of one channel: engine, effective config, limiter state, counts since start, state. */
+    public Map<String, Object> channel(String channel, Map<String, ConnectivityState> states) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("engine", engine());
+        ChannelRetryConfigs c = configs.get();
+        if (c != null) {
+            out.put("config", config(c.forChannel(channel)));
+        }
+        out.put("limiter", limiter(channel));
+        out.put("counts", counts(channel));
+        ConnectivityState state = states.get(channel);
+        if (state != null) {
+            out.put("connectivityState", state.name());
+        }
+        return out;
+    }
+
+    private @Nullable RetryThrottlingPolicy throttlingPolicy(String channel) {
+        ChannelRetryConfigs c = configs.get();
+        return c == null ? null : c.forChannel(channel).serviceConfig().retryThrottling();
+    }
+
+    /** A channel's effective configuration as plain maps. */
+    public static Map<String, Object> config(ChannelRetryConfig config) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("maxAttemptsCap", config.maxAttemptsCap());
+        out.put("perRpcBufferLimit", config.perRpcBufferLimit());
+        out.put("retryBufferSize", config.retryBufferSize());
+        putIfSet(out, "connectTimeout", duration(config.connectTimeout()));
+        putIfSet(out, "resilience4jRetry", config.resilience4jRetry());
+        RetryBudgetPolicy b = config.budget();
+        if (b != null) {
+            Map<String, Object> budget = new LinkedHashMap<>();
+            budget.put("ratio", b.ratio());
+            budget.put("minRetriesPerSecond", b.minRetriesPerSecond());
+            budget.put("ttl", b.ttl().toString());
+            out.put("budget", budget);
+        }
+        RetryThrottlingPolicy t = config.serviceConfig().retryThrottling();
+        if (t != null) {
+            Map<String, Object> throttling = new LinkedHashMap<>();
+            throttling.put("maxTokens", t.maxTokensMilli() / 1000.0);
+            throttling.put("tokenRatio", t.tokenRatioMilli() / 1000.0);
+            out.put("retryThrottling", throttling);
+        }
+        List<Object> methods = new ArrayList<>();
+        for (MethodConfig mc : config.serviceConfig().methodConfigs()) {
+            methods.add(method(mc));
+        }
+        out.put("methods", methods);
+        return out;
+    }
+
+    private static Map<String, Object> method(MethodConfig mc) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        List<String> names = new ArrayList<>();
+        for (MethodName n : mc.names()) {
+            names.add(n.toString());
+        }
+        out.put("names", names);
+        putIfSet(out, "waitForReady", mc.waitForReady());
+        putIfSet(out, "timeout", duration(mc.timeout()));
+        putIfSet(out, "maxRequestMessage", mc.maxRequestMessageBytes());
+        putIfSet(out, "maxResponseMessage", mc.maxResponseMessageBytes());
+        RetryPolicy r = mc.retryPolicy();
+        if (r != null) {
+            Map<String, Object> retry = new LinkedHashMap<>();
+            retry.put("maxAttempts", r.maxAttempts());
+            retry.put("initialBackoff", r.initialBackoff().toString());
+            retry.put("maxBackoff", r.maxBackoff().toString());
+            retry.put("backoffMultiplier", r.backoffMultiplier());
+            retry.put("retryableStatusCodes", codes(r.retryableStatusCodes()));
+            putIfSet(retry, "perAttemptReceiveTimeout", duration(r.perAttemptReceiveTimeout()));
+            out.put("retry", retry);
+        }
+        HedgingPolicy h = mc.hedgingPolicy();
+        if (h != null) {
+            Map<String, Object> hedging = new LinkedHashMap<>();
+            hedging.put("maxAttempts", h.maxAttempts());
+            hedging.put("delay", h.hedgingDelay().toString());
+            hedging.put("nonFatalStatusCodes", codes(h.nonFatalStatusCodes()));
+            out.put("hedging", hedging);
+        }
+        return out;
+    }
+
+    private Map<String, Object> limiter(String channel) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        RetryLimiterRegistry l = limiters.get();
+        RetryThrottle throttle = l == null || isNative() ? null : l.throttle(channel).orElse(null);
+        if (throttle != null) {
+            Map<String, Object> t = new LinkedHashMap<>();
+            t.put("tokens", throttle.tokens());
+            t.put("maxTokens", throttle.maxTokens());
+            t.put("threshold", throttle.threshold());
+            t.put("tokenRatio", throttle.tokenRatio());
+            t.put("throttling", throttle.isThrottling());
+            out.put("throttle", t);
+        } else if (isNative() && throttlingPolicy(channel) != null) {
+            out.put("throttle", NOT_OBSERVABLE_NATIVE);
+        }
+        RetryBudget budget = l == null ? null : l.budget(channel).orElse(null);
+        if (budget != null) {
+            Map<String, Object> b = new LinkedHashMap<>();
+            b.put("balance", budget.balance());
+            b.put("callsInWindow", budget.callsInWindow());
+            b.put("retriesInWindow", budget.retriesInWindow());
+            out.put("budget", b);
+        }
+        return out;
+    }
+
+    private Map<String, Object> counts(String channel) {
+        RetryStatistics s = statistics.get();
+        Map<String, Object> out = new LinkedHashMap<>();
+        if (s == null) {
+            return out;
+        }
+        RetryStatistics.ChannelCounts counts = s.counts(channel);
+        out.put("calls", counts.calls());
+        out.put("failedCalls", counts.failedCalls());
+        out.put("attempts", counts.attempts());
+        out.put("retries", counts.retries());
+        out.put("hedges", counts.hedges());
+        out.put("suppressed", isNative() ? NOT_OBSERVABLE_NATIVE : counts.suppressed());
+        return out;
+    }
+
+    private static void putIfSet(Map<String, Object> out, String key, @Nullable Object value) {
+        if (value != null) {
+            out.put(key, value);
+        }
+    }
+
+    private static @Nullable String duration(@Nullable Duration d) {
+        return d == null ? null : d.toString();
+    }
+
+    private static List<String> codes(Collection<Status.Code> codes) {
+        List<String> out = new ArrayList<>(codes.size());
+        for (Status.Code c : codes) {
+            out.add(c.name());
+        }
+        return out;
+    }
+}

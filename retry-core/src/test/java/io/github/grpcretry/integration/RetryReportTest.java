@@ -1,0 +1,68 @@
+package io.github.grpcretry.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.grpcretry.integration.RetryConfigResolver.ClientProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.MethodProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.RetryProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.RetryThrottlingProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.ServiceConfigProperties;
+import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.throttle.RetryThrottle;
+import io.grpc.ConnectivityState;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** What health and the endpoint show of a channel, from the configuration, the limiters and the counts. */
+class RetryReportTest {
+
+    static ChannelRetryConfigs configs() {
+        RetryProperties retry = new RetryProperties(3, Duration.ofMillis(50), Duration.ofSeconds(1), 2.0,
+                List.of("UNAVAILABLE"), null);
+        ServiceConfigProperties sc = new ServiceConfigProperties(
+                List.of(new MethodProperties(null, null, null, null, null, retry, null)),
+                new RetryThrottlingProperties(10.0, 0.1));
+        return RetryConfigResolver.create()
+                .client("inventory", new ClientProperties(sc, null, null, null, null, null, null, null))
+                .resolve();
+    }
+
+    @Test
+    void theInterceptorEngineShowsItsThrottleAndTheEffectiveConfiguration() {
+        ChannelRetryConfigs configs = configs();
+        RetryLimiterRegistry limiters = new RetryLimiterRegistry();
+        ChannelRetryConfig config = configs.forChannel("inventory");
+        RetryThrottle throttle = limiters.throttle("inventory", config.serviceConfig().retryThrottling()).orElseThrow();
+        for (int i = 0; i < 6; i++) {
+            throttle.onQualifiedFailureThenCheckAllowed();
+        }
+        RetryReport report = new RetryReport(ChannelSetup.Engine.INTERCEPTOR, () -> configs, () -> limiters,
+                RetryStatistics::new, () -> () -> Map.of("inventory", ConnectivityState.READY));
+
+        assertThat(report.channels()).containsExactly("inventory");
+        assertThat(report.isThrottling("inventory")).isTrue();
+        Map<String, Object> health = report.health("inventory", report.connectivityStates());
+        assertThat(health).containsEntry("engine", "interceptor").containsEntry("tokens", 4.0)
+                .containsEntry("maxTokens", 10.0).containsEntry("throttling", true)
+                .containsEntry("connectivityState", "READY");
+        Map<String, Object> channel = report.channel("inventory", Map.of());
+        assertThat(channel.get("config").toString()).contains("maxAttempts=3", "initialBackoff=PT0.05S",
+                "retryableStatusCodes=[UNAVAILABLE]", "tokenRatio=0.1");
+        assertThat(channel.get("counts").toString()).contains("calls=0");
+    }
+
+    @Test
+    void theNativeEngineSaysWhatItCannotObserve() {
+        ChannelRetryConfigs configs = configs();
+        RetryReport report = new RetryReport(ChannelSetup.Engine.NATIVE, () -> configs, RetryLimiterRegistry::new,
+                () -> null, () -> null);
+        Map<String, Object> health = report.health("inventory", Map.of());
+        assertThat(health).containsEntry("engine", "native").containsEntry("tokens", RetryReport.NOT_OBSERVABLE_NATIVE)
+                .containsEntry("maxTokens", 10.0);
+        assertThat(report.isThrottling("inventory")).isFalse();
+    }
+}

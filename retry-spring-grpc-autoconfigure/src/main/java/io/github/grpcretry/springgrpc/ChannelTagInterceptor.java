@@ -1,0 +1,73 @@
+package io.github.grpcretry.springgrpc;
+
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.Context;
+import io.grpc.MethodDescriptor;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * The outermost interceptor of every Spring gRPC channel (added by {@link GrpcRetryChannelCustomizer},
+ * after every global interceptor and after Spring Boot's default-deadline interceptor, so it runs before
+ * them): it tags each call with the channel's name, which {@link GrpcRetryClientInterceptor} reads to
+ * pick the channel's engine, and gives a call that has no deadline at all the channel's combined
+ * default deadline. Where the interceptors sit, and why, is described in docs/spring-boot-4.md.
+ */
+final class ChannelTagInterceptor implements ClientInterceptor {
+
+    /** The Spring gRPC channel name of a call. */
+    static final CallOptions.Key<String> CHANNEL = CallOptions.Key.create("io.github.grpcretry.channel");
+
+    private final String channel;
+    private final long defaultTimeoutNanos;
+    private final Function<MethodDescriptor<?, ?>, Duration> methodTimeouts;
+
+    /**
+     * @param defaultTimeout the deadline of a call that has none (none on the stub, none inherited from
+     *     an inbound call) and whose method has no service-config timeout; null = leave such calls to
+     *     Spring Boot's own default deadline
+     */
+    ChannelTagInterceptor(String channel, Duration defaultTimeout,
+            Function<MethodDescriptor<?, ?>, Duration> methodTimeouts) {
+        this.channel = Objects.requireNonNull(channel, "channel");
+        this.defaultTimeoutNanos = defaultTimeout == null ? 0 : defaultTimeout.toNanos();
+        this.methodTimeouts = methodTimeouts;
+    }
+
+    /**
+     * The default deadline of a channel when both Spring Boot's {@code default.deadline} and
+     * {@code grpc.retry.deadline.default-timeout} may be set: the shorter one; null when
+     * {@code default-timeout} is not set (Boot's own interceptor then does what it does alone).
+     */
+    static Duration combinedDefault(Duration bootDefault, Duration ours) {
+        if (ours == null) {
+            return null;
+        }
+        return bootDefault != null && bootDefault.compareTo(ours) < 0 ? bootDefault : ours;
+    }
+
+    String channel() {
+        return channel;
+    }
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+            CallOptions callOptions, Channel next) {
+        CallOptions options = callOptions.withOption(CHANNEL, channel);
+        if (defaultTimeoutNanos > 0 && options.getDeadline() == null && Context.current().getDeadline() == null
+                && methodTimeouts.apply(method) == null) {
+            options = options.withDeadlineAfter(defaultTimeoutNanos, TimeUnit.NANOSECONDS);
+        }
+        return next.newCall(method, options);
+    }
+
+    @Override
+    public String toString() {
+        return "ChannelTagInterceptor[" + channel + "]";
+    }
+}

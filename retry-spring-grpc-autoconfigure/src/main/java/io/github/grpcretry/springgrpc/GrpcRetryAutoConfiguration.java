@@ -1,0 +1,190 @@
+package io.github.grpcretry.springgrpc;
+
+import io.github.grpcretry.attempt.RetryDeciderSource;
+import io.github.grpcretry.attempt.RetryEventListener;
+import io.github.grpcretry.attempt.RetryScheduler;
+import io.github.grpcretry.deadline.DeadlineClientInterceptor;
+import io.github.grpcretry.deadline.DeadlineEventListener;
+import io.github.grpcretry.deadline.DeadlineSettings;
+import io.github.grpcretry.guard.GuardClientInterceptor;
+import io.github.grpcretry.guard.GuardEventListener;
+import io.github.grpcretry.integration.ChannelSetup;
+import io.github.grpcretry.integration.ChannelStateSource;
+import io.github.grpcretry.integration.RetryReport;
+import io.github.grpcretry.integration.CompositeRetryEventListener;
+import io.github.grpcretry.integration.RetryStatistics;
+import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.policy.ServiceConfigCustomizer;
+import io.grpc.ClientInterceptor;
+import io.grpc.ManagedChannelBuilder;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration;
+import org.springframework.boot.grpc.client.autoconfigure.GrpcClientObservationAutoConfiguration;
+import org.springframework.boot.grpc.client.autoconfigure.GrpcClientProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Primary;
+import org.springframework.grpc.client.GlobalClientInterceptor;
+import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
+
+/**
+ * gRPC retry governance for Spring gRPC channels (Spring Boot 4.1): the validated configuration of every
+ * channel ({@code grpcRetryChannelConfigs}, made eagerly so an invalid value stops start-up), the limiter
+ * registry, the engine's timers and event listener, and the three pieces that put the engine into every
+ * channel a Spring gRPC channel factory builds:
+ * <ul>
+ *   <li>{@code grpcRetryClientInterceptor}: the last global client interceptor, running the channel's
+ *       deadline rules, guard and engine ({@link GrpcRetryClientInterceptor});</li>
+ *   <li>{@code grpcRetryChannelCustomizer}: tags each channel's calls with its name, applies the
+ *       combined default deadline, the connect timeout and the native engine's builder settings
+ *       ({@link GrpcRetryChannelCustomizer});</li>
+ *   <li>{@code grpcRetryServiceConfigCustomizer}: takes over Spring Boot's rendered service config
+ *       ({@link GrpcRetryServiceConfigCustomizer}).</li>
+ * </ul>
+ * Registered after Spring Boot's client observation auto-configuration, so the engine's global
+ * interceptor comes after (inside) the observation interceptor, which has the same order.
+ */
+@AutoConfiguration(after = {GrpcClientAutoConfiguration.class, GrpcClientObservationAutoConfiguration.class})
+@ConditionalOnClass({GrpcChannelBuilderCustomizer.class, GrpcClientProperties.class})
+@ConditionalOnBooleanProperty(name = "grpc.retry.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(GrpcRetryProperties.class)
+public class GrpcRetryAutoConfiguration {
+
+    private static final Log log = LogFactory.getLog(GrpcRetryAutoConfiguration.class);
+
+    /** Name of the composite event listener the engine is given. */
+    public static final String EVENT_LISTENER_BEAN = "grpcRetryEventListener";
+
+    static ChannelSetup.Engine engine(GrpcRetryProperties properties) {
+        return properties.engine() == GrpcRetryProperties.Engine.NATIVE ? ChannelSetup.Engine.NATIVE
+                : ChannelSetup.Engine.INTERCEPTOR;
+    }
+
+    /** The effective configuration of every channel (Boot's service config as the base layer, validated, merged with GLOBAL, customized, capped). */
+    @Bean
+    public ChannelRetryConfigs grpcRetryChannelConfigs(GrpcRetryProperties properties,
+            ObjectProvider<GrpcClientProperties> clientProperties, ObjectProvider<ServiceConfigCustomizer> customizers) {
+        GrpcRetryPropertyChecks.check(properties);
+        return SpringGrpcRetryConfigs.resolve(properties, new BootChannelProperties(clientProperties.getIfAvailable()),
+                customizers.orderedStream().toList(), log::warn);
+    }
+
+    /**
+     * The connectivity state of every channel Spring gRPC's factories build. Static: it is a bean
+     * post-processor of the factories.
+     */
+    @Bean
+    @ConditionalOnMissingBean(ChannelStateSource.class)
+    static SpringGrpcChannelStates grpcRetryChannelStates() {
+        return new SpringGrpcChannelStates();
+    }
+
+    /** What health and the endpoint show of each channel. */
+    @Bean
+    @ConditionalOnMissingBean
+    public RetryReport grpcRetryReport(GrpcRetryProperties properties, ChannelRetryConfigs grpcRetryChannelConfigs,
+            ObjectProvider<RetryLimiterRegistry> limiters, ObjectProvider<RetryStatistics> statistics,
+            ObjectProvider<ChannelStateSource> states) {
+        return new RetryReport(engine(properties), () -> grpcRetryChannelConfigs, limiters::getIfAvailable,
+                statistics::getIfAvailable, states::getIfAvailable);
+    }
+
+    /** The per-channel throttles and budgets. */
+    @Bean
+    @ConditionalOnMissingBean
+    public RetryLimiterRegistry grpcRetryLimiterRegistry() {
+        return new RetryLimiterRegistry();
+    }
+
+    /** The engine's timers (backoff and hedging delays), shared by every channel; closed with the context. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    public RetryScheduler grpcRetryScheduler() {
+        return RetryScheduler.create(RetryScheduler.SHARED_TIMER_THREADS, "grpc-retry");
+    }
+
+    /** Counts since start, per channel (calls, attempts, retries, hedges, suppressed by reason), for the endpoint. */
+    @Bean
+    @ConditionalOnMissingBean
+    public RetryStatistics grpcRetryStatistics() {
+        return new RetryStatistics();
+    }
+
+    /**
+     * Every other {@link RetryEventListener} bean (the statistics, the Micrometer listener, the
+     * application's own), in {@code @Order}, behind one listener. Primary, so injecting a
+     * {@code RetryEventListener} by type gets this one.
+     */
+    @Bean(name = EVENT_LISTENER_BEAN)
+    @Primary
+    @ConditionalOnMissingBean(name = EVENT_LISTENER_BEAN)
+    public RetryEventListener grpcRetryEventListener(ObjectProvider<RetryEventListener> listeners) {
+        return new CompositeRetryEventListener(listeners.orderedStream()
+                .filter(l -> !(l instanceof CompositeRetryEventListener))
+                .toList());
+    }
+
+    @Bean
+    GrpcRetryChannelCustomizer<?> grpcRetryChannelCustomizer(ChannelRetryConfigs grpcRetryChannelConfigs,
+            GrpcRetryProperties properties, ObjectProvider<GrpcClientProperties> clientProperties) {
+        return newChannelCustomizer(grpcRetryChannelConfigs, engine(properties),
+                new BootChannelProperties(clientProperties.getIfAvailable()), properties.deadline().defaultTimeout());
+    }
+
+    private static <T extends ManagedChannelBuilder<T>> GrpcRetryChannelCustomizer<T> newChannelCustomizer(
+            ChannelRetryConfigs configs, ChannelSetup.Engine engine, BootChannelProperties boot,
+            java.time.Duration defaultTimeout) {
+        return new GrpcRetryChannelCustomizer<>(configs, engine, boot, defaultTimeout);
+    }
+
+    @Bean
+    GrpcRetryServiceConfigCustomizer grpcRetryServiceConfigCustomizer(ChannelRetryConfigs grpcRetryChannelConfigs,
+            GrpcRetryProperties properties) {
+        return new GrpcRetryServiceConfigCustomizer(grpcRetryChannelConfigs, engine(properties));
+    }
+
+    /**
+     * The engine's global interceptor. Per channel, outermost first: the deadline rules
+     * ({@code grpc.retry.deadline.*}, the method timeouts), the guard ({@code grpc.retry.guard.enabled}),
+     * the engine: with {@code engine: interceptor} the retrying interceptor (its limiters from the
+     * registry, its events to {@code grpcRetryEventListener}, methods without a policy of their own given
+     * to the first {@link RetryDeciderSource} bean that has a decider for the channel); with
+     * {@code engine: native} the tracer that reports grpc-java's attempts as the same events.
+     */
+    @Bean
+    @GlobalClientInterceptor
+    public GrpcRetryClientInterceptor grpcRetryClientInterceptor(ChannelRetryConfigs grpcRetryChannelConfigs,
+            GrpcRetryProperties properties, RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
+            ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
+            ObjectProvider<DeadlineEventListener> deadlineListeners, ObjectProvider<GuardEventListener> guardListeners) {
+        ChannelSetup.Engine engine = engine(properties);
+        GrpcRetryProperties.Deadline d = properties.deadline();
+        DeadlineSettings deadlines = new DeadlineSettings(d.defaultTimeout(), d.reserve(), d.minRemaining());
+        boolean guard = properties.guard().enabled();
+        return new GrpcRetryClientInterceptor(channel -> {
+            ChannelRetryConfig config = grpcRetryChannelConfigs.forChannel(channel);
+            List<ClientInterceptor> stack = new ArrayList<>(3);
+            stack.add(new DeadlineClientInterceptor(channel, deadlines,
+                    DeadlineClientInterceptor.methodTimeouts(config.serviceConfig()),
+                    RetryEventListeners.deadlines(deadlineListeners.orderedStream().toList())));
+            if (guard) {
+                stack.add(new GuardClientInterceptor(config,
+                        RetryEventListeners.guard(guardListeners.orderedStream().toList())));
+            }
+            stack.add(ChannelSetup.engineInterceptor(config, engine, limiters,
+                    eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
+                    deciderSources.orderedStream().toList()));
+            return stack;
+        });
+    }
+}

@@ -1,0 +1,78 @@
+package io.github.grpcretry.springgrpc;
+
+import io.github.grpcretry.deadline.GrpcContextPropagation;
+import io.github.grpcretry.deadline.GrpcContextThreadLocalAccessor;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+import org.springframework.util.StringUtils;
+
+/**
+ * Deadline propagation beyond the gRPC channels: the HTTP ingress filter on Spring Boot 4's servlet
+ * stack ({@code grpc.retry.deadline.http.header}), and the gRPC {@code Context} registered with
+ * Micrometer's context-propagation (key {@code grpc.context}), so Spring's
+ * {@code ContextPropagatingTaskDecorator} carries deadlines and cancellation into {@code @Async} work.
+ */
+@AutoConfiguration
+@ConditionalOnBooleanProperty(name = "grpc.retry.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(GrpcRetryProperties.class)
+public class GrpcRetryDeadlineAutoConfiguration {
+
+    /** Order of the HTTP filter: early, so the whole request handling runs with the deadline. */
+    public static final int HTTP_FILTER_ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.context.ContextRegistry")
+    static class ContextPropagationConfiguration {
+
+        @Bean
+        GrpcContextThreadLocalAccessor grpcContextThreadLocalAccessor() {
+            GrpcContextThreadLocalAccessor accessor = GrpcContextPropagation.threadLocalAccessor();
+            io.micrometer.context.ContextRegistry.getInstance().registerThreadLocalAccessor(accessor);
+            return accessor;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+    @ConditionalOnClass(name = {"org.springframework.web.filter.OncePerRequestFilter", "jakarta.servlet.Filter"})
+    @Conditional(OnHttpHeaderCondition.class)
+    static class HttpConfiguration {
+
+        @Bean
+        GrpcDeadlineHttpFilter grpcDeadlineHttpFilter(GrpcRetryProperties properties) {
+            GrpcRetryPropertyChecks.check(properties);
+            return new GrpcDeadlineHttpFilter(properties.deadline().http().header(), properties.deadline().http().max());
+        }
+
+        @Bean
+        FilterRegistrationBean<GrpcDeadlineHttpFilter> grpcDeadlineHttpFilterRegistration(GrpcDeadlineHttpFilter filter) {
+            FilterRegistrationBean<GrpcDeadlineHttpFilter> registration = new FilterRegistrationBean<>(filter);
+            registration.setOrder(HTTP_FILTER_ORDER);
+            registration.setName("grpcDeadlineHttpFilter");
+            return registration;
+        }
+    }
+
+    /** Matches when {@code grpc.retry.deadline.http.header} has text. */
+    static class OnHttpHeaderCondition extends SpringBootCondition {
+        @Override
+        public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+            String header = context.getEnvironment().getProperty("grpc.retry.deadline.http.header");
+            return StringUtils.hasText(header)
+                    ? ConditionOutcome.match("grpc.retry.deadline.http.header is '" + header.trim() + "'")
+                    : ConditionOutcome.noMatch("grpc.retry.deadline.http.header is not set");
+        }
+    }
+}

@@ -1,0 +1,70 @@
+package io.github.grpcretry.springgrpc;
+
+import io.github.grpcretry.integration.ChannelStateSource;
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BiConsumer;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.springframework.aop.framework.ProxyFactory;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.grpc.client.CompositeGrpcChannelFactory;
+import org.springframework.grpc.client.GrpcChannelFactory;
+import org.springframework.util.ClassUtils;
+
+/**
+ * The connectivity state of every channel Spring gRPC builds, for the health contributor, the endpoint
+ * and the {@code grpc.client.channel.state} gauges. Spring gRPC's channel factories keep the channels
+ * they build to themselves, so each factory bean (not the composite, which delegates to them) is
+ * wrapped in a class-based proxy that notes the {@code ManagedChannel} each {@code createChannel(name)}
+ * returns; the factory's type and behaviour are unchanged. The latest channel of a name is the one
+ * reported.
+ */
+public final class SpringGrpcChannelStates implements ChannelStateSource, BeanPostProcessor {
+
+    private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+    private final List<BiConsumer<String, ManagedChannel>> listeners = new CopyOnWriteArrayList<>();
+
+    /** Calls {@code listener} with every channel built so far and every channel built from now on. */
+    public synchronized void onChannel(BiConsumer<String, ManagedChannel> listener) {
+        listeners.add(listener);
+        channels.forEach(listener);
+    }
+
+    @Override
+    public Object postProcessAfterInitialization(Object bean, String beanName) {
+        if (!(bean instanceof GrpcChannelFactory) || bean instanceof CompositeGrpcChannelFactory) {
+            return bean;
+        }
+        ProxyFactory proxy = new ProxyFactory(bean);
+        proxy.setProxyTargetClass(true);
+        proxy.addAdvice((MethodInterceptor) invocation -> {
+            Object result = invocation.proceed();
+            Object[] args = invocation.getArguments();
+            if (result instanceof ManagedChannel channel && invocation.getMethod().getName().equals("createChannel")
+                    && args.length > 0 && args[0] instanceof String name) {
+                built(name, channel);
+            }
+            return result;
+        });
+        return proxy.getProxy(ClassUtils.getDefaultClassLoader());
+    }
+
+    private synchronized void built(String name, ManagedChannel channel) {
+        channels.put(name, channel);
+        for (BiConsumer<String, ManagedChannel> listener : listeners) {
+            listener.accept(name, channel);
+        }
+    }
+
+    @Override
+    public Map<String, ConnectivityState> states() {
+        Map<String, ConnectivityState> out = new LinkedHashMap<>();
+        channels.forEach((name, channel) -> out.put(name, channel.getState(false)));
+        return out;
+    }
+}

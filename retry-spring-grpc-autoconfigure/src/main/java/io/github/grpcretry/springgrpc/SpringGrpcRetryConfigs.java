@@ -1,0 +1,209 @@
+package io.github.grpcretry.springgrpc;
+
+import io.github.grpcretry.integration.RetryConfigResolver;
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import io.github.grpcretry.policy.ServiceConfigCustomizer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.core.io.FileSystemResource;
+import org.springframework.core.io.Resource;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * The effective configuration of every Spring gRPC channel. Layers, lowest first: Spring Boot's
+ * {@code spring.grpc.client.channel.<name>.service-config} (or the {@code default} entry's, for a
+ * channel without an entry of its own, as Boot itself falls back), the channel's
+ * {@code service-config-file}, its typed {@code grpc.retry.clients.<name>.service-config}; then GLOBAL
+ * field by field, validation, the {@link ServiceConfigCustomizer}s and the cap (see docs/design.md).
+ *
+ * <p>Every channel named under {@code grpc.retry.clients} or {@code spring.grpc.client.channel} is
+ * resolved at start-up, all problems together; a channel first seen when it is created (named only in
+ * code) is resolved then, from GLOBAL and Boot's {@code default} entry.
+ */
+final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
+
+    private final GrpcRetryProperties properties;
+    private final BootChannelProperties boot;
+    private final List<ServiceConfigCustomizer> customizers;
+    private final Consumer<String> warnings;
+    private final ChannelRetryConfigs resolved;
+    private final Set<String> resolvedNames;
+    private final Map<String, ChannelRetryConfig> late = new ConcurrentHashMap<>();
+
+    private SpringGrpcRetryConfigs(GrpcRetryProperties properties, BootChannelProperties boot,
+            List<ServiceConfigCustomizer> customizers, Consumer<String> warnings) {
+        this.properties = properties;
+        this.boot = boot;
+        this.customizers = List.copyOf(customizers);
+        this.warnings = warnings;
+        Set<String> names = new LinkedHashSet<>();
+        for (String key : properties.clients().keySet()) {
+            if (!GLOBAL.equalsIgnoreCase(key)) {
+                names.add(key);
+            }
+        }
+        names.addAll(boot.names());
+        this.resolvedNames = Collections.unmodifiableSet(names);
+        RetryConfigResolver resolver = resolver();
+        for (String name : names) {
+            addBase(resolver, name);
+        }
+        this.resolved = resolveDistinct(resolver);
+    }
+
+    /**
+     * Resolves and validates every channel the properties name.
+     *
+     * @throws InvalidRetryConfigurationException listing every problem, each named by its property path
+     */
+    static SpringGrpcRetryConfigs resolve(GrpcRetryProperties properties, BootChannelProperties boot,
+            List<ServiceConfigCustomizer> customizers, Consumer<String> warnings) {
+        return new SpringGrpcRetryConfigs(properties, boot, customizers, warnings);
+    }
+
+    @Override
+    public ChannelRetryConfig forChannel(String channel) {
+        if (resolvedNames.contains(channel) || boot.entryFor(channel) == null
+                || boot.serviceConfig(boot.entryFor(channel)) == null) {
+            return resolved.forChannel(channel);
+        }
+        return late.computeIfAbsent(channel, name -> {
+            RetryConfigResolver resolver = resolver();
+            addBase(resolver, name);
+            return resolveDistinct(resolver).forChannel(name);
+        });
+    }
+
+    @Override
+    public Set<String> configuredChannels() {
+        Set<String> all = new LinkedHashSet<>(resolved.configuredChannels());
+        all.addAll(late.keySet());
+        return all;
+    }
+
+    private RetryConfigResolver resolver() {
+        RetryConfigResolver resolver = RetryConfigResolver.create().customizers(customizers).warnings(warnings);
+        for (Map.Entry<String, GrpcRetryProperties.Client> e : properties.clients().entrySet()) {
+            resolver.client(e.getKey(), client(e.getValue()));
+        }
+        return resolver;
+    }
+
+    private void addBase(RetryConfigResolver resolver, String channel) {
+        String key = boot.entryFor(channel);
+        if (key == null) {
+            return;
+        }
+        RetryConfigResolver.ServiceConfigProperties base = boot.serviceConfig(key);
+        if (base != null) {
+            resolver.baseServiceConfig(channel, base, BootChannelProperties.serviceConfigPath(key));
+        }
+    }
+
+    /** Resolves; a problem of Boot's {@code default} entry that several channels inherit is reported once. */
+    private static ChannelRetryConfigs resolveDistinct(RetryConfigResolver resolver) {
+        try {
+            return resolver.resolve();
+        } catch (InvalidRetryConfigurationException e) {
+            List<ConfigProblem> distinct = new ArrayList<>(new LinkedHashSet<>(e.getProblems()));
+            if (distinct.size() == e.getProblems().size()) {
+                throw e;
+            }
+            throw new InvalidRetryConfigurationException(distinct);
+        }
+    }
+
+    // ---------------------------------------------------------------- properties -> plain records
+
+    static RetryConfigResolver.ClientProperties client(GrpcRetryProperties.Client c) {
+        if (c == null) {
+            return new RetryConfigResolver.ClientProperties(null, null, null, null, null, null, null, null);
+        }
+        GrpcRetryProperties.Budget b = c.budget();
+        return new RetryConfigResolver.ClientProperties(
+                serviceConfig(c.serviceConfig()),
+                c.serviceConfigFile() == null ? null : read(c.serviceConfigFile()),
+                b == null ? null : new RetryConfigResolver.BudgetProperties(b.ratio(), b.minRetriesPerSecond(), b.ttl()),
+                c.maxAttemptsCap(),
+                size(c.perRpcBufferLimit()),
+                size(c.retryBufferSize()),
+                c.connectTimeout(),
+                c.resilience4jRetry());
+    }
+
+    private static RetryConfigResolver.ServiceConfigProperties serviceConfig(GrpcRetryProperties.ServiceConfig sc) {
+        if (sc == null) {
+            return null;
+        }
+        List<RetryConfigResolver.MethodProperties> methods = null;
+        if (sc.method() != null) {
+            methods = new ArrayList<>();
+            for (GrpcRetryProperties.Method m : sc.method()) {
+                methods.add(m == null ? null : method(m));
+            }
+        }
+        GrpcRetryProperties.Throttling t = sc.retrythrottling();
+        return new RetryConfigResolver.ServiceConfigProperties(methods, t == null ? null
+                : new RetryConfigResolver.RetryThrottlingProperties(t.maxTokens(), t.tokenRatio()));
+    }
+
+    private static RetryConfigResolver.MethodProperties method(GrpcRetryProperties.Method m) {
+        List<RetryConfigResolver.NameProperties> names = null;
+        if (m.name() != null) {
+            names = new ArrayList<>();
+            for (GrpcRetryProperties.Name n : m.name()) {
+                names.add(n == null ? null : new RetryConfigResolver.NameProperties(n.service(), n.method()));
+            }
+        }
+        GrpcRetryProperties.Retry r = m.retry();
+        GrpcRetryProperties.Hedging h = m.hedging();
+        return new RetryConfigResolver.MethodProperties(names, m.waitForReady(), m.timeout(),
+                size(m.maxRequestMessage()), size(m.maxResponseMessage()),
+                r == null ? null : new RetryConfigResolver.RetryProperties(r.maxAttempts(), r.initialBackoff(),
+                        r.maxBackoff(), r.backoffMultiplier(), r.retryableStatusCodes(), r.perAttemptReceiveTimeout()),
+                h == null ? null : new RetryConfigResolver.HedgingProperties(h.maxAttempts(), h.delay(),
+                        h.nonFatalStatusCodes()));
+    }
+
+    private static RetryConfigResolver.Size size(DataSize size) {
+        return size == null ? null : new RetryConfigResolver.Size(size.toBytes(), size.toString());
+    }
+
+    private static RetryConfigResolver.ServiceConfigFile read(Resource resource) {
+        String name = describe(resource);
+        if (!resource.exists()) {
+            return RetryConfigResolver.ServiceConfigFile.unreadable(name, "the service config file does not exist",
+                    "point it to an existing file, e.g. classpath:service-config.json or file:/etc/app/service-config.json");
+        }
+        try (InputStream in = resource.getInputStream()) {
+            return RetryConfigResolver.ServiceConfigFile.of(name, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        } catch (IOException | RuntimeException e) {
+            return RetryConfigResolver.ServiceConfigFile.unreadable(name,
+                    "the service config file cannot be read: " + e.getMessage(), "make the file readable by the application");
+        }
+    }
+
+    /** How a file is named in problems: {@code classpath:sc.json}, {@code file:/x/sc.json}, else Spring's description. */
+    static String describe(Resource resource) {
+        if (resource instanceof ClassPathResource cp) {
+            return "classpath:" + cp.getPath();
+        }
+        if (resource instanceof FileSystemResource fs) {
+            return "file:" + fs.getPath();
+        }
+        return resource.getDescription();
+    }
+}

@@ -1,0 +1,32 @@
+package io.github.grpcretry.sample.springgrpc;
+
+import io.grpc.BindableService;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The Spring Boot 4.1 sample: a flaky {@code grpc.testing.SimpleService} on Spring gRPC's server and a
+ * client of it over three Spring gRPC channels (no retry; retry through {@code grpc.retry.*}; retry
+ * through Spring Boot's own {@code spring.grpc.client.channel.via-boot.service-config}, taken over by the
+ * engine). At start-up it runs the showcase ({@link Showcase}) and prints what each channel did; it then
+ * keeps serving Actuator ({@code /actuator/health/grpcRetry}, {@code /actuator/grpcretry}) unless started
+ * with {@code --showcase.exit=true}.
+ */
+@SpringBootApplication
+public class SpringGrpcSampleApplication {
+
+    public static void main(String[] args) {
+        SpringApplication.run(SpringGrpcSampleApplication.class, args);
+    }
+
+    @Bean
+    FlakyService flakyService() {
+        return new FlakyService();
+    }
+
+    @Bean
+    BindableService flakyServiceBinding(FlakyService flakyService) {
+        return flakyService;
+    }
+}

@@ -1,0 +1,42 @@
+package io.github.grpcretry.sample.springgrpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/** The sample as a user starts it: the showcase's figures, and Actuator answering on the web port. */
+class ShowcaseTest {
+
+    @Test
+    void bothRetryingChannelsShowTheSameFiguresAndActuatorAnswers() throws Exception {
+        int grpcPort;
+        try (ServerSocket s = new ServerSocket(0)) {
+            grpcPort = s.getLocalPort();
+        }
+        try (ConfigurableApplicationContext ctx = SpringApplication.run(SpringGrpcSampleApplication.class,
+                "--server.port=0", "--spring.grpc.server.port=" + grpcPort)) {
+            Showcase showcase = ctx.getBean(Showcase.class);
+            assertThat(showcase.rows()).extracting(Showcase.Row::channel)
+                    .containsExactly("no-retry", "via-properties", "via-boot");
+            assertThat(showcase.rows().get(0)).isEqualTo(new Showcase.Row("no-retry", 15, 20, 0.0, null));
+            assertThat(showcase.rows().get(1)).isEqualTo(new Showcase.Row("via-properties", 20, 25, 5.0, 6.7));
+            assertThat(showcase.rows().get(2)).isEqualTo(new Showcase.Row("via-boot", 20, 25, 5.0, 6.7));
+            assertThat(showcase.expected()).isTrue();
+
+            int port = ((WebServerApplicationContext) ctx).getWebServer().getPort();
+            HttpResponse<String> health = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port + "/actuator/health/grpcRetry")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(health.statusCode()).isEqualTo(200);
+            assertThat(health.body()).contains("\"via-boot\"", "\"tokens\":6.7");
+        }
+    }
+}

@@ -312,11 +312,7 @@ public final class RetryBudget {
     }
 
     private static long saturatedNanos(java.time.Duration d) {
-        try {
-            return d.toNanos();
-        } catch (ArithmeticException e) {
-            return Long.MAX_VALUE;
-        }
+        return io.github.grpcretry.policy.Durations.saturatedNanos(d);
     }
 
     @Override

@@ -24,7 +24,7 @@ final class CallSupport {
         }
     }
 
-    /** Drops any attempt header of the application's: the engine owns it (SEMANTICS §1). */
+    /** Drops any attempt header of the application's: the engine owns it (docs/design.md §1). */
     static void discardAttemptHeader(Metadata startHeaders) {
         if (startHeaders.containsKey(RetryingCall.PREVIOUS_ATTEMPTS)) {
             startHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS);

@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One logical call of the interceptor engine under a gRFC A6 {@code hedgingPolicy}
- * (SEMANTICS.md §7): several attempts of the same request in parallel, the first to commit wins.
+ * (docs/design.md §7): several attempts of the same request in parallel, the first to commit wins.
  *
  * <h2>What it does</h2>
  * <ul>

@@ -1,5 +1,6 @@
 package io.github.grpcretry.attempt;
 
+import io.github.grpcretry.policy.Durations;
 import java.time.Duration;
 
 /**
@@ -10,22 +11,11 @@ import java.time.Duration;
  */
 final class Nanos {
 
-    /** Whole seconds that always fit in nanoseconds, whatever the nano-of-second part. */
-    private static final long SAFE_SECONDS = Long.MAX_VALUE / 1_000_000_000L - 1;
-
     private Nanos() {
     }
 
-    /** {@code d} in nanoseconds, saturated to {@link Long#MAX_VALUE} / {@link Long#MIN_VALUE}. */
+    /** {@code d} in nanoseconds, saturated to {@link Long#MAX_VALUE} / {@link Long#MIN_VALUE} ({@link Durations#saturatedNanos}). */
     static long saturated(Duration d) {
-        long seconds = d.getSeconds();
-        if (seconds >= -SAFE_SECONDS && seconds <= SAFE_SECONDS) {
-            return d.toNanos();
-        }
-        try {
-            return d.toNanos(); // within two seconds of the edge: exact when it fits
-        } catch (ArithmeticException e) {
-            return seconds < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
-        }
+        return Durations.saturatedNanos(d);
     }
 }

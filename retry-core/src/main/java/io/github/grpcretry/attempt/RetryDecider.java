@@ -1,5 +1,6 @@
 package io.github.grpcretry.attempt;
 
+import io.github.grpcretry.policy.Durations;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import java.time.Duration;
@@ -83,13 +84,7 @@ public interface RetryDecider {
             if (delay.isNegative()) {
                 throw new IllegalArgumentException("negative retry delay " + delay);
             }
-            long nanos;
-            try {
-                nanos = delay.toNanos();
-            } catch (ArithmeticException tooLong) {
-                nanos = Long.MAX_VALUE;
-            }
-            return new RetryAfter(nanos);
+            return new RetryAfter(Durations.saturatedNanos(delay));
         }
 
         /** Retry after {@code delayNanos} nanoseconds (&ge; 0). */

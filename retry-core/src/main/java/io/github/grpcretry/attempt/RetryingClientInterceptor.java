@@ -19,7 +19,7 @@ import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The interceptor retry engine of one channel (gRFC A6 retries and hedging, SEMANTICS.md §1–§7). Install it
+ * The interceptor retry engine of one channel (gRFC A6 retries and hedging, docs/design.md §1–§7). Install it
  * with {@code ManagedChannelBuilder.intercept(...)} on a channel whose service config was rendered
  * without retry policies, hedging policies and throttling
  * ({@code ServiceConfig.toServiceConfigMap(false)}), so grpc-java never retries on top of it.
@@ -59,7 +59,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.config = b.config;
         this.throttle = b.throttle;
         this.budget = b.budget;
-        this.events = b.events;
+        this.events = GuardedEventListener.guard(b.events);
         this.scheduler = b.scheduler != null ? b.scheduler : RetryScheduler.shared();
         if (budget != null) {
             scheduler.driveBudgetClock(budget); // every call deposits: spare it the clock reading
@@ -137,6 +137,9 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
                 RetryPolicy p = mc == null ? null : mc.retryPolicy();
                 HedgingPolicy h = mc == null || p != null ? null : mc.hedgingPolicy();
                 RetryDecider d = p == null && h == null && fallbackDecider != null ? fallbackDecider.apply(method) : null;
+                if (d != null) {
+                    d = GuardedRetryDecider.guard(d); // docs/design.md §14: a throw is logged once, counted
+                }
                 return new MethodPlan(p == null ? null : p.capped(maxAttemptsCap),
                         h == null ? null : h.capped(maxAttemptsCap), d, new CallTarget(config.channel(), n));
             });

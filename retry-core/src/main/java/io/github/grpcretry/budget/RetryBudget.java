@@ -30,8 +30,8 @@ import java.util.function.LongSupplier;
  * reserving is refused at once, without a write: on a spent budget, refusals do not contend.
  *
  * <h2>The clock</h2>
- * Reading {@code System.nanoTime()} costs more than the rest of {@link #onCall()} together (57 ns
- * on a virtual machine, against a few ns for the compare-and-set), and every call makes one deposit.
+ * Reading {@code System.nanoTime()} costs more than the rest of {@link #onCall()} together (a
+ * compare-and-set; the figures are in docs/benchmarks.md), and every call makes one deposit.
  * So a timer may drive a coarse clock ({@link #tick()}, usually through
  * {@code RetryScheduler.driveBudgetClock}): at every slot boundary it publishes the current epoch in
  * one volatile field, and {@link #onCall()} deposits into the published slot without reading the
@@ -312,11 +312,7 @@ public final class RetryBudget {
     }
 
     private static long saturatedNanos(java.time.Duration d) {
-        try {
-            return d.toNanos();
-        } catch (ArithmeticException e) {
-            return Long.MAX_VALUE;
-        }
+        return io.github.grpcretry.policy.Durations.saturatedNanos(d);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.github.grpcretry.guard;
 
 import io.github.grpcretry.attempt.GrpcRetryCallOptions;
+import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.policy.MethodConfig;
@@ -20,7 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Client side of the amplification guard (SEMANTICS §8): watches the outcome of every logical call
+ * Client side of the amplification guard (docs/design.md §8): watches the outcome of every logical call
  * made while a guarded inbound call is served and marks that inbound call's {@link GuardMarker}
  * when the downstream call failed after its retries were used up or suppressed.
  *
@@ -157,8 +158,10 @@ public final class GuardClientInterceptor implements ClientInterceptor {
                         marker.mark();
                         try {
                             events.inboundMarked(marker.inboundMethod(), method.getFullMethodName(), status.getCode());
-                        } catch (RuntimeException ignored) {
-                            // a listener must never break the call
+                        } catch (RuntimeException e) {
+                            // a listener must never break the call (docs/design.md §14)
+                            CallbackFailures.SHARED.failed("GuardEventListener", events, "inboundMarked", e,
+                                    "the event is skipped, the call goes on");
                         }
                     }
                     super.onClose(status, trailers);

@@ -3,7 +3,7 @@ package io.github.grpcretry.guard;
 import io.grpc.Context;
 
 /**
- * The mark of one inbound call (SEMANTICS §8): put into the call's gRPC {@link Context} by the
+ * The mark of one inbound call (docs/design.md §8): put into the call's gRPC {@link Context} by the
  * {@link GuardServerInterceptor} when the call starts, set by the {@link GuardClientInterceptor}
  * when a downstream call made in that Context fails after its retries were used up or suppressed.
  * Because it travels in the Context, it works on any thread the Context is carried to

@@ -1,5 +1,6 @@
 package io.github.grpcretry.guard;
 
+import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.github.grpcretry.internal.pushback.Pushback;
 import io.github.grpcretry.internal.server.ApplicationFailureListener;
 import io.grpc.Context;
@@ -14,7 +15,7 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Server side of the amplification guard (SEMANTICS §8). For every inbound call it puts a fresh
+ * Server side of the amplification guard (docs/design.md §8). For every inbound call it puts a fresh
  * {@link GuardMarker} into the call's {@link Context} (the handler and everything it starts in that
  * Context see it), and when a marked call closes with a non-OK status it adds the trailer
  * {@code grpc-retry-pushback-ms: -1} (replacing any pushback value already there), which every A6
@@ -82,8 +83,10 @@ public final class GuardServerInterceptor implements ServerInterceptor {
                 trailers.put(Pushback.KEY, STOP);
                 try {
                     events.responseGuarded(marker.inboundMethod(), status.getCode());
-                } catch (RuntimeException ignored) {
-                    // a listener must never break the response
+                } catch (RuntimeException e) {
+                    // a listener must never break the response (docs/design.md §14)
+                    CallbackFailures.SHARED.failed("GuardEventListener", events, "responseGuarded", e,
+                            "the event is skipped, the response goes out");
                 }
             }
             super.close(status, trailers);

@@ -4,24 +4,21 @@ import io.github.grpcretry.attempt.AttemptKind;
 import io.github.grpcretry.attempt.CallTarget;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.SuppressionReason;
+import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 /**
  * Hands every event to several listeners, in order, so the engine holds one. A listener that throws
- * is logged (once per listener) and skipped; the others and the call go on.
+ * is logged once per listener and kind of event, then counted (docs/design.md §14); the others and the
+ * call go on.
  */
 public final class CompositeRetryEventListener implements RetryEventListener {
 
-    private static final Logger log = Logger.getLogger(CompositeRetryEventListener.class.getName());
-
     private final RetryEventListener[] delegates;
-    private final boolean[] warned;
 
     public CompositeRetryEventListener(List<? extends RetryEventListener> listeners) {
         List<RetryEventListener> flat = new ArrayList<>();
@@ -29,7 +26,6 @@ public final class CompositeRetryEventListener implements RetryEventListener {
             add(flat, l);
         }
         this.delegates = flat.toArray(new RetryEventListener[0]);
-        this.warned = new boolean[delegates.length];
     }
 
     /** One listener for all of {@code listeners}: NOOP for none, the listener itself for one. */
@@ -63,7 +59,7 @@ public final class CompositeRetryEventListener implements RetryEventListener {
             try {
                 delegates[i].callStarted(target);
             } catch (RuntimeException e) {
-                failed(i, e);
+                failed(i, "callStarted", e);
             }
         }
     }
@@ -74,7 +70,7 @@ public final class CompositeRetryEventListener implements RetryEventListener {
             try {
                 delegates[i].attemptStarted(target, kind, attemptNumber);
             } catch (RuntimeException e) {
-                failed(i, e);
+                failed(i, "attemptStarted", e);
             }
         }
     }
@@ -85,7 +81,7 @@ public final class CompositeRetryEventListener implements RetryEventListener {
             try {
                 delegates[i].attemptEnded(target, kind, attemptNumber, code);
             } catch (RuntimeException e) {
-                failed(i, e);
+                failed(i, "attemptEnded", e);
             }
         }
     }
@@ -96,7 +92,7 @@ public final class CompositeRetryEventListener implements RetryEventListener {
             try {
                 delegates[i].retryScheduled(target, nextAttemptNumber, delayNanos);
             } catch (RuntimeException e) {
-                failed(i, e);
+                failed(i, "retryScheduled", e);
             }
         }
     }
@@ -107,7 +103,7 @@ public final class CompositeRetryEventListener implements RetryEventListener {
             try {
                 delegates[i].retrySuppressed(target, reason, code);
             } catch (RuntimeException e) {
-                failed(i, e);
+                failed(i, "retrySuppressed", e);
             }
         }
     }
@@ -118,7 +114,7 @@ public final class CompositeRetryEventListener implements RetryEventListener {
             try {
                 delegates[i].committed(target, attemptNumber);
             } catch (RuntimeException e) {
-                failed(i, e);
+                failed(i, "committed", e);
             }
         }
     }
@@ -129,16 +125,19 @@ public final class CompositeRetryEventListener implements RetryEventListener {
             try {
                 delegates[i].callEnded(target, code, retries, hedges, retryDelayNanos);
             } catch (RuntimeException e) {
-                failed(i, e);
+                failed(i, "callEnded", e);
             }
         }
     }
 
-    private void failed(int index, RuntimeException e) {
-        if (!warned[index]) {
-            warned[index] = true; // benign race: at worst logged twice
-            log.log(Level.WARNING, "RetryEventListener " + delegates[index] + " threw; its events are skipped", e);
-        }
+    private void failed(int index, String kind, RuntimeException e) {
+        CallbackFailures.SHARED.failed("RetryEventListener", delegates[index], kind, e,
+                "the event is skipped for this listener, the others and the call go on");
+    }
+
+    /** How often each listener threw, by kind of event ({@code <class>@<identity>#<kind>}), since start. */
+    public static java.util.Map<String, Long> callbackFailures() {
+        return CallbackFailures.SHARED.counts();
     }
 
     @Override

@@ -12,7 +12,7 @@ import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The limiter gauges of CONTRACT §4 for every channel of a {@link RetryLimiterRegistry}:
+ * The limiter gauges of docs/design.md §15 for every channel of a {@link RetryLimiterRegistry}:
  * {@value RetryMeterNames#TOKENS} and {@value RetryMeterNames#TOKENS_MAX} for each throttle,
  * {@value RetryMeterNames#BUDGET_BALANCE} for each budget (tag {@code client}).
  *

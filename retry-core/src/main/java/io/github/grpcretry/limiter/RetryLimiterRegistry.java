@@ -1,6 +1,7 @@
 package io.github.grpcretry.limiter;
 
 import io.github.grpcretry.budget.RetryBudget;
+import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.github.grpcretry.policy.RetryBudgetPolicy;
 import io.github.grpcretry.policy.RetryThrottlingPolicy;
 import io.github.grpcretry.throttle.RetryThrottle;
@@ -66,8 +67,9 @@ public final class RetryLimiterRegistry {
         for (LimiterListener l : listeners) {
             try {
                 l.throttleCreated(channel, created);
-            } catch (RuntimeException ignored) {
-                // a listener must never break the call that created the limiter
+            } catch (RuntimeException e) {
+                // a listener must never break the call that created the limiter (docs/design.md §14)
+                CallbackFailures.SHARED.failed("LimiterListener", l, "throttleCreated", e, "the channel goes on");
             }
         }
         return Optional.of(created);
@@ -87,8 +89,9 @@ public final class RetryLimiterRegistry {
         for (LimiterListener l : listeners) {
             try {
                 l.budgetCreated(channel, created);
-            } catch (RuntimeException ignored) {
-                // a listener must never break the call that created the limiter
+            } catch (RuntimeException e) {
+                // a listener must never break the call that created the limiter (docs/design.md §14)
+                CallbackFailures.SHARED.failed("LimiterListener", l, "budgetCreated", e, "the channel goes on");
             }
         }
         return Optional.of(created);

@@ -12,7 +12,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The deadline meters of CONTRACT §4, for the deadline rules to call:
+ * The deadline meters of docs/design.md §15, for the deadline rules to call:
  * {@value RetryMeterNames#DEADLINE_REMAINING} (timer; client, method) and
  * {@value RetryMeterNames#DEADLINE_FAST_FAIL} (counter; client, method). Meters are cached per
  * (channel, method); the method must come from the call's descriptor.

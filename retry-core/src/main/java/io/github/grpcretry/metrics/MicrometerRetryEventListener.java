@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * Records the engine's events as the per-call meters of CONTRACT §4:
+ * Records the engine's events as the per-call meters of docs/design.md §15:
  * {@value RetryMeterNames#ATTEMPTS}, {@value RetryMeterNames#CALL_RETRIES},
  * {@value RetryMeterNames#CALL_HEDGES}, {@value RetryMeterNames#CALL_RETRY_DELAY} and
  * {@value RetryMeterNames#SUPPRESSED}.

@@ -1,6 +1,6 @@
 package io.github.grpcretry.metrics;
 
-/** The meter names and tag keys of CONTRACT §4: the public interface of the starter's metrics. */
+/** The meter names and tag keys of docs/design.md §15: the public interface of the starter's metrics. */
 public final class RetryMeterNames {
 
     /** Counter; client, method, kind, status: every attempt the engine started, by how it ended. */

@@ -7,11 +7,26 @@ import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
 
-/** gRFC A6 {@code hedgingPolicy}, already validated. */
+/**
+ * gRFC A6 {@code hedgingPolicy}. The record checks its own invariants (at least one attempt, a delay
+ * &ge; 0, no OK among the non-fatal codes) and throws {@link IllegalArgumentException} otherwise; the
+ * configuration rules on top (at least 2 attempts as configured, a delay of at most {@link Durations#MAX})
+ * are reported with their path where the values are read (docs/design.md §13).
+ */
 public record HedgingPolicy(int maxAttempts, Duration hedgingDelay, Set<Status.Code> nonFatalStatusCodes) {
 
     public HedgingPolicy {
         Objects.requireNonNull(hedgingDelay, "hedgingDelay");
+        Objects.requireNonNull(nonFatalStatusCodes, "nonFatalStatusCodes");
+        if (maxAttempts < 1) {
+            throw new IllegalArgumentException("maxAttempts must be >= 1, was " + maxAttempts);
+        }
+        if (hedgingDelay.isNegative()) {
+            throw new IllegalArgumentException("hedgingDelay must be >= 0, was " + Durations.toJson(hedgingDelay));
+        }
+        if (nonFatalStatusCodes.contains(Status.Code.OK)) {
+            throw new IllegalArgumentException("OK is never a failure, so it cannot be a non-fatal status code");
+        }
         nonFatalStatusCodes = nonFatalStatusCodes.isEmpty()
                 ? Collections.emptySet()
                 : Collections.unmodifiableSet(EnumSet.copyOf(nonFatalStatusCodes));

@@ -9,7 +9,14 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * gRFC A6 {@code retryPolicy}, already validated.
+ * gRFC A6 {@code retryPolicy}. The record checks its own invariants, whoever builds it (the
+ * configuration, a {@link ServiceConfigCustomizer}, a per-call policy): at least one attempt, positive
+ * backoffs, a multiplier that is not negative or zero, a non-empty set of retryable codes without OK, a positive per-attempt
+ * timeout when there is one; it throws {@link IllegalArgumentException} otherwise. The configuration
+ * rules on top of these (at least 2 attempts as configured, a finite multiplier, durations of at most
+ * {@link Durations#MAX})
+ * are checked where the values are read, and reported with their property or JSON path
+ * (docs/design.md §13).
  *
  * @param maxAttempts attempts in all, the first included (before the channel cap is applied)
  * @param perAttemptReceiveTimeout optional: absent = none
@@ -25,6 +32,28 @@ public record RetryPolicy(
     public RetryPolicy {
         Objects.requireNonNull(initialBackoff, "initialBackoff");
         Objects.requireNonNull(maxBackoff, "maxBackoff");
+        Objects.requireNonNull(retryableStatusCodes, "retryableStatusCodes");
+        if (maxAttempts < 1) {
+            throw new IllegalArgumentException("maxAttempts must be >= 1, was " + maxAttempts);
+        }
+        if (initialBackoff.isNegative() || initialBackoff.isZero()) {
+            throw new IllegalArgumentException("initialBackoff must be > 0, was " + Durations.toJson(initialBackoff));
+        }
+        if (maxBackoff.isNegative() || maxBackoff.isZero()) {
+            throw new IllegalArgumentException("maxBackoff must be > 0, was " + Durations.toJson(maxBackoff));
+        }
+        if (backoffMultiplier <= 0) {
+            // NaN passes here (the engine then waits max-backoff); the configuration rejects it with its path
+            throw new IllegalArgumentException("backoffMultiplier must be > 0, was " + backoffMultiplier);
+        }
+        if (retryableStatusCodes.isEmpty() || retryableStatusCodes.contains(Status.Code.OK)) {
+            throw new IllegalArgumentException("retryableStatusCodes must be non-empty and must not contain OK, was "
+                    + retryableStatusCodes);
+        }
+        if (perAttemptReceiveTimeout != null && (perAttemptReceiveTimeout.isNegative() || perAttemptReceiveTimeout.isZero())) {
+            throw new IllegalArgumentException("perAttemptReceiveTimeout must be > 0, was "
+                    + Durations.toJson(perAttemptReceiveTimeout));
+        }
         retryableStatusCodes = retryableStatusCodes.isEmpty()
                 ? Collections.emptySet()
                 : Collections.unmodifiableSet(EnumSet.copyOf(retryableStatusCodes));

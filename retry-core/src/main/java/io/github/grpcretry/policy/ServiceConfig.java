@@ -159,7 +159,7 @@ public record ServiceConfig(List<MethodConfig> methodConfigs, @Nullable RetryThr
                 entry.put("waitForReady", mc.waitForReady());
             }
             if (mc.timeout() != null) {
-                entry.put("timeout", durationString(mc.timeout()));
+                entry.put("timeout", Durations.toJson(mc.timeout()));
             }
             if (mc.maxRequestMessageBytes() != null) {
                 entry.put("maxRequestMessageBytes", (double) mc.maxRequestMessageBytes());
@@ -171,12 +171,12 @@ public record ServiceConfig(List<MethodConfig> methodConfigs, @Nullable RetryThr
                 RetryPolicy r = mc.retryPolicy();
                 Map<String, Object> rp = new LinkedHashMap<>();
                 rp.put("maxAttempts", (double) r.maxAttempts());
-                rp.put("initialBackoff", durationString(r.initialBackoff()));
-                rp.put("maxBackoff", durationString(r.maxBackoff()));
+                rp.put("initialBackoff", Durations.toJson(r.initialBackoff()));
+                rp.put("maxBackoff", Durations.toJson(r.maxBackoff()));
                 rp.put("backoffMultiplier", r.backoffMultiplier());
                 rp.put("retryableStatusCodes", codeNames(r.retryableStatusCodes()));
                 if (r.perAttemptReceiveTimeout() != null) {
-                    rp.put("perAttemptRecvTimeout", durationString(r.perAttemptReceiveTimeout()));
+                    rp.put("perAttemptRecvTimeout", Durations.toJson(r.perAttemptReceiveTimeout()));
                 }
                 entry.put("retryPolicy", rp);
             }
@@ -184,7 +184,7 @@ public record ServiceConfig(List<MethodConfig> methodConfigs, @Nullable RetryThr
                 HedgingPolicy h = mc.hedgingPolicy();
                 Map<String, Object> hp = new LinkedHashMap<>();
                 hp.put("maxAttempts", (double) h.maxAttempts());
-                hp.put("hedgingDelay", durationString(h.hedgingDelay()));
+                hp.put("hedgingDelay", Durations.toJson(h.hedgingDelay()));
                 hp.put("nonFatalStatusCodes", codeNames(h.nonFatalStatusCodes()));
                 entry.put("hedgingPolicy", hp);
             }
@@ -208,26 +208,5 @@ public record ServiceConfig(List<MethodConfig> methodConfigs, @Nullable RetryThr
             out.add(c.name());
         }
         return out;
-    }
-
-    /** A protobuf-JSON duration: seconds with up to nine fractional digits and an "s" suffix. */
-    public static String durationString(Duration d) {
-        long seconds = d.getSeconds();
-        int nanos = d.getNano();
-        String sign = "";
-        if (d.isNegative()) {
-            // without negated(): the most negative Duration cannot be negated
-            sign = "-";
-            if (nanos == 0) {
-                return seconds + "s";
-            }
-            seconds = -(seconds + 1);
-            nanos = 1_000_000_000 - nanos;
-        }
-        if (nanos == 0) {
-            return sign + seconds + "s";
-        }
-        String frac = String.format("%09d", nanos).replaceFirst("0+$", "");
-        return sign + seconds + "." + frac + "s";
     }
 }

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What the engine must hold against input no validator saw: a {@code grpc-previous-rpc-attempts}
- * header of the application's own (the engine owns that header, SEMANTICS §1), and per-call
+ * header of the application's own (the engine owns that header, docs/design.md §1), and per-call
  * policies ({@link GrpcRetryCallOptions#POLICY}) or policies built in code whose durations do not
  * fit a {@code long} of nanoseconds, and pushback values up to {@code Integer.MAX_VALUE} ms.
  */

@@ -11,7 +11,7 @@ import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.util.concurrent.TimeUnit;
 
-/** Channels for the two engines (SEMANTICS §0), built with plain grpc-java builders. */
+/** Channels for the two engines (docs/design.md §0), built with plain grpc-java builders. */
 final class Engines {
 
     enum Engine { NATIVE, INTERCEPTOR }

@@ -35,7 +35,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * SEMANTICS §7 side by side: every hedging scenario runs under grpc-java's own hedging and under the
+ * docs/design.md §7 side by side: every hedging scenario runs under grpc-java's own hedging and under the
  * interceptor engine, against the same real server, in-process and over Netty on loopback. The
  * arrivals, their {@code grpc-previous-rpc-attempts}, which arrivals the server saw cancelled (the
  * losers), the final status and the responses must agree, except where grpc-java does not do what

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The interceptor engine alone, in-process: REFERENCE R1 and the behaviour SEMANTICS §1–§4 fixes. */
+/** The interceptor engine alone, in-process: docs/design.md §17 (R1) and the behaviour docs/design.md §1–§4 fixes. */
 class RetryEngineTest {
 
     private EngineHarness harness;

@@ -23,10 +23,10 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * SEMANTICS §0: every scenario runs under grpc-java's own retry engine and under the interceptor
+ * docs/design.md §0: every scenario runs under grpc-java's own retry engine and under the interceptor
  * engine, against the same real server, in-process and over Netty on loopback. Arrival counts,
  * {@code grpc-previous-rpc-attempts} values, the messages the server saw and the final status must
- * agree, except in the rows SEMANTICS names as deliberate differences, which are asserted here
+ * agree, except in the rows docs/design.md names as deliberate differences, which are asserted here
  * explicitly for both engines.
  */
 class SideBySideTest {
@@ -207,7 +207,7 @@ class SideBySideTest {
 
     /**
      * Several pushback values: we (like grpc-go) do not retry; grpc-java reads only the last value
-     * and retries after it. A deliberate difference (SEMANTICS §3: "several values: no retry").
+     * and retries after it. A deliberate difference (docs/design.md §3: "several values: no retry").
      */
     @ParameterizedTest
     @EnumSource(Transport.class)
@@ -225,7 +225,7 @@ class SideBySideTest {
 
     /**
      * Pushback >= 0 on a status that is not retryable: grpc-java retries, we (like grpc-go) do not
-     * (SEMANTICS §3, deliberate difference).
+     * (docs/design.md §3, deliberate difference).
      */
     @ParameterizedTest
     @EnumSource(Transport.class)
@@ -343,7 +343,7 @@ class SideBySideTest {
 
     /**
      * The next backoff would end after the call's deadline: grpc-java waits and fails with
-     * DEADLINE_EXCEEDED at the deadline; we end at once with the last attempt's status (SEMANTICS §4).
+     * DEADLINE_EXCEEDED at the deadline; we end at once with the last attempt's status (docs/design.md §4).
      */
     @ParameterizedTest
     @EnumSource(Transport.class)

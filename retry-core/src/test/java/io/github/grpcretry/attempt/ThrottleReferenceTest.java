@@ -21,7 +21,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * REFERENCE.md R2 (retryThrottling): max-tokens 10, token-ratio 0.1, max-attempts 3, tiny backoff.
+ * docs/design.md §17 (R2) (retryThrottling): max-tokens 10, token-ratio 0.1, max-attempts 3, tiny backoff.
  * Deterministic rows exactly; the probabilistic table within ±0.03 arrivals per call and ±2
  * percentage points of final failure, with a seeded server.
  */

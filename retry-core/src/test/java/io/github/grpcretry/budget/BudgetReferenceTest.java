@@ -35,7 +35,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * REFERENCE.md R3: the budget × failure-rate table of the seed (002_ec13db919ab7ab0a), measured with
+ * docs/design.md §17 (R3): the budget × failure-rate table of the seed (002_ec13db919ab7ab0a), measured with
  * the interceptor engine against a real in-process server that fails each arrival with probability
  * p (a fixed-seed random sequence), 1500 sequential requests per row, up to 3 attempts per request,
  * budgets with {@code min-retries-per-second: 0}.

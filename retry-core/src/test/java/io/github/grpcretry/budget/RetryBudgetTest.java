@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-/** The windowed budget (SEMANTICS §6) on an injected clock, and under contention. */
+/** The windowed budget (docs/design.md §6) on an injected clock, and under contention. */
 class RetryBudgetTest {
 
     private static final long SECOND = 1_000_000_000L;

@@ -29,7 +29,7 @@ class RetryLimiterGaugesTest {
         assertThat(gauge(registry, "grpc.client.retry.tokens.max", "late")).isEqualTo(10.0);
         assertThat(gauge(registry, "grpc.client.retry.budget.balance", "late")).isEqualTo(10.2, within());
 
-        // the R2 sequence of SEMANTICS §5: 6 qualified failures take 10 -> 4, then +0.1 per success
+        // the R2 sequence of docs/design.md §5: 6 qualified failures take 10 -> 4, then +0.1 per success
         for (int i = 0; i < 6; i++) {
             late.onQualifiedFailureThenCheckAllowed();
         }

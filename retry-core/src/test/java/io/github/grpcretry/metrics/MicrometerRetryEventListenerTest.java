@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
-/** The per-call meters of CONTRACT §4: exact names, types, tag keys and values. */
+/** The per-call meters of docs/design.md §15: exact names, types, tag keys and values. */
 class MicrometerRetryEventListenerTest {
 
     private static final CallTarget INV = new CallTarget("inventory", "shop.Inventory/Reserve");

@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
- * The channel-wide retry buffer limit under load (SEMANTICS §2): many concurrent calls carrying
+ * The channel-wide retry buffer limit under load (docs/design.md §2): many concurrent calls carrying
  * large requests. A sampler reads the pool continuously: the bytes held never pass its capacity.
  * Calls that do not fit are committed, not failed: they go on and end as their single attempt
  * ends; only the calls that kept their buffer can be retried.

@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Test;
  * restartable {@link ScriptedServer}, its call helpers) under the hedging policy of the interceptor
  * engine, and grpc-java's own engine (native) under the retry policy through the fault proxy.
  *
- * <p>What the hedging policy promises (SEMANTICS §7) and is asserted here: a slow attempt is
+ * <p>What the hedging policy promises (docs/design.md §7) and is asserted here: a slow attempt is
  * overtaken by a hedge and a failed one (non-fatal status, reset connection) by the next hedge,
  * sent at once; a fatal status ends the call; the loser is cancelled, so no attempt is left
  * running on the server; never more than max attempts; committed calls are not hedged again; a

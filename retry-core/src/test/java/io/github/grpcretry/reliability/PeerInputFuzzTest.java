@@ -331,7 +331,7 @@ class PeerInputFuzzTest {
 
     /**
      * A proxy that forwards every inbound header passes a {@code grpc-previous-rpc-attempts} of its
-     * caller to the engine. Retries must carry the engine's own count (they do); SEMANTICS §1 says
+     * caller to the engine. Retries must carry the engine's own count (they do); docs/design.md §1 says
      * the first attempt carries none: the engine owns the header and strips the application's value.
      */
     @Test

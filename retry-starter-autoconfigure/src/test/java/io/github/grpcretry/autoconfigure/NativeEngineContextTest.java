@@ -29,7 +29,7 @@ import org.springframework.context.ApplicationContext;
 
 /**
  * engine=native: grpc-java's own retry configured from YAML-shaped properties through net.devh,
- * against a real in-process server (REFERENCE.md R1, the rows grpc-java can do).
+ * against a real in-process server (docs/design.md §17 (R1), the rows grpc-java can do).
  */
 @ExtendWith(OutputCaptureExtension.class)
 class NativeEngineContextTest {

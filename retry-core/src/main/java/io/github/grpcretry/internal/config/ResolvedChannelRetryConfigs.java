@@ -1,5 +1,6 @@
 package io.github.grpcretry.internal.config;
 
+import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ConfigProblem;
@@ -129,7 +130,16 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
         ServiceConfig config = merged;
         if (customize && !customizers.isEmpty()) {
             for (ServiceConfigCustomizer c : customizers) {
-                config = c.customize(channel, config);
+                try {
+                    config = c.customize(channel, config);
+                } catch (RuntimeException e) {
+                    // docs/design.md §14: visible, never swallowed; the start-up report names the customizer
+                    CallbackFailures.SHARED.failed("ServiceConfigCustomizer", c, "customize", e,
+                            "the configuration of channel " + channel + " is invalid");
+                    problems.add(new ConfigProblem("ServiceConfigCustomizer(" + channel + ")", c.toString(),
+                            "the customizer threw " + e, "fix the customizer: it must return a service config"));
+                    return null;
+                }
                 if (config == null) {
                     break;
                 }

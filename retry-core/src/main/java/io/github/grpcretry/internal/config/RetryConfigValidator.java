@@ -2,6 +2,7 @@ package io.github.grpcretry.internal.config;
 
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.policy.Durations;
 import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.policy.MethodConfig;
 import io.github.grpcretry.policy.MethodName;
@@ -43,15 +44,12 @@ public final class RetryConfigValidator {
 
     /** Largest message limit grpc-java accepts (an int). */
     public static final long MAX_MESSAGE_BYTES = Integer.MAX_VALUE;
-    public static final double MAX_TOKENS_LIMIT = 1000;
+    public static final double MAX_TOKENS_LIMIT = RetryThrottlingPolicy.MAX_TOKENS_LIMIT;
     public static final double MAX_BUDGET_RATIO = 1.0;
     public static final Duration MIN_BUDGET_TTL = Duration.ofSeconds(1);
     public static final Duration MAX_BUDGET_TTL = Duration.ofSeconds(60);
-    /**
-     * The longest duration accepted anywhere (timeouts, backoffs, hedging delay): what fits in a
-     * signed 64-bit count of nanoseconds (about 292 years), the unit grpc-java and the engine work in.
-     */
-    public static final Duration MAX_DURATION = Duration.ofNanos(Long.MAX_VALUE);
+    /** The longest duration accepted anywhere: {@link Durations#MAX}. */
+    private static final Duration MAX_DURATION = Durations.MAX;
     private static final String TOO_LONG = "must be at most 9223372036.854775807s (about 292 years, the longest"
             + " duration in nanoseconds)";
 
@@ -405,57 +403,28 @@ public final class RetryConfigValidator {
             if (mc.retryPolicy() != null && mc.hedgingPolicy() != null) {
                 problem(p, null, "a method entry may have a retry policy or a hedging policy, not both", "drop one");
             }
+            // What the records check themselves (positive backoffs and multiplier, codes without OK, a
+            // positive per-attempt timeout, a non-negative hedging delay, the throttling ranges) cannot be
+            // wrong here; what is left are the configuration rules on top of them.
             RetryPolicy r = mc.retryPolicy();
             if (r != null) {
                 String rp = p + ".retryPolicy";
                 if (r.maxAttempts() < 2) {
                     problem(rp + ".maxAttempts", String.valueOf(r.maxAttempts()), "max-attempts must be >= 2", "use 2 or more");
                 }
-                if (r.initialBackoff().isNegative() || r.initialBackoff().isZero()) {
-                    problem(rp + ".initialBackoff", Sourced.display(r.initialBackoff()), "initial-backoff must be > 0", "use a positive duration");
-                }
-                if (r.maxBackoff().isNegative() || r.maxBackoff().isZero()) {
-                    problem(rp + ".maxBackoff", Sourced.display(r.maxBackoff()), "max-backoff must be > 0", "use a positive duration");
-                }
-                if (!(r.backoffMultiplier() > 0) || Double.isInfinite(r.backoffMultiplier())) {
+                if (Double.isInfinite(r.backoffMultiplier()) || Double.isNaN(r.backoffMultiplier())) {
                     problem(rp + ".backoffMultiplier", String.valueOf(r.backoffMultiplier()), "backoff-multiplier must be > 0", "use e.g. 2");
-                }
-                if (r.retryableStatusCodes().isEmpty() || r.retryableStatusCodes().contains(Status.Code.OK)) {
-                    problem(rp + ".retryableStatusCodes", String.valueOf(r.retryableStatusCodes()),
-                            "retryable-status-codes must be non-empty and must not contain OK", "list e.g. UNAVAILABLE");
                 }
                 tooLong(r.initialBackoff(), rp + ".initialBackoff");
                 tooLong(r.maxBackoff(), rp + ".maxBackoff");
                 tooLong(r.perAttemptReceiveTimeout(), rp + ".perAttemptRecvTimeout");
-                if (r.perAttemptReceiveTimeout() != null
-                        && (r.perAttemptReceiveTimeout().isNegative() || r.perAttemptReceiveTimeout().isZero())) {
-                    problem(rp + ".perAttemptRecvTimeout", Sourced.display(r.perAttemptReceiveTimeout()),
-                            "per-attempt-receive-timeout must be > 0", "use a positive duration or none");
-                }
             }
             HedgingPolicy h = mc.hedgingPolicy();
             if (h != null) {
                 if (h.maxAttempts() < 2) {
                     problem(p + ".hedgingPolicy.maxAttempts", String.valueOf(h.maxAttempts()), "max-attempts must be >= 2", "use 2 or more");
                 }
-                if (h.hedgingDelay().isNegative()) {
-                    problem(p + ".hedgingPolicy.hedgingDelay", Sourced.display(h.hedgingDelay()), "the hedging delay must be >= 0", "use 0 or more");
-                }
                 tooLong(h.hedgingDelay(), p + ".hedgingPolicy.hedgingDelay");
-                if (h.nonFatalStatusCodes().contains(Status.Code.OK)) {
-                    problem(p + ".hedgingPolicy.nonFatalStatusCodes", String.valueOf(h.nonFatalStatusCodes()),
-                            "OK is never a failure, so it cannot be a non-fatal status code", "remove OK");
-                }
-            }
-        }
-        RetryThrottlingPolicy t = config.retryThrottling();
-        if (t != null) {
-            if (!(t.maxTokens() > 0) || t.maxTokens() > MAX_TOKENS_LIMIT || t.maxTokensMilli() < 1) {
-                problem(origin + " retryThrottling.maxTokens", String.valueOf(t.maxTokens()), "max-tokens must be in (0, 1000]", "use e.g. 10");
-            }
-            if (!(t.tokenRatio() > 0) || t.tokenRatioMilli() < 1) {
-                problem(origin + " retryThrottling.tokenRatio", String.valueOf(t.tokenRatio()),
-                        "token-ratio must be > 0 (at least 0.001)", "use e.g. 0.1");
             }
         }
     }

@@ -1,6 +1,6 @@
 package io.github.grpcretry.internal.config;
 
-import io.github.grpcretry.policy.ServiceConfig;
+import io.github.grpcretry.policy.Durations;
 import java.time.Duration;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -37,7 +37,7 @@ public record Sourced<T>(T value, String path, String display) {
 
     static String display(Object value) {
         if (value instanceof Duration d) {
-            return ServiceConfig.durationString(d);
+            return Durations.toJson(d);
         }
         return String.valueOf(value);
     }

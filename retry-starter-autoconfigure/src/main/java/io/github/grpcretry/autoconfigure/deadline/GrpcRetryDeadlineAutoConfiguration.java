@@ -29,7 +29,7 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.util.StringUtils;
 
 /**
- * Deadline propagation and cascade defence ({@code grpc.retry.deadline.*}, SEMANTICS §9):
+ * Deadline propagation and cascade defence ({@code grpc.retry.deadline.*}, docs/design.md §9):
  * <ul>
  *   <li>{@code grpcDeadlineChannelConfigurer}: a net.devh {@code GrpcChannelConfigurer} adding the
  *       {@code DeadlineClientInterceptor} to every channel, outside the retry engine;</li>

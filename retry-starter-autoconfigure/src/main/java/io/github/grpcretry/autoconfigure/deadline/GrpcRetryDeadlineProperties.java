@@ -1,5 +1,6 @@
 package io.github.grpcretry.autoconfigure.deadline;
 
+import io.github.grpcretry.policy.Durations;
 import io.github.grpcretry.deadline.DeadlineSettings;
 import java.time.Duration;
 import org.springframework.beans.factory.InitializingBean;
@@ -74,8 +75,8 @@ public class GrpcRetryDeadlineProperties implements InitializingBean {
         validate();
     }
 
-    /** The longest duration accepted: what fits in a signed 64-bit count of nanoseconds (about 292 years). */
-    static final Duration MAX_DURATION = Duration.ofNanos(Long.MAX_VALUE);
+    /** The longest duration accepted: {@link Durations#MAX} (what fits in a signed 64-bit count of nanoseconds). */
+    static final Duration MAX_DURATION = Durations.MAX;
 
     /** Checks every value; the first invalid one stops start-up, naming its property path. */
     public void validate() {
@@ -117,7 +118,7 @@ public class GrpcRetryDeadlineProperties implements InitializingBean {
 
     /** Whether {@code d} does not fit in a signed 64-bit count of nanoseconds (no abs(): it overflows too). */
     private static boolean outOfNanos(Duration d) {
-        return d.compareTo(MAX_DURATION) > 0 || d.compareTo(MAX_DURATION.negated()) < 0;
+        return !Durations.fitsInNanos(d);
     }
 
     private static void tooLong(String property, Duration d) {

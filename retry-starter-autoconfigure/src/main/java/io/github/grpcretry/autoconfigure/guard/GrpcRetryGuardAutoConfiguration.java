@@ -17,7 +17,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 
 /**
- * The cross-layer amplification guard ({@code grpc.retry.guard.enabled}, default true; SEMANTICS §8):
+ * The cross-layer amplification guard ({@code grpc.retry.guard.enabled}, default true; docs/design.md §8):
  * <ul>
  *   <li>{@code grpcRetryGuardServerInterceptor}: a net.devh global server interceptor (when the
  *       server starter is present), ordered {@link #SERVER_INTERCEPTOR_ORDER}: outside net.devh's

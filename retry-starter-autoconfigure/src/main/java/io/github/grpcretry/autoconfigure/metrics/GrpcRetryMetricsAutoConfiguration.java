@@ -16,7 +16,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 
 /**
- * The meters of CONTRACT §4, when Micrometer is on the classpath and a {@link MeterRegistry} bean
+ * The meters of docs/design.md §15, when Micrometer is on the classpath and a {@link MeterRegistry} bean
  * exists (Boot's metrics auto-configuration or the application's own): the Micrometer event
  * listener (part of {@code grpcRetryEventListener}), the limiter and connectivity gauges, and the
  * deadline and guard meters for those features to call.

@@ -45,7 +45,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Import;
 
 /**
- * SEMANTICS §8 / REFERENCE R3 "three layers": real services A → B → C on net.devh's in-process
+ * docs/design.md §8 / docs/design.md §17 (R3) "three layers": real services A → B → C on net.devh's in-process
  * transport, A and B each a Spring Boot application with this starter whose gRPC service relays to
  * the next layer through a net.devh client; C is down (always UNAVAILABLE). The test calls A through
  * A's own starter-built channel ("entry"), so three layers retry: the entry client, A and B, each up

@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Lab mode: replays every experiment of REFERENCE.md R1–R3 through the starter's public
+ * Lab mode: replays every experiment of docs/design.md §17 (R1–R3) through the starter's public
  * configuration (Spring Boot contexts configured with grpc.retry.* properties) against real gRPC
  * servers, and prints each table with the source article's figure next to what this engine measured
  * now. Deterministic rows that deviate make {@link #main} exit with status 1.

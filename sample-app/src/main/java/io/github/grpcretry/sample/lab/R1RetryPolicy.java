@@ -101,7 +101,7 @@ final class R1RetryPolicy {
                 t.add(LabRow.exact("deadline 220 ms, shorter than the second backoff", "2 arrivals, DeadlineExceeded",
                         o.count() + " arrivals, " + o.code(), o.count() == 2 && o.code() == expected,
                         nativeEngine ? "2 arrivals, DEADLINE_EXCEEDED (grpc-java waits like grpc-go)"
-                                : "2 arrivals, the last status (UNAVAILABLE) at once: SEMANTICS §4"));
+                                : "2 arrivals, the last status (UNAVAILABLE) at once: docs/design.md §4"));
                 boolean timing = nativeEngine ? o.elapsedMs() >= 210 && o.elapsedMs() <= 300
                         : o.elapsedMs() >= 78 && o.elapsedMs() < 210;
                 t.add(LabRow.range("  call returned after", "252 ms (at the deadline)", ms(o.elapsedMs()), timing,

@@ -30,7 +30,7 @@ import java.util.stream.Collectors;
 
 /**
  * R3 (seed 002): the retry budget. The seed's budget is a shared bucket (each request deposits ratio,
- * cap 10, starts empty, a retry takes 1); ours is windowed (SEMANTICS §6) and runs here with
+ * cap 10, starts empty, a retry takes 1); ours is windowed (docs/design.md §6) and runs here with
  * {@code min-retries-per-second: 0}, so it starts empty too.
  */
 final class R3Budget {
@@ -368,7 +368,7 @@ final class R3Budget {
             }
             Map<String, Double> guarded = guardInBuild() ? runChain(engine, c, true, budgets) : null;
             if (guarded == null) {
-                String none = "the amplification guard (SEMANTICS §8) is not in this build";
+                String none = "the amplification guard (docs/design.md §8) is not in this build";
                 t.add(LabRow.notAvailable("guard, every layer unlimited", "(not in the seed) at most 3", none));
                 t.add(LabRow.notAvailable("guard plus budget 10 % at every layer", "(not in the seed) about 1.1", none));
             } else {
@@ -387,7 +387,7 @@ final class R3Budget {
         return t;
     }
 
-    /** Whether the starter's guard package (SEMANTICS §8) is on the class path at all. */
+    /** Whether the starter's guard package (docs/design.md §8) is on the class path at all. */
     static boolean guardInBuild() {
         return R3Budget.class.getClassLoader().getResource("io/github/grpcretry/guard") != null;
     }

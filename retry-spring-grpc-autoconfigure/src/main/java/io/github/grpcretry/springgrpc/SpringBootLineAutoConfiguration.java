@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.integration.SpringBootLineCheck;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigureOrder;
 import org.springframework.context.annotation.Condition;
@@ -10,8 +11,8 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
  * Processed before every other auto-configuration: when the classpath does not fit this starter
- * ({@link SpringBootLineCheck}: Spring Boot 3, net.devh's starter, or this project's Spring Boot 3.5
- * starter), its condition stops start-up with a {@link WrongSpringBootLineException}, which
+ * ({@link SpringBootLineCheck#forBoot4Line}: Spring Boot 3, net.devh's starter, or this project's Spring
+ * Boot 3.5 starter), its condition stops start-up with a {@link WrongSpringBootLineException}, which
  * {@link WrongSpringBootLineFailureAnalyzer} reports, naming the artifact that fits. It registers no
  * bean. Its annotations and its condition use only types that Spring Boot 3 and 4 share.
  */
@@ -25,10 +26,11 @@ public class SpringBootLineAutoConfiguration {
         @Override
         public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
             ClassLoader classLoader = context.getClassLoader() != null ? context.getClassLoader()
-                    : SpringBootLineCheck.class.getClassLoader();
-            WrongSpringBootLineException problem = SpringBootLineCheck.problem(classLoader);
+                    : SpringBootLineAutoConfiguration.class.getClassLoader();
+            SpringBootLineCheck.Problem problem = SpringBootLineCheck.forBoot4Line(
+                    name -> SpringBootLineCheck.isPresent(name, classLoader));
             if (problem != null) {
-                throw problem;
+                throw new WrongSpringBootLineException(problem.description(), problem.action());
             }
             return false;
         }

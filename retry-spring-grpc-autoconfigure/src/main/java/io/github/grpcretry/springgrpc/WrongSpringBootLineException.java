@@ -4,7 +4,7 @@ import java.util.Objects;
 
 /**
  * The application's classpath does not fit this starter's Spring Boot line (see
- * {@link SpringBootLineCheck}). {@link WrongSpringBootLineFailureAnalyzer} turns it into Spring Boot's
+ * {@code io.github.grpcretry.integration.SpringBootLineCheck}). {@link WrongSpringBootLineFailureAnalyzer} turns it into Spring Boot's
  * start-up report.
  */
 public class WrongSpringBootLineException extends RuntimeException {

@@ -60,9 +60,14 @@ class LayersContextTest {
 
     /** Attempts reaching C per request through client → A → B → C, every layer retrying 3 times. */
     static double amplification(boolean guard, String key, int requests) {
+        return amplification(guard, key, requests, false);
+    }
+
+    static double amplification(boolean guard, String key, int requests, boolean throwing) {
         String g = "grpc.retry.guard.enabled=" + guard;
-        try (GrpcServerContext b = layer(c.nettyTarget(), g);
-                GrpcServerContext a = layer(b.nettyTarget(), g)) {
+        String t = "relay.throw=" + throwing;
+        try (GrpcServerContext b = layer(c.nettyTarget(), g, t);
+                GrpcServerContext a = layer(b.nettyTarget(), g, t)) {
             List<String> p = new ArrayList<>(retry3("entry", a.nettyTarget()));
             p.add(g);
             try (GrpcClientContext client = GrpcClientContext.start(p.toArray(String[]::new))) {
@@ -87,6 +92,13 @@ class LayersContextTest {
     void threeLayersMultiplyTo27AndTheGuardLeaves3() {
         assertThat(amplification(false, "layers-unguarded", 4)).isEqualTo(27.0);
         assertThat(amplification(true, "layers-guarded", 4)).isEqualTo(3.0);
+    }
+
+    @Test
+    void theGuardSeesWhatSpringGrpcsExceptionHandlingMadeOfAnEscapingException() {
+        // The middle layers let the downstream's StatusRuntimeException escape their handlers: Spring
+        // gRPC's exception-handling interceptor closes the call, and the guard, outside it, marks that close.
+        assertThat(amplification(true, "layers-guarded-throwing", 2, true)).isEqualTo(3.0);
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.github.grpcretry.springgrpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.grpcretry.integration.SpringBootLineCheck;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -39,26 +40,27 @@ class SpringBootLineCheckTest {
     @Test
     void netDevhOnSpringBoot4IsNamedWithWhatToRemove() {
         Set<String> classes = Set.of(SpringBootLineCheck.BOOT4_CLASS, SpringBootLineCheck.NET_DEVH_CLIENT_CLASS);
-        WrongSpringBootLineException problem = SpringBootLineCheck.problem(classes::contains);
+        SpringBootLineCheck.Problem problem = SpringBootLineCheck.forBoot4Line(classes::contains);
         assertThat(problem).isNotNull();
         assertThat(problem.description()).contains("net.devh", "Spring Boot 3 library");
         assertThat(problem.action()).contains("Remove net.devh:grpc-client-spring-boot-starter",
                 "keep io.github.grpcretry:retry-spring-grpc-starter");
 
         Set<String> serverOnly = Set.of(SpringBootLineCheck.BOOT4_CLASS, SpringBootLineCheck.NET_DEVH_SERVER_CLASS);
-        assertThat(SpringBootLineCheck.problem(serverOnly::contains)).isNotNull();
+        assertThat(SpringBootLineCheck.forBoot4Line(serverOnly::contains)).isNotNull();
     }
 
     @Test
     void bothLinesStartersAreNamed() {
         Set<String> classes = Set.of(SpringBootLineCheck.BOOT4_CLASS, SpringBootLineCheck.BOOT3_LINE_CLASS);
-        WrongSpringBootLineException problem = SpringBootLineCheck.problem(classes::contains);
+        SpringBootLineCheck.Problem problem = SpringBootLineCheck.forBoot4Line(classes::contains);
         assertThat(problem).isNotNull();
         assertThat(problem.action()).contains("remove io.github.grpcretry:retry-starter");
     }
 
     @Test
     void theClasspathOfTheseTestsFits() {
-        assertThat(SpringBootLineCheck.problem(getClass().getClassLoader())).isNull();
+        assertThat(SpringBootLineCheck.forBoot4Line(name -> SpringBootLineCheck.isPresent(name, getClass().getClassLoader())))
+                .isNull();
     }
 }

@@ -17,11 +17,14 @@ import org.springframework.grpc.client.GrpcChannelFactory;
 public class Relay extends SimpleServiceGrpc.SimpleServiceImplBase {
 
     private final ObjectProvider<GrpcChannelFactory> channels;
+    private final boolean throwing;
     private volatile SimpleServiceGrpc.SimpleServiceBlockingStub next;
     public final AtomicInteger handled = new AtomicInteger();
 
-    public Relay(ObjectProvider<GrpcChannelFactory> channels) {
+    /** With {@code relay.throw=true} the downstream's exception escapes the handler (Spring gRPC's exception handling closes the call). */
+    public Relay(ObjectProvider<GrpcChannelFactory> channels, org.springframework.core.env.Environment environment) {
         this.channels = channels;
+        this.throwing = environment.getProperty("relay.throw", Boolean.class, false);
     }
 
     private SimpleServiceGrpc.SimpleServiceBlockingStub next() {
@@ -42,6 +45,9 @@ public class Relay extends SimpleServiceGrpc.SimpleServiceImplBase {
             observer.onNext(next().unaryRpc(request));
             observer.onCompleted();
         } catch (StatusRuntimeException e) {
+            if (throwing) {
+                throw e;
+            }
             observer.onError(e.getStatus().asRuntimeException());
         }
     }

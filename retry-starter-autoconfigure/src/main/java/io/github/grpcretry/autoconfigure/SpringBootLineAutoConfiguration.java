@@ -1,0 +1,38 @@
+package io.github.grpcretry.autoconfigure;
+
+import io.github.grpcretry.integration.SpringBootLineCheck;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigureOrder;
+import org.springframework.context.annotation.Condition;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.core.Ordered;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+
+/**
+ * Processed before every other auto-configuration: when this Spring Boot 3.5 starter finds itself on
+ * Spring Boot 4 (or beside the Spring Boot 4.1 line's starter), its condition stops start-up with a
+ * {@link WrongSpringBootLineException}, which {@link WrongSpringBootLineFailureAnalyzer} reports, naming
+ * the artifact that fits ({@link SpringBootLineCheck#forBoot3Line}). It registers no bean; its
+ * annotations and condition use only types that Spring Boot 3 and 4 share.
+ */
+@AutoConfiguration
+@AutoConfigureOrder(Ordered.HIGHEST_PRECEDENCE)
+@Conditional(SpringBootLineAutoConfiguration.LineCondition.class)
+public class SpringBootLineAutoConfiguration {
+
+    /** Throws the problem the check finds; never matches otherwise. */
+    static class LineCondition implements Condition {
+        @Override
+        public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
+            ClassLoader classLoader = context.getClassLoader() != null ? context.getClassLoader()
+                    : SpringBootLineAutoConfiguration.class.getClassLoader();
+            SpringBootLineCheck.Problem problem = SpringBootLineCheck.forBoot3Line(
+                    name -> SpringBootLineCheck.isPresent(name, classLoader));
+            if (problem != null) {
+                throw new WrongSpringBootLineException(problem.description(), problem.action());
+            }
+            return false;
+        }
+    }
+}

@@ -16,8 +16,10 @@ import io.grpc.Status;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -135,6 +137,62 @@ public final class RetryReport {
             out.put("connectivityState", state.name());
         }
         return out;
+    }
+
+    /**
+     * The health status code to report while a channel throttles: upper case, {@code UP} when not set
+     * ({@code grpc.retry.health.status-when-throttled}).
+     */
+    public static String statusWhenThrottled(@Nullable String code) {
+        return code == null || code.isBlank() ? "UP" : code.trim().toUpperCase(Locale.ROOT);
+    }
+
+    /**
+     * What the health contributor shows, read once.
+     *
+     * @param channels every channel's {@link #health(String, Map) details}, sorted by name
+     * @param throttling the channels whose throttle refuses retries now (empty: the status is UP)
+     */
+    public record HealthDetails(Map<String, Object> channels, List<String> throttling) {
+        public HealthDetails {
+            channels = Collections.unmodifiableMap(new LinkedHashMap<>(channels));
+            throttling = List.copyOf(throttling);
+        }
+    }
+
+    /** The health contributor's details of every channel and the channels that throttle now. */
+    public HealthDetails health() {
+        Map<String, ConnectivityState> states = connectivityStates();
+        Map<String, Object> channels = new LinkedHashMap<>();
+        List<String> throttling = new ArrayList<>();
+        for (String channel : channels()) {
+            channels.put(channel, health(channel, states));
+            if (isThrottling(channel)) {
+                throttling.add(channel);
+            }
+        }
+        return new HealthDetails(channels, throttling);
+    }
+
+    /** The read-only endpoint's answer: the engine and every channel's {@link #channel(String, Map) entry}. */
+    public Map<String, Object> endpoint() {
+        Map<String, ConnectivityState> states = connectivityStates();
+        Map<String, Object> channels = new LinkedHashMap<>();
+        for (String channel : channels()) {
+            channels.put(channel, channel(channel, states));
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("engine", engine());
+        out.put("channels", channels);
+        return out;
+    }
+
+    /** The read-only endpoint's answer for one channel; null when it is neither configured nor known (a 404). */
+    public @Nullable Map<String, Object> endpoint(String channel) {
+        if (!channels().contains(channel)) {
+            return null;
+        }
+        return channel(channel, connectivityStates());
     }
 
     /** The endpoint's entry of one channel: engine, effective config, limiter state, counts since start, state. */

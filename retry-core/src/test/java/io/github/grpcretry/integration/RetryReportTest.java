@@ -65,4 +65,36 @@ class RetryReportTest {
                 .containsEntry("maxTokens", 10.0);
         assertThat(report.isThrottling("inventory")).isFalse();
     }
+
+    @Test
+    void theEndpointAndHealthAnswersListEveryChannelAndNameTheThrottlingOnes() {
+        ChannelRetryConfigs configs = configs();
+        RetryLimiterRegistry limiters = new RetryLimiterRegistry();
+        RetryThrottle throttle = limiters.throttle("inventory",
+                configs.forChannel("inventory").serviceConfig().retryThrottling()).orElseThrow();
+        RetryReport report = new RetryReport(ChannelSetup.Engine.INTERCEPTOR, () -> configs, () -> limiters,
+                () -> null, () -> () -> Map.of("orders", ConnectivityState.IDLE));
+
+        Map<String, Object> all = report.endpoint();
+        assertThat(all.keySet()).containsExactly("engine", "channels");
+        assertThat(all.get("engine")).isEqualTo("interceptor");
+        assertThat(((Map<?, ?>) all.get("channels")).keySet().toString()).isEqualTo("[inventory, orders]");
+        assertThat(report.endpoint("orders")).containsEntry("connectivityState", "IDLE");
+        assertThat(report.endpoint("unknown")).isNull();
+        assertThat(report.health().throttling()).isEmpty();
+
+        for (int i = 0; i < 6; i++) {
+            throttle.onQualifiedFailureThenCheckAllowed();
+        }
+        RetryReport.HealthDetails health = report.health();
+        assertThat(health.throttling()).containsExactly("inventory");
+        assertThat(health.channels().keySet()).containsExactly("inventory", "orders");
+    }
+
+    @Test
+    void theStatusWhileThrottledIsUpperCaseAndUpWhenNotSet() {
+        assertThat(RetryReport.statusWhenThrottled(" out_of_service ")).isEqualTo("OUT_OF_SERVICE");
+        assertThat(RetryReport.statusWhenThrottled(null)).isEqualTo("UP");
+        assertThat(RetryReport.statusWhenThrottled(" ")).isEqualTo("UP");
+    }
 }

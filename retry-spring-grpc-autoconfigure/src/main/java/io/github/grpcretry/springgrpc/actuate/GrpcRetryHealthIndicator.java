@@ -1,11 +1,6 @@
 package io.github.grpcretry.springgrpc.actuate;
 
 import io.github.grpcretry.integration.RetryReport;
-import io.grpc.ConnectivityState;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -13,10 +8,10 @@ import org.springframework.boot.health.contributor.Status;
 
 /**
  * The {@code grpcRetry} health contributor on Spring Boot 4's health API: per channel the engine,
- * tokens, max tokens, threshold, whether it is throttling, budget balance and connectivity state.
- * Status UP, or {@code grpc.retry.health.status-when-throttled} while any channel's throttle refuses
- * retries. Throttling is a reaction to a failing downstream, not a fault of this process: the
- * contributor is not part of the liveness group and should never be added to it.
+ * tokens, max tokens, threshold, whether it is throttling, budget balance and connectivity state
+ * ({@link RetryReport#health()}). Status UP, or {@code grpc.retry.health.status-when-throttled} while
+ * any channel's throttle refuses retries. Throttling is a reaction to a failing downstream, not a fault
+ * of this process: the contributor is not part of the liveness group and should never be added to it.
  */
 public class GrpcRetryHealthIndicator implements HealthIndicator {
 
@@ -25,25 +20,16 @@ public class GrpcRetryHealthIndicator implements HealthIndicator {
 
     public GrpcRetryHealthIndicator(RetryReport report, String statusWhenThrottled) {
         this.report = Objects.requireNonNull(report, "report");
-        this.statusWhenThrottled = statusWhenThrottled == null || statusWhenThrottled.isBlank() ? "UP"
-                : statusWhenThrottled.trim().toUpperCase(java.util.Locale.ROOT);
+        this.statusWhenThrottled = RetryReport.statusWhenThrottled(statusWhenThrottled);
     }
 
     @Override
     public Health health() {
-        Map<String, ConnectivityState> states = report.connectivityStates();
-        Map<String, Object> channels = new LinkedHashMap<>();
-        List<String> throttling = new ArrayList<>();
-        for (String channel : report.channels()) {
-            channels.put(channel, report.health(channel, states));
-            if (report.isThrottling(channel)) {
-                throttling.add(channel);
-            }
+        RetryReport.HealthDetails details = report.health();
+        if (details.throttling().isEmpty()) {
+            return Health.up().withDetail("channels", details.channels()).build();
         }
-        Health.Builder builder = throttling.isEmpty() ? Health.up() : Health.status(new Status(statusWhenThrottled));
-        if (!throttling.isEmpty()) {
-            builder.withDetail("throttling", throttling);
-        }
-        return builder.withDetail("channels", channels).build();
+        return Health.status(new Status(statusWhenThrottled)).withDetail("throttling", details.throttling())
+                .withDetail("channels", details.channels()).build();
     }
 }

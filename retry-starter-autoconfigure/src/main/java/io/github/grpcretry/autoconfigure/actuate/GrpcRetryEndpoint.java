@@ -1,8 +1,8 @@
 package io.github.grpcretry.autoconfigure.actuate;
 
-import io.grpc.ConnectivityState;
-import java.util.LinkedHashMap;
+import io.github.grpcretry.integration.RetryReport;
 import java.util.Map;
+import java.util.Objects;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -12,39 +12,28 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  * The read-only {@code grpcretry} endpoint ({@code /actuator/grpcretry},
  * {@code /actuator/grpcretry/{client}}): for every channel the effective configuration after
  * merging, capping and defaults (each method entry with its policy), the limiter state and the
- * counts since start. It has no write operation.
+ * counts since start, as the {@link RetryReport} assembles them. It has no write operation.
  */
 @Endpoint(id = GrpcRetryEndpoint.ID, defaultAccess = Access.READ_ONLY)
 public class GrpcRetryEndpoint {
 
     public static final String ID = "grpcretry";
 
-    private final GrpcRetryReport report;
+    private final RetryReport report;
 
-    public GrpcRetryEndpoint(GrpcRetryReport report) {
-        this.report = report;
+    public GrpcRetryEndpoint(RetryReport report) {
+        this.report = Objects.requireNonNull(report, "report");
     }
 
     /** Every known channel. */
     @ReadOperation
     public Map<String, Object> channels() {
-        Map<String, ConnectivityState> states = report.connectivityStates();
-        Map<String, Object> channels = new LinkedHashMap<>();
-        for (String channel : report.channels()) {
-            channels.put(channel, report.channel(channel, states));
-        }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("engine", report.settings().engine());
-        out.put("channels", channels);
-        return out;
+        return report.endpoint();
     }
 
     /** One channel; 404 when the channel is neither configured nor known. */
     @ReadOperation
     public Map<String, Object> channel(@Selector String client) {
-        if (!report.channels().contains(client)) {
-            return null;
-        }
-        return report.channel(client, report.connectivityStates());
+        return report.endpoint(client);
     }
 }

@@ -2,9 +2,11 @@ package io.github.grpcretry.autoconfigure.actuate;
 
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryObservabilitySettings;
-import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.ChannelStateSource;
+import io.github.grpcretry.integration.RetryReport;
 import io.github.grpcretry.integration.RetryStatistics;
+import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -30,8 +32,15 @@ public class GrpcRetryEndpointAutoConfiguration {
     public GrpcRetryEndpoint grpcRetryEndpoint(ObjectProvider<GrpcRetryObservabilitySettings> settings,
             ObjectProvider<ChannelRetryConfigs> configs, ObjectProvider<RetryLimiterRegistry> limiters,
             ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states) {
-        return new GrpcRetryEndpoint(new GrpcRetryReport(
-                settings.getIfAvailable(() -> new GrpcRetryObservabilitySettings(null, null)),
-                configs, limiters, statistics, states));
+        return new GrpcRetryEndpoint(report(settings, configs, limiters, statistics, states));
+    }
+
+    /** The report health and the endpoint read, from the beans that exist when asked. */
+    static RetryReport report(ObjectProvider<GrpcRetryObservabilitySettings> settings,
+            ObjectProvider<ChannelRetryConfigs> configs, ObjectProvider<RetryLimiterRegistry> limiters,
+            ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states) {
+        boolean isNative = settings.getIfAvailable(() -> new GrpcRetryObservabilitySettings(null, null)).isNative();
+        return new RetryReport(isNative ? ChannelSetup.Engine.NATIVE : ChannelSetup.Engine.INTERCEPTOR,
+                configs::getIfAvailable, limiters::getIfAvailable, statistics::getIfAvailable, states::getIfAvailable);
     }
 }

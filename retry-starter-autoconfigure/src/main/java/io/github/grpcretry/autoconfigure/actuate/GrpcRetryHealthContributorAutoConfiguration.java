@@ -32,8 +32,8 @@ public class GrpcRetryHealthContributorAutoConfiguration {
     public GrpcRetryHealthIndicator grpcRetryHealthIndicator(ObjectProvider<GrpcRetryObservabilitySettings> settings,
             ObjectProvider<ChannelRetryConfigs> configs, ObjectProvider<RetryLimiterRegistry> limiters,
             ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states) {
-        return new GrpcRetryHealthIndicator(new GrpcRetryReport(
-                settings.getIfAvailable(() -> new GrpcRetryObservabilitySettings(null, null)),
-                configs, limiters, statistics, states));
+        return new GrpcRetryHealthIndicator(
+                GrpcRetryEndpointAutoConfiguration.report(settings, configs, limiters, statistics, states),
+                settings.getIfAvailable(() -> new GrpcRetryObservabilitySettings(null, null)).statusWhenThrottled());
     }
 }

@@ -1,5 +1,6 @@
 package io.github.grpcretry.autoconfigure.metrics;
 
+import io.github.grpcretry.integration.RetryReport;
 import java.util.Locale;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.core.env.Environment;
@@ -20,8 +21,7 @@ public record GrpcRetryObservabilitySettings(String engine, String statusWhenThr
 
     public GrpcRetryObservabilitySettings {
         engine = engine == null || engine.isBlank() ? ENGINE_INTERCEPTOR : engine.trim().toLowerCase(Locale.ROOT);
-        statusWhenThrottled = statusWhenThrottled == null || statusWhenThrottled.isBlank()
-                ? "UP" : statusWhenThrottled.trim().toUpperCase(Locale.ROOT);
+        statusWhenThrottled = RetryReport.statusWhenThrottled(statusWhenThrottled);
     }
 
     public static GrpcRetryObservabilitySettings from(Environment environment) {

@@ -1,7 +1,9 @@
 package io.github.grpcretry.integration;
 
+import io.grpc.Context;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
@@ -10,12 +12,15 @@ import org.jspecify.annotations.Nullable;
  * read from a request header ({@code grpc.retry.deadline.http.header}) and clamped to a maximum
  * ({@code grpc.retry.deadline.http.max}). A missing, negative, non-numeric (ASCII digits only) or
  * overflowing value is unusable: the request is handled as if the header were absent, never failed.
- * The auto-configuration modules run the request in a gRPC {@code Context} with that deadline.
+ * {@link #context(String)} gives the gRPC {@code Context} with that deadline that the web filters of
+ * both Spring Boot lines run the request in (its timer is one daemon thread, started with the first
+ * deadline, stopped by {@link #close()}).
  */
-public final class HttpDeadlineHeader {
+public final class HttpDeadlineHeader implements AutoCloseable {
 
     private final String header;
     private final long maxNanos;
+    private final ScheduledThreadPoolExecutor timer;
 
     /**
      * @param header the header's name (not blank)
@@ -30,6 +35,12 @@ public final class HttpDeadlineHeader {
             throw new IllegalArgumentException("max must be > 0, was " + max);
         }
         this.maxNanos = max.toNanos();
+        this.timer = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "grpc-retry-http-deadline");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.setRemoveOnCancelPolicy(true);
     }
 
     public String header() {
@@ -58,6 +69,22 @@ public final class HttpDeadlineHeader {
             return -1;
         }
         return millis >= TimeUnit.NANOSECONDS.toMillis(maxNanos) ? maxNanos : TimeUnit.MILLISECONDS.toNanos(millis);
+    }
+
+    /**
+     * A context, child of the current one, whose deadline is the one the header value asks for (clamped);
+     * null when the value is missing or unusable. The caller attaches it around the request's handling
+     * and cancels it when the request is done.
+     */
+    public Context.@Nullable CancellableContext context(@Nullable String value) {
+        long nanos = timeoutNanos(value);
+        return nanos < 0 ? null : Context.current().withDeadlineAfter(nanos, TimeUnit.NANOSECONDS, timer);
+    }
+
+    /** Stops the timer; contexts made before lose their deadline's cancellation. */
+    @Override
+    public void close() {
+        timer.shutdownNow();
     }
 
     /** An optional sign and one or more ASCII digits (Long.parseLong also takes other scripts' digits). */

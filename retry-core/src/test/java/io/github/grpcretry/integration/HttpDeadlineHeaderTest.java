@@ -2,6 +2,7 @@ package io.github.grpcretry.integration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.grpc.Context;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -23,6 +24,22 @@ class HttpDeadlineHeaderTest {
     void unusableValuesAreIgnored() {
         for (String v : new String[] {null, "", " ", "-1", "1.5", "abc", "١٢٣", "99999999999999999999", "+", "1 2"}) {
             assertThat(header.timeoutNanos(v)).as(String.valueOf(v)).isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void theContextCarriesTheClampedDeadlineAndNoneForAnUnusableValue() {
+        try (HttpDeadlineHeader h = new HttpDeadlineHeader("X-Request-Timeout-Ms", Duration.ofSeconds(30))) {
+            assertThat(h.context(null)).isNull();
+            assertThat(h.context("abc")).isNull();
+            Context.CancellableContext context = h.context("999999999");
+            assertThat(context).isNotNull();
+            try {
+                long remaining = context.getDeadline().timeRemaining(TimeUnit.NANOSECONDS);
+                assertThat(remaining).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(30).toNanos());
+            } finally {
+                context.cancel(null);
+            }
         }
     }
 }

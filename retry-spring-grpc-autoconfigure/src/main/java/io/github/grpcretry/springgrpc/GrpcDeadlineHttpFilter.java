@@ -10,34 +10,28 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * HTTP ingress of deadlines on Spring Boot 4's servlet stack: the caller's timeout from the
- * {@code grpc.retry.deadline.http.header} request header (clamped to {@code http.max}, see
- * {@link HttpDeadlineHeader}) becomes the deadline of a gRPC {@code Context} in which the rest of the
+ * HTTP ingress of deadlines for Spring Boot 4's servlet stack: the caller's timeout in milliseconds, read from the
+ * {@code grpc.retry.deadline.http.header} request header and clamped to {@code http.max}
+ * ({@link HttpDeadlineHeader}), becomes the deadline of a gRPC {@code Context} in which the rest of the
  * filter chain and the handler run, so the gRPC calls made for the request inherit it (less the
- * reserve). The context is cancelled when the request has been handled, for an async request when it
- * completes. An unusable header value is ignored, never an error.
+ * reserve). The context is cancelled when the request has been handled (for an async request, when it
+ * completes). A missing, negative, non-numeric or overflowing value is ignored (logged at DEBUG): the
+ * request is handled as if the header were absent, never failed.
  */
 public class GrpcDeadlineHttpFilter extends OncePerRequestFilter implements DisposableBean {
 
+    private static final Log log = LogFactory.getLog(GrpcDeadlineHttpFilter.class);
+
     private final HttpDeadlineHeader header;
-    private final ScheduledExecutorService timer;
 
     public GrpcDeadlineHttpFilter(String header, Duration max) {
         this.header = new HttpDeadlineHeader(header, max);
-        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread thread = new Thread(r, "grpc-retry-http-deadline");
-            thread.setDaemon(true);
-            return thread;
-        });
-        t.setRemoveOnCancelPolicy(true);
-        this.timer = t;
     }
 
     public String getHeader() {
@@ -47,12 +41,16 @@ public class GrpcDeadlineHttpFilter extends OncePerRequestFilter implements Disp
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        long nanos = header.timeoutNanos(request.getHeader(header.header()));
-        if (nanos < 0) {
+        String value = request.getHeader(header.header());
+        Context.CancellableContext context = header.context(value);
+        if (context == null) {
+            if (value != null) {
+                log.debug("Ignoring " + header.header() + " header '" + value
+                        + "': not a whole, non-negative number of milliseconds");
+            }
             chain.doFilter(request, response);
             return;
         }
-        Context.CancellableContext context = Context.current().withDeadlineAfter(nanos, TimeUnit.NANOSECONDS, timer);
         Context previous = context.attach();
         try {
             chain.doFilter(request, response);
@@ -68,7 +66,7 @@ public class GrpcDeadlineHttpFilter extends OncePerRequestFilter implements Disp
 
     @Override
     public void destroy() {
-        timer.shutdownNow();
+        header.close();
     }
 
     private record CancelWhenDone(Context.CancellableContext context) implements AsyncListener {

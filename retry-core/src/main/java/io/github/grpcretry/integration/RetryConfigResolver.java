@@ -18,6 +18,9 @@ import io.github.grpcretry.policy.MethodConfig;
 import io.github.grpcretry.policy.MethodName;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -421,6 +424,32 @@ public final class RetryConfigResolver {
         /** A file that could not be read, and why. */
         public static ServiceConfigFile unreadable(String name, String problem, String fix) {
             return new ServiceConfigFile(name, null, problem, fix);
+        }
+
+        /**
+         * Reads a file as UTF-8; one that does not exist or fails to read becomes {@link #unreadable}
+         * with the problem and the fix the start-up report shows (the same on every Spring Boot line).
+         *
+         * @param exists whether the file exists (the framework's resource says)
+         * @param open opens it
+         */
+        public static ServiceConfigFile read(String name, boolean exists, Opener open) {
+            if (!exists) {
+                return unreadable(name, "the service config file does not exist",
+                        "point it to an existing file, e.g. classpath:service-config.json or file:/etc/app/service-config.json");
+            }
+            try (InputStream in = open.open()) {
+                return of(name, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+            } catch (IOException | RuntimeException e) {
+                return unreadable(name, "the service config file cannot be read: " + e.getMessage(),
+                        "make the file readable by the application");
+            }
+        }
+
+        /** Opens a service-config file, e.g. a Spring {@code Resource}'s {@code getInputStream}. */
+        @FunctionalInterface
+        public interface Opener {
+            InputStream open() throws IOException;
         }
     }
 }

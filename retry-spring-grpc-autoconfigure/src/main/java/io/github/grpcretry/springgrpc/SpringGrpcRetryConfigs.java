@@ -7,8 +7,6 @@ import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
@@ -183,17 +181,7 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
     }
 
     private static RetryConfigResolver.ServiceConfigFile read(Resource resource) {
-        String name = describe(resource);
-        if (!resource.exists()) {
-            return RetryConfigResolver.ServiceConfigFile.unreadable(name, "the service config file does not exist",
-                    "point it to an existing file, e.g. classpath:service-config.json or file:/etc/app/service-config.json");
-        }
-        try (InputStream in = resource.getInputStream()) {
-            return RetryConfigResolver.ServiceConfigFile.of(name, new String(in.readAllBytes(), StandardCharsets.UTF_8));
-        } catch (IOException | RuntimeException e) {
-            return RetryConfigResolver.ServiceConfigFile.unreadable(name,
-                    "the service config file cannot be read: " + e.getMessage(), "make the file readable by the application");
-        }
+        return RetryConfigResolver.ServiceConfigFile.read(describe(resource), resource.exists(), resource::getInputStream);
     }
 
     /** How a file is named in problems: {@code classpath:sc.json}, {@code file:/x/sc.json}, else Spring's description. */

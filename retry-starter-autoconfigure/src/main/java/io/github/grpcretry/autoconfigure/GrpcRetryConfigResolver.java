@@ -10,8 +10,6 @@ import io.github.grpcretry.integration.RetryConfigResolver;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -93,17 +91,7 @@ public final class GrpcRetryConfigResolver {
     }
 
     private static RetryConfigResolver.ServiceConfigFile readFile(Resource resource) {
-        String name = describe(resource);
-        if (!resource.exists()) {
-            return RetryConfigResolver.ServiceConfigFile.unreadable(name, "the service config file does not exist",
-                    "point it to an existing file, e.g. classpath:service-config.json or file:/etc/app/service-config.json");
-        }
-        try (InputStream in = resource.getInputStream()) {
-            return RetryConfigResolver.ServiceConfigFile.of(name, new String(in.readAllBytes(), StandardCharsets.UTF_8));
-        } catch (IOException | RuntimeException e) {
-            return RetryConfigResolver.ServiceConfigFile.unreadable(name,
-                    "the service config file cannot be read: " + e.getMessage(), "make the file readable by the application");
-        }
+        return RetryConfigResolver.ServiceConfigFile.read(describe(resource), resource.exists(), resource::getInputStream);
     }
 
     /** How a file is named in problems: {@code classpath:sc.json}, {@code file:/x/sc.json}, else Spring's description. */

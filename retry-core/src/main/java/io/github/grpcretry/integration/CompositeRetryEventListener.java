@@ -37,6 +37,20 @@ public final class CompositeRetryEventListener implements RetryEventListener {
         return c.delegates.length == 1 ? c.delegates[0] : c;
     }
 
+    /**
+     * The composite the Spring Boot lines give the engine: every listener bean, in order, but other
+     * composites (the {@code grpcRetryEventListener} bean itself is one of the listener beans).
+     */
+    public static CompositeRetryEventListener ofOthers(List<? extends RetryEventListener> listeners) {
+        List<RetryEventListener> others = new ArrayList<>(listeners.size());
+        for (RetryEventListener l : listeners) {
+            if (!(l instanceof CompositeRetryEventListener)) {
+                others.add(l);
+            }
+        }
+        return new CompositeRetryEventListener(others);
+    }
+
     private static void add(List<RetryEventListener> out, RetryEventListener l) {
         if (l == null || l == RetryEventListener.NOOP) {
             return;

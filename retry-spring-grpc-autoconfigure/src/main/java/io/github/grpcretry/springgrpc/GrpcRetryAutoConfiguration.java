@@ -129,9 +129,7 @@ public class GrpcRetryAutoConfiguration {
     @Primary
     @ConditionalOnMissingBean(name = EVENT_LISTENER_BEAN)
     public RetryEventListener grpcRetryEventListener(ObjectProvider<RetryEventListener> listeners) {
-        return new CompositeRetryEventListener(listeners.orderedStream()
-                .filter(l -> !(l instanceof CompositeRetryEventListener))
-                .toList());
+        return CompositeRetryEventListener.ofOthers(listeners.orderedStream().toList());
     }
 
     @Bean

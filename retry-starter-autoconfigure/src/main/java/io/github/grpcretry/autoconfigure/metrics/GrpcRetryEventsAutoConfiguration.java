@@ -50,9 +50,7 @@ public class GrpcRetryEventsAutoConfiguration {
     @Primary
     @ConditionalOnMissingBean(name = EVENT_LISTENER_BEAN)
     public CompositeRetryEventListener grpcRetryEventListener(ObjectProvider<RetryEventListener> listeners) {
-        return new CompositeRetryEventListener(listeners.orderedStream()
-                .filter(l -> !(l instanceof CompositeRetryEventListener))
-                .toList());
+        return CompositeRetryEventListener.ofOthers(listeners.orderedStream().toList());
     }
 
     @Configuration(proxyBeanMethods = false)

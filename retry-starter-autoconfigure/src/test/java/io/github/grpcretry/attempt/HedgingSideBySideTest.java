@@ -17,7 +17,6 @@ import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.ClientInterceptors;
-import io.grpc.ClientStreamTracer;
 import io.grpc.ConnectivityState;
 import io.grpc.ForwardingClientCall;
 import io.grpc.ManagedChannel;
@@ -134,63 +133,20 @@ class HedgingSideBySideTest {
         }
     }
 
-    /**
-     * Counts the streams (attempts) the client opens and closes for the calls of one run, through a
-     * stream tracer on their CallOptions: grpc-java's engine makes one per attempt, ours opens each
-     * attempt as a call of its own. Transparent retries (a stream the server never processed) are not
-     * attempts.
-     */
-    static final class Streams extends ClientStreamTracer.Factory {
-        final AtomicInteger opened = new AtomicInteger();
-        final AtomicInteger closed = new AtomicInteger();
-
-        @Override
-        public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
-            boolean attempt = !info.isTransparentRetry();
-            if (attempt) {
-                opened.incrementAndGet();
-            }
-            return new ClientStreamTracer() {
-                @Override
-                public void streamClosed(Status status) {
-                    if (attempt) {
-                        closed.incrementAndGet();
-                    }
-                }
-            };
-        }
-    }
-
-    /** The run in progress (the tests of this class run one at a time), for drives that settle mid-run. */
-    private static volatile Streams currentStreams;
-    private static volatile RecordingEvents currentEvents;
-
-    /**
-     * Waits until the server has recorded every attempt the client opened in this run so far, and has
-     * seen each of them end (answered or cancelled), and the client has closed them all: after that no
-     * attempt of the calls made so far is in transit. Events, not time.
-     */
-    static void settle(ScriptedServer server, String id, Streams streams) throws InterruptedException {
-        RetryEngineTest.waitFor(() -> {
-            int opened = streams.opened.get();
-            if (streams.closed.get() != opened) {
-                return false;
-            }
-            List<Arrival> mine = server.arrivals().stream().filter(a -> id.equals(a.header("x-run"))).toList();
-            return mine.size() == opened && mine.stream().allMatch(a -> a.closedByServer || a.cancelled);
-        });
-    }
-
-    private static void settle(ScriptedServer server) throws InterruptedException {
-        Streams streams = currentStreams;
-        settle(server, currentRunId, streams);
-    }
-
-    private static volatile String currentRunId;
-
     interface Drive {
         /** Runs the calls; {@code arrivalsPerCall} may record the server's arrivals per call. */
         List<Rpc.Outcome> run(Channel channel, ScriptedServer server, List<Integer> arrivalsPerCall) throws Exception;
+    }
+
+    /** The run in progress (the tests of this class run one at a time), for drives that settle mid-run. */
+    private static volatile AttemptStreams currentStreams;
+    private static volatile String currentRunId;
+    private static volatile RecordingEvents currentEvents;
+
+    /** Waits until every attempt opened so far in the current run has reached the server and ended. */
+    private static void settle(ScriptedServer server) throws InterruptedException {
+        String id = currentRunId;
+        currentStreams.settle(server, a -> id.equals(a.header("x-run")));
     }
 
     /**
@@ -208,17 +164,13 @@ class HedgingSideBySideTest {
     private static final Metadata.Key<String> RUN = Metadata.Key.of("x-run", Metadata.ASCII_STRING_MARSHALLER);
     private static final AtomicInteger RUNS = new AtomicInteger();
 
-    /**
-     * Adds header {@code x-run: id} to every call, so the server's arrivals can be told apart by run,
-     * and counts the calls' attempts in {@code streams}.
-     */
-    private static ClientInterceptor tag(String id, Streams streams) {
+    /** Adds header {@code x-run: id} to every call, so the server's arrivals can be told apart by run. */
+    private static ClientInterceptor tag(String id) {
         return new ClientInterceptor() {
             @Override
             public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options,
                     Channel next) {
-                return new ForwardingClientCall.SimpleForwardingClientCall<>(
-                        next.newCall(method, options.withStreamTracerFactory(streams))) {
+                return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
                     @Override
                     public void start(Listener<R> listener, Metadata headers) {
                         headers.put(RUN, id);
@@ -234,8 +186,8 @@ class HedgingSideBySideTest {
         ScriptedServer server = server(transport);
         String id = engine + "-" + RUNS.incrementAndGet();
         try (Engines.Client client = Engines.client(engine, server, transport, config, scheduler)) {
-            Streams streams = new Streams();
-            Channel channel = ClientInterceptors.intercept(client.channel(), tag(id, streams));
+            AttemptStreams streams = new AttemptStreams();
+            Channel channel = ClientInterceptors.intercept(client.channel(), streams.interceptor(), tag(id));
             // a connected transport, so no attempt waits in a delayed stream (no warm-up call: grpc-java's
             // engine would hedge it, and its hedges could arrive during the run)
             awaitReady(client.channel());
@@ -248,7 +200,7 @@ class HedgingSideBySideTest {
             long start = System.nanoTime();
             List<Rpc.Outcome> outcomes = drive.run(channel, server, perCall);
             // every attempt opened has reached the server and ended there: the record is complete
-            settle(server, id, streams);
+            streams.settle(server, a -> id.equals(a.header("x-run")));
             List<Arrival> arrivals = new ArrayList<>(server.arrivals());
             for (Arrival a : arrivals) {
                 assertThat(a.header("x-run")).as("arrival of another run").isEqualTo(id);
@@ -538,10 +490,11 @@ class HedgingSideBySideTest {
         ChannelRetryConfig config = new ChannelRetryConfig("test", uncapped, ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP,
                 ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT, ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, null, null,
                 null);
-        // hedges at 0, 40, ..., 160 ms, all before the first attempt's answer at 1 s; the hedges never
+        // hedges at 0, 40, ..., 160 ms, all before the first attempt's answer at 2 s; the hedges never
         // answer (had they answered after the same delay, the first two answers would be only the
         // 40 ms hedging delay apart, and which losers the server saw cancelled a race)
-        Observed[] o = same(t, config, a -> first(a) ? Action.ok().delay(1000) : Action.ok().delay(NEVER_MS), UNARY);
+        Observed[] o = same(t, config, a -> first(a) ? Action.ok().delay(2 * LONG_DELAY_MS) : Action.ok().delay(NEVER_MS),
+                UNARY);
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(5);
         assertThat(ours.previousAttempts()).containsExactly(null, 1, 2, 3, 4);

@@ -40,7 +40,22 @@ final class Engines {
 
     /** grpc-java's own engine: the service config with retry, throttling and the channel's limits. */
     static Client nativeClient(ScriptedServer server, Transport transport, ChannelRetryConfig config) {
-        ManagedChannel ch = builder(server, transport)
+        return nativeClient(server, transport, config, null);
+    }
+
+    /** As above, on {@code timers} (null = the transport's own): the executor grpc-java schedules backoffs on. */
+    static Client nativeClient(ScriptedServer server, Transport transport, ChannelRetryConfig config,
+            NativeTimers timers) {
+        ManagedChannelBuilder<?> b;
+        if (timers == null) {
+            b = builder(server, transport);
+        } else if (transport == Transport.IN_PROCESS) {
+            b = InProcessChannelBuilder.forName(server.inProcessName()).scheduledExecutorService(timers.forInProcess());
+        } else {
+            b = NettyChannelBuilder.forTarget(server.target()).usePlaintext().eventLoopGroup(timers.forNetty())
+                    .channelType(io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel.class);
+        }
+        ManagedChannel ch = b
                 .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(true))
                 .enableRetry()
                 .maxRetryAttempts(config.maxAttemptsCap())

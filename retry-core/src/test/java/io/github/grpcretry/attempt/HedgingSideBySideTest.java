@@ -17,7 +17,9 @@ import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.ClientInterceptors;
+import io.grpc.ConnectivityState;
 import io.grpc.ForwardingClientCall;
+import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -25,6 +27,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -41,10 +44,25 @@ import org.junit.jupiter.params.provider.EnumSource;
  * losers), the final status and the responses must agree, except where grpc-java does not do what
  * gRFC A6 says; those rows assert A6 for our engine and grpc-java's behaviour for the native one.
  * After every run of our engine no timer is outstanding and no buffered byte is held.
+ *
+ * <p>Timing: a run ends when the server has recorded every attempt the client opened (a stream tracer
+ * on the calls counts them) and seen each one end, not after a fixed sleep. A time bound is either
+ * exact (an attempt cannot reach the server before its hedging delay or pushback has passed since
+ * the run began, nor an answer come back before the server's scripted delay) or the order of two
+ * configured times (the next hedge, the slow answer, the deadline) at least {@link #MARGIN_MS} apart,
+ * so a loaded machine does not change which comes first. Losers that get cancelled answer after
+ * {@link #NEVER_MS}, which costs nothing.
  */
 class HedgingSideBySideTest {
 
     private static final Status.Code UNAVAILABLE = Status.Code.UNAVAILABLE;
+    /** The least distance between two configured times whose order a test relies on. */
+    private static final long MARGIN_MS = 400;
+    /** A hedging delay that must hold a round trip or two of a loaded machine before it passes. */
+    private static final long LONG_DELAY_MS = 1_000;
+    /** The delay of an answer that must never be waited for (its attempt is cancelled first). */
+    private static final long NEVER_MS = 10_000;
+    private static final long MS = 1_000_000L;
 
     private static ScriptedServer inProcess;
     private static ScriptedServer netty;
@@ -55,6 +73,25 @@ class HedgingSideBySideTest {
         inProcess = ScriptedServer.start("hedging-side-by-side");
         netty = ScriptedServer.startNetty();
         scheduler = RetryScheduler.create(1, "hedging-side-by-side");
+        warmUp();
+    }
+
+    /**
+     * One hedged call per engine and transport against servers of its own, so the first scenario does
+     * not pay for loading classes; nothing of it can reach the servers the scenarios use.
+     */
+    private static void warmUp() throws Exception {
+        ChannelRetryConfig config = hedged(Configs.hedging(2, 0, UNAVAILABLE));
+        for (Transport t : Transport.values()) {
+            try (ScriptedServer own = t == Transport.IN_PROCESS ? ScriptedServer.start("hedging-warm-up")
+                    : ScriptedServer.startNetty()) {
+                for (Engine engine : Engine.values()) {
+                    try (Engines.Client client = Engines.client(engine, own, t, config, scheduler)) {
+                        Rpc.unary(client.channel(), CallOptions.DEFAULT, "warm-up");
+                    }
+                }
+            }
+        }
     }
 
     @AfterAll
@@ -65,26 +102,59 @@ class HedgingSideBySideTest {
         scheduler.close();
     }
 
-    /** What one engine did in one scenario. */
+    /**
+     * What one engine did in one scenario. Times are {@code System.nanoTime()} values: {@code startNanos}
+     * before the first call started, {@code arrivalNanos} as the server stamped each attempt (before
+     * answering it), {@code closedNanos} when the application's listener was closed.
+     */
     record Observed(Engine engine, int arrivals, List<Integer> previousAttempts, List<Boolean> cancelled,
             List<List<String>> serverMessages, List<Status.Code> codes, List<List<String>> responses,
-            List<Long> elapsedMillis, List<Long> offsetsMillis, List<Integer> arrivalsPerCall,
-            RecordingEvents events) {
+            List<Long> elapsedMillis, long startNanos, List<Long> arrivalNanos, List<Long> closedNanos,
+            List<Integer> arrivalsPerCall, RecordingEvents events) {
 
         /** What both engines must agree on. */
         Object comparable() {
             return List.of(arrivals, previousAttempts, cancelled, codes, responses, arrivalsPerCall);
         }
 
-        /** Milliseconds between attempt {@code i + 1} and attempt {@code i + 2} reaching the server. */
+        /** Nanoseconds from the start of the run to attempt {@code i + 1} reaching the server. */
+        long arrival(int i) {
+            return arrivalNanos.get(i) - startNanos;
+        }
+
+        /** Nanoseconds from attempt {@code i + 1} reaching the server to attempt {@code i + 2} reaching it. */
         long gap(int i) {
-            return offsetsMillis.get(i + 1) - offsetsMillis.get(i);
+            return arrivalNanos.get(i + 1) - arrivalNanos.get(i);
+        }
+
+        /** Nanoseconds from the start of the run to the close of call {@code i + 1}. */
+        long closed(int i) {
+            return closedNanos.get(i) - startNanos;
         }
     }
 
     interface Drive {
         /** Runs the calls; {@code arrivalsPerCall} may record the server's arrivals per call. */
         List<Rpc.Outcome> run(Channel channel, ScriptedServer server, List<Integer> arrivalsPerCall) throws Exception;
+    }
+
+    /** The run in progress (the tests of this class run one at a time), for drives that settle mid-run. */
+    private static volatile AttemptStreams currentStreams;
+    private static volatile String currentRunId;
+    private static volatile RecordingEvents currentEvents;
+
+    /** Waits until every attempt opened so far in the current run has reached the server and ended. */
+    private static void settle(ScriptedServer server) throws InterruptedException {
+        String id = currentRunId;
+        currentStreams.settle(server, a -> id.equals(a.header("x-run")));
+    }
+
+    /**
+     * Whether {@code a} is a call's first attempt (no {@code grpc-previous-rpc-attempts}): scripts pick
+     * attempts by number, not by the order in which they reach the server, which is a race.
+     */
+    private static boolean first(Arrival a) {
+        return a.previousAttempts == null;
     }
 
     private static ScriptedServer server(Transport t) {
@@ -116,45 +186,46 @@ class HedgingSideBySideTest {
         ScriptedServer server = server(transport);
         String id = engine + "-" + RUNS.incrementAndGet();
         try (Engines.Client client = Engines.client(engine, server, transport, config, scheduler)) {
-            Channel channel = ClientInterceptors.intercept(client.channel(), tag(id));
-            // warm up: a connected transport, so no attempt waits in a delayed stream
-            server.script(a -> Action.ok());
-            Rpc.unary(client.channel(), GrpcRetryCallOptions.withoutRetries(CallOptions.DEFAULT), "warm-up");
-            // grpc-java's engine hedges the warm-up too (it ignores DISABLE): let its cancelled hedges arrive
-            // before the record is reset, or they count as arrivals of the run
-            Thread.sleep(50);
-            if (client.events() != null) {
-                client.events().clear();
-            }
+            AttemptStreams streams = new AttemptStreams();
+            Channel channel = ClientInterceptors.intercept(client.channel(), streams.interceptor(), tag(id));
+            // a connected transport, so no attempt waits in a delayed stream (no warm-up call: grpc-java's
+            // engine would hedge it, and its hedges could arrive during the run)
+            awaitReady(client.channel());
             server.reset();
             server.script(script);
+            currentStreams = streams;
+            currentRunId = id;
+            currentEvents = client.events();
             List<Integer> perCall = new ArrayList<>();
+            long start = System.nanoTime();
             List<Rpc.Outcome> outcomes = drive.run(channel, server, perCall);
-            Thread.sleep(120); // let cancellations reach the server and any stray attempt arrive
+            // every attempt opened has reached the server and ended there: the record is complete
+            streams.settle(server, a -> id.equals(a.header("x-run")));
             List<Arrival> arrivals = new ArrayList<>(server.arrivals());
             for (Arrival a : arrivals) {
                 assertThat(a.header("x-run")).as("arrival of another run").isEqualTo(id);
             }
             // by attempt number: the order in which attempts reach the server is a race
             arrivals.sort(Comparator.comparing(a -> a.previousAttempts == null ? -1 : a.previousAttempts));
-            long first = arrivals.isEmpty() ? 0 : arrivals.get(0).nanoTime;
             List<Integer> prev = new ArrayList<>();
             List<Boolean> cancelled = new ArrayList<>();
             List<List<String>> seen = new ArrayList<>();
-            List<Long> offsets = new ArrayList<>();
+            List<Long> arrivedAt = new ArrayList<>();
             for (Arrival a : arrivals) {
                 prev.add(a.previousAttempts);
                 cancelled.add(a.cancelled);
                 seen.add(List.copyOf(a.messages));
-                offsets.add(TimeUnit.NANOSECONDS.toMillis(a.nanoTime - first));
+                arrivedAt.add(a.nanoTime);
             }
             List<Status.Code> codes = new ArrayList<>();
             List<List<String>> responses = new ArrayList<>();
             List<Long> elapsed = new ArrayList<>();
+            List<Long> closedAt = new ArrayList<>();
             for (Rpc.Outcome o : outcomes) {
                 codes.add(o.code());
                 responses.add(o.responses());
                 elapsed.add(o.elapsedMillis());
+                closedAt.add(o.listener().closedAtNanos());
             }
             if (client.interceptor() != null) {
                 assertThat(client.interceptor().bufferPool().used()).as("bytes held after the scenario").isZero();
@@ -165,8 +236,24 @@ class HedgingSideBySideTest {
                 RecordingEvents ev = client.events();
                 RetryEngineTest.waitFor(() -> ev.attemptsEnded.get() == ev.attemptsStarted.get());
             }
-            return new Observed(engine, arrivals.size(), prev, cancelled, seen, codes, responses, elapsed, offsets,
-                    perCall, client.events());
+            return new Observed(engine, arrivals.size(), prev, cancelled, seen, codes, responses, elapsed, start,
+                    arrivedAt, closedAt, perCall, client.events());
+        } finally {
+            currentStreams = null;
+            currentRunId = null;
+            currentEvents = null;
+        }
+    }
+
+    /** Waits (on connectivity-state events) until {@code channel} has a connected transport. */
+    static void awaitReady(ManagedChannel channel) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        ConnectivityState state;
+        while ((state = channel.getState(true)) != ConnectivityState.READY) {
+            CountDownLatch changed = new CountDownLatch(1);
+            channel.notifyWhenStateChanged(state, changed::countDown);
+            long left = end - System.nanoTime();
+            assertThat(left > 0 && changed.await(left, TimeUnit.NANOSECONDS)).as("channel ready, now " + state).isTrue();
         }
     }
 
@@ -209,8 +296,9 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void slowFirstAttemptIsOvertakenByAHedge(Transport t) throws Exception {
-        Observed[] o = same(t, hedged(Configs.hedging(3, 150, UNAVAILABLE)),
-                a -> a.index == 1 ? Action.ok().delay(1500) : Action.ok(), UNARY);
+        // the hedge at 400 ms answers at once; a third would go at 800 ms, the slow answer at 10 s
+        Observed[] o = same(t, hedged(Configs.hedging(3, MARGIN_MS, UNAVAILABLE)),
+                a -> first(a) ? Action.ok().delay(NEVER_MS) : Action.ok(), UNARY);
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(2);
         assertThat(ours.previousAttempts()).containsExactly(null, 1);
@@ -218,8 +306,10 @@ class HedgingSideBySideTest {
         assertThat(ours.codes()).containsExactly(Status.Code.OK);
         assertThat(ours.responses()).containsExactly(List.of("req"));
         for (Observed x : o) {
-            assertThat(x.elapsedMillis().get(0)).as(x.engine() + " elapsed").isBetween(145L, 700L);
-            assertThat(x.gap(0)).as(x.engine() + " hedging delay").isBetween(135L, 450L);
+            assertThat(x.arrival(1)).as(x.engine() + ": the hedge, not before the hedging delay")
+                    .isGreaterThanOrEqualTo(MARGIN_MS * MS);
+            assertThat(x.closed(0)).as(x.engine() + ": the call ends on the hedge's answer, not the slow one")
+                    .isBetween(MARGIN_MS * MS, NEVER_MS * MS);
         }
         assertThat(startedKinds(ours.events())).containsExactly(AttemptKind.INITIAL, AttemptKind.HEDGE);
         assertThat(ours.events().hedgesPerCall).containsExactly(1);
@@ -231,14 +321,16 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void fatalStatusOnAHedgeEndsTheCallAndCancelsTheOthers(Transport t) throws Exception {
-        Observed[] o = same(t, hedged(Configs.hedging(4, 150, UNAVAILABLE)),
-                a -> a.index == 1 ? Action.ok().delay(1500) : Action.fail(Status.Code.INTERNAL), UNARY);
+        // the hedge at 400 ms fails at once; a third would go at 800 ms, the slow answer at 10 s
+        Observed[] o = same(t, hedged(Configs.hedging(4, MARGIN_MS, UNAVAILABLE)),
+                a -> first(a) ? Action.ok().delay(NEVER_MS) : Action.fail(Status.Code.INTERNAL), UNARY);
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(2);
         assertThat(ours.codes()).containsExactly(Status.Code.INTERNAL);
         assertThat(ours.cancelled()).containsExactly(true, false);
         for (Observed x : o) {
-            assertThat(x.elapsedMillis().get(0)).as(x.engine() + " elapsed").isLessThan(800L);
+            assertThat(x.closed(0)).as(x.engine() + ": ends on the fatal status, not on the slow answer")
+                    .isBetween(MARGIN_MS * MS, NEVER_MS * MS);
         }
         assertThat(ours.events().suppressions()).containsExactly(SuppressionReason.NON_RETRYABLE_STATUS);
     }
@@ -251,18 +343,22 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void nonFatalFailuresSendTheNextHedgeAtOnceUntilAllFailed(Transport t) throws Exception {
-        Observed[] o = same(t, hedged(Configs.hedging(3, 150, UNAVAILABLE)),
+        // ours sends all three attempts on the failures, before grpc-java's first hedging delay (1 s)
+        long delay = LONG_DELAY_MS;
+        Observed[] o = same(t, hedged(Configs.hedging(3, delay, UNAVAILABLE)),
                 ScriptedServer.always(UNAVAILABLE), UNARY);
         Observed nat = o[0];
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(3);
         assertThat(ours.previousAttempts()).containsExactly(null, 1, 2);
         assertThat(ours.codes()).containsExactly(UNAVAILABLE);
-        assertThat(nat.gap(0)).isGreaterThanOrEqualTo(140L);
-        assertThat(nat.gap(1)).isGreaterThanOrEqualTo(140L);
-        assertThat(ours.gap(0)).isLessThan(100L);
-        assertThat(ours.gap(1)).isLessThan(100L);
-        assertThat(ours.elapsedMillis().get(0)).isLessThan(nat.elapsedMillis().get(0));
+        // grpc-java: hedge k not before k hedging delays (exact)
+        assertThat(nat.arrival(1)).isGreaterThanOrEqualTo(delay * MS);
+        assertThat(nat.arrival(2)).isGreaterThanOrEqualTo(2 * delay * MS);
+        // ours: all three attempts before the first hedging delay has passed
+        assertThat(ours.arrival(2)).as("A6: each next hedge on the failure (ms: %s)",
+                ours.arrivalNanos().stream().map(n -> (n - ours.startNanos()) / MS).toList()).isLessThan(delay * MS);
+        assertThat(ours.closed(0)).isLessThan(nat.closed(0));
         assertThat(ours.events().suppressions()).containsExactly(SuppressionReason.MAX_ATTEMPTS);
         assertThat(ours.events().hedgesPerCall).containsExactly(2);
     }
@@ -270,33 +366,34 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void nonFatalFailureOfAHedgeThenAnotherHedgeWins(Transport t) throws Exception {
-        Observed[] o = same(t, hedged(Configs.hedging(3, 150, UNAVAILABLE)),
-                a -> switch (a.index) {
-                    case 1 -> Action.ok().delay(2000);
-                    case 2 -> Action.fail(UNAVAILABLE);
-                    default -> Action.ok();
-                }, UNARY);
+        // ours sends the third attempt on the hedge's failure, a hedging delay (1 s) before grpc-java does
+        long delay = LONG_DELAY_MS;
+        Observed[] o = same(t, hedged(Configs.hedging(3, delay, UNAVAILABLE)),
+                a -> first(a) ? Action.ok().delay(NEVER_MS)
+                        : a.previousAttempts == 1 ? Action.fail(UNAVAILABLE) : Action.ok(), UNARY);
         Observed nat = o[0];
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(3);
         assertThat(ours.cancelled()).containsExactly(true, false, false);
         assertThat(ours.codes()).containsExactly(Status.Code.OK);
-        assertThat(nat.gap(1)).as("grpc-java waits for the hedging delay").isGreaterThanOrEqualTo(140L);
-        assertThat(ours.gap(1)).as("A6: the next hedge goes at once").isLessThan(100L);
+        assertThat(nat.arrival(2)).as("grpc-java waits for the hedging delay").isGreaterThanOrEqualTo(2 * delay * MS);
+        assertThat(ours.arrival(2)).as("A6: the next hedge goes at once, before the second hedging delay (ms: %s)",
+                ours.arrivalNanos().stream().map(n -> (n - ours.startNanos()) / MS).toList()).isLessThan(2 * delay * MS);
     }
 
     /** hedgingDelay 0: every attempt goes at once (A6's "issues four RPCs simultaneously"); the first answer wins. */
     @ParameterizedTest
     @EnumSource(Transport.class)
     void zeroDelaySendsEveryAttemptAtOnce(Transport t) throws Exception {
+        // the second attempt answers after 400 ms: every attempt must have gone before that
         Observed[] o = same(t, hedged(Configs.hedging(3, 0, UNAVAILABLE)),
-                a -> a.previousAttempts != null && a.previousAttempts == 1 ? Action.ok().delay(100)
-                        : Action.ok().delay(1500), UNARY);
+                a -> a.previousAttempts != null && a.previousAttempts == 1 ? Action.ok().delay(MARGIN_MS)
+                        : Action.ok().delay(NEVER_MS), UNARY);
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(3);
         assertThat(ours.previousAttempts()).containsExactly(null, 1, 2);
         assertThat(ours.cancelled()).containsExactly(true, false, true);
-        assertThat(ours.offsetsMillis().get(2)).isLessThan(100L);
+        assertThat(ours.arrival(2)).as("the third attempt at once, not after a delay").isLessThan(MARGIN_MS * MS);
         assertThat(ours.events().ofType("committed")).extracting(RecordingEvents.Event::attempt).containsExactly(2);
     }
 
@@ -305,13 +402,15 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void pushbackStopEndsHedgingWhileAttemptsInFlightGoOn(Transport t) throws Exception {
-        Observed[] o = same(t, hedged(Configs.hedging(4, 150, UNAVAILABLE)),
-                a -> a.index == 1 ? Action.ok().delay(800) : Action.fail(UNAVAILABLE).pushback("-1"), UNARY);
+        // the hedge at 400 ms stops hedging; a third would go at 800 ms; the first attempt answers at 1200 ms
+        Observed[] o = same(t, hedged(Configs.hedging(4, MARGIN_MS, UNAVAILABLE)),
+                a -> first(a) ? Action.ok().delay(3 * MARGIN_MS) : Action.fail(UNAVAILABLE).pushback("-1"), UNARY);
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(2);
         assertThat(ours.cancelled()).containsExactly(false, false);
         assertThat(ours.codes()).containsExactly(Status.Code.OK);
-        assertThat(ours.elapsedMillis().get(0)).isGreaterThanOrEqualTo(790L);
+        assertThat(ours.closedNanos().get(0) - ours.arrivalNanos().get(0)).as("closed on the first attempt's answer")
+                .isGreaterThanOrEqualTo(3 * MARGIN_MS * MS);
         assertThat(ours.events().suppressions()).containsExactly(SuppressionReason.PUSHBACK);
     }
 
@@ -319,11 +418,12 @@ class HedgingSideBySideTest {
     @EnumSource(Transport.class)
     void pushbackStopOnTheOnlyAttemptEndsTheCall(Transport t) throws Exception {
         for (String value : List.of("-1", "soon")) {
-            Observed[] o = same(t, hedged(Configs.hedging(3, 300, UNAVAILABLE)),
+            Observed[] o = same(t, hedged(Configs.hedging(3, NEVER_MS, UNAVAILABLE)),
                     a -> Action.fail(UNAVAILABLE).pushback(value), UNARY);
             assertThat(o[1].arrivals()).isEqualTo(1);
             assertThat(o[1].codes()).containsExactly(UNAVAILABLE);
-            assertThat(o[1].elapsedMillis().get(0)).isLessThan(250L);
+            assertThat(o[1].closed(0)).as("ended at once, not at the next hedging delay")
+                    .isLessThan((NEVER_MS - MARGIN_MS) * MS);
         }
     }
 
@@ -335,40 +435,48 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void pushbackDelaysTheNextHedgeByExactlyThatMuch(Transport t) throws Exception {
-        Observed[] o = same(t, hedged(Configs.hedging(3, 2000, UNAVAILABLE)),
-                a -> a.index == 1 ? Action.fail(UNAVAILABLE).pushback("300") : Action.ok(), UNARY);
+        long pushback = 2 * MARGIN_MS;
+        Observed[] o = same(t, hedged(Configs.hedging(3, NEVER_MS, UNAVAILABLE)),
+                a -> first(a) ? Action.fail(UNAVAILABLE).pushback(Long.toString(pushback)) : Action.ok(), UNARY);
         Observed nat = o[0];
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(2);
         assertThat(ours.codes()).containsExactly(Status.Code.OK);
-        assertThat(ours.gap(0)).as("A6: next hedge after the pushback").isBetween(299L, 420L);
-        assertThat(nat.gap(0)).as("grpc-java: at once").isLessThan(150L);
+        // the server stamps an arrival before it answers, so the next cannot come sooner than the pushback
+        assertThat(ours.gap(0)).as("A6: next hedge after the pushback (not the 10 s hedging delay)")
+                .isBetween(pushback * MS, (NEVER_MS - MARGIN_MS) * MS);
+        assertThat(nat.gap(0)).as("grpc-java: at once, before the pushback").isLessThan(pushback * MS);
     }
 
     /** Later hedges resume at pushback + hedging delay (A6 summary, case 5). */
     @Test
     void hedgesAfterAPushbackResumeAtTheHedgingDelay() throws Exception {
-        Observed ours = run(Engine.INTERCEPTOR, Transport.IN_PROCESS, hedged(Configs.hedging(4, 100, UNAVAILABLE)),
-                a -> switch (a.index) {
-                    case 1 -> Action.fail(UNAVAILABLE).pushback("250");
-                    default -> Action.ok().delay(2000);
-                }, unaryWithDeadline(1000));
-        // attempt 1 at 0 fails at once; attempt 2 at 250 (pushback); attempt 3 at 350; attempt 4 at 450
+        // attempt 1 at 0 fails at once (before the 400 ms hedging delay); attempt 2 at 800 (pushback);
+        // attempt 3 at 1200; attempt 4 at 1600, before the 2000 ms deadline; had the later hedges waited the
+        // pushback again, attempt 3 would come at 1600 and attempt 4 at 2400, after the deadline
+        long pushback = 2 * MARGIN_MS;
+        long delay = MARGIN_MS;
+        Observed ours = run(Engine.INTERCEPTOR, Transport.IN_PROCESS, hedged(Configs.hedging(4, delay, UNAVAILABLE)),
+                a -> first(a) ? Action.fail(UNAVAILABLE).pushback(Long.toString(pushback)) : Action.ok().delay(NEVER_MS),
+                unaryWithDeadline(pushback + 3 * delay));
         assertThat(ours.arrivals()).isEqualTo(4);
-        assertThat(ours.gap(0)).isBetween(245L, 400L);
-        assertThat(ours.gap(1)).isBetween(95L, 250L);
-        assertThat(ours.gap(2)).isBetween(95L, 250L);
+        // each at least its time after the first attempt's arrival (which the server stamped before failing it)
+        assertThat(ours.gap(0)).isGreaterThanOrEqualTo(pushback * MS);
+        assertThat(ours.arrivalNanos().get(2) - ours.arrivalNanos().get(0)).isGreaterThanOrEqualTo((pushback + delay) * MS);
+        assertThat(ours.arrivalNanos().get(3) - ours.arrivalNanos().get(0))
+                .isGreaterThanOrEqualTo((pushback + 2 * delay) * MS);
         assertThat(ours.codes()).containsExactly(Status.Code.DEADLINE_EXCEEDED);
     }
 
     @ParameterizedTest
     @EnumSource(Transport.class)
     void pushbackZeroSendsTheNextHedgeAtOnceInBothEngines(Transport t) throws Exception {
-        Observed[] o = same(t, hedged(Configs.hedging(3, 1000, UNAVAILABLE)),
-                a -> a.index == 1 ? Action.fail(UNAVAILABLE).pushback("0") : Action.ok(), UNARY);
+        Observed[] o = same(t, hedged(Configs.hedging(3, NEVER_MS, UNAVAILABLE)),
+                a -> first(a) ? Action.fail(UNAVAILABLE).pushback("0") : Action.ok(), UNARY);
         for (Observed x : o) {
             assertThat(x.arrivals()).isEqualTo(2);
-            assertThat(x.gap(0)).as(x.engine() + " gap").isLessThan(300L);
+            assertThat(x.gap(0)).as(x.engine() + " gap: at once, not at the hedging delay")
+                    .isLessThan((NEVER_MS - MARGIN_MS) * MS);
         }
     }
 
@@ -382,7 +490,11 @@ class HedgingSideBySideTest {
         ChannelRetryConfig config = new ChannelRetryConfig("test", uncapped, ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP,
                 ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT, ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, null, null,
                 null);
-        Observed[] o = same(t, config, a -> Action.ok().delay(600), UNARY);
+        // hedges at 0, 40, ..., 160 ms, all before the first attempt's answer at 2 s; the hedges never
+        // answer (had they answered after the same delay, the first two answers would be only the
+        // 40 ms hedging delay apart, and which losers the server saw cancelled a race)
+        Observed[] o = same(t, config, a -> first(a) ? Action.ok().delay(2 * LONG_DELAY_MS) : Action.ok().delay(NEVER_MS),
+                UNARY);
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(5);
         assertThat(ours.previousAttempts()).containsExactly(null, 1, 2, 3, 4);
@@ -398,14 +510,16 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void throttlingBlocksHedges(Transport t) throws Exception {
+        // a hedging delay well above a failure's round trip: grpc-java waits it out between attempts, and
+        // a timer that fired before a failure was taken would add an attempt
         ChannelRetryConfig config = Configs.channel(
-                Configs.hedged(Configs.hedging(3, 150, UNAVAILABLE), new RetryThrottlingPolicy(10, 0.1)));
+                Configs.hedged(Configs.hedging(3, MARGIN_MS, UNAVAILABLE), new RetryThrottlingPolicy(10, 0.1)));
         Drive sixCalls = (ch, server, perCall) -> {
             List<Rpc.Outcome> out = new ArrayList<>();
             for (int i = 0; i < 6; i++) {
                 int before = server.arrivalCount();
                 out.add(Rpc.unary(ch, CallOptions.DEFAULT, "req"));
-                Thread.sleep(20);
+                settle(server); // every attempt of this call has reached the server and ended
                 perCall.add(server.arrivalCount() - before);
             }
             return out;
@@ -428,9 +542,10 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void throttledHedgeFailureLetsAttemptsInFlightFinish(Transport t) throws Exception {
+        // the hedge at 400 ms fails; a third would go at 800 ms; the first attempt answers at 1200 ms
         ChannelRetryConfig config = Configs.channel(
-                Configs.hedged(Configs.hedging(3, 150, UNAVAILABLE), new RetryThrottlingPolicy(2, 0.1)));
-        Function<Arrival, Action> script = a -> a.index == 1 ? Action.ok().delay(800) : Action.fail(UNAVAILABLE);
+                Configs.hedged(Configs.hedging(3, MARGIN_MS, UNAVAILABLE), new RetryThrottlingPolicy(2, 0.1)));
+        Function<Arrival, Action> script = a -> first(a) ? Action.ok().delay(3 * MARGIN_MS) : Action.fail(UNAVAILABLE);
         Observed nat = run(Engine.NATIVE, t, config, script, UNARY);
         Observed ours = run(Engine.INTERCEPTOR, t, config, script, UNARY);
         assertThat(nat.arrivals()).isEqualTo(2);
@@ -445,14 +560,17 @@ class HedgingSideBySideTest {
     /** The budget is asked for every hedge (ours only: grpc-java has no budget). */
     @Test
     void budgetBlocksHedges() throws Exception {
-        Function<Arrival, Action> script = a -> a.index == 1 ? Action.ok().delay(400) : Action.ok();
-        ServiceConfig sc = Configs.hedged(Configs.hedging(3, 100, UNAVAILABLE));
+        // the hedge (if any) at 400 ms answers at once; a third would go at 800 ms, the first answers at 1200 ms
+        long firstAnswer = 3 * MARGIN_MS;
+        Function<Arrival, Action> script = a -> first(a) ? Action.ok().delay(firstAnswer) : Action.ok();
+        ServiceConfig sc = Configs.hedged(Configs.hedging(3, MARGIN_MS, UNAVAILABLE));
         ChannelRetryConfig spent = Configs.channel(sc, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
                 ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, new RetryBudgetPolicy(0, 0, Duration.ofSeconds(10)));
         Observed blocked = run(Engine.INTERCEPTOR, Transport.IN_PROCESS, spent, script, UNARY);
         assertThat(blocked.arrivals()).isEqualTo(1);
         assertThat(blocked.codes()).containsExactly(Status.Code.OK);
-        assertThat(blocked.elapsedMillis().get(0)).isGreaterThanOrEqualTo(395L);
+        assertThat(blocked.closedNanos().get(0) - blocked.arrivalNanos().get(0)).as("closed on the first answer")
+                .isGreaterThanOrEqualTo(firstAnswer * MS);
         assertThat(blocked.events().suppressions()).containsExactly(SuppressionReason.BUDGET);
 
         ChannelRetryConfig generous = Configs.channel(sc, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
@@ -465,14 +583,16 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void callDeadlineBoundsHedging(Transport t) throws Exception {
-        // attempts at 0, 200 and 400 ms; the next one would start after the 500 ms deadline
-        Observed[] o = same(t, hedged(Configs.hedging(5, 200, UNAVAILABLE)), a -> Action.ok().delay(3000),
-                unaryWithDeadline(500));
+        // attempts at 0, 800 and 1600 ms; the next one would start at 2400 ms, after the 2000 ms deadline
+        long delay = 2 * MARGIN_MS;
+        long deadline = 5 * MARGIN_MS;
+        Observed[] o = same(t, hedged(Configs.hedging(5, delay, UNAVAILABLE)), a -> Action.ok().delay(NEVER_MS),
+                unaryWithDeadline(deadline));
         Observed ours = o[1];
         assertThat(ours.arrivals()).isEqualTo(3);
         assertThat(ours.codes()).containsExactly(Status.Code.DEADLINE_EXCEEDED);
         for (Observed x : o) {
-            assertThat(x.elapsedMillis().get(0)).as(x.engine() + " elapsed").isBetween(490L, 900L);
+            assertThat(x.closed(0)).as(x.engine() + ": closed at the deadline").isGreaterThanOrEqualTo(deadline * MS);
         }
     }
 
@@ -482,10 +602,11 @@ class HedgingSideBySideTest {
     @EnumSource(Transport.class)
     void clientStreamIsReplayedToEveryHedge(Transport t) throws Exception {
         Observed[] o = same(t, hedged(Configs.hedging(2, 60, UNAVAILABLE)),
-                a -> a.index == 1 ? Action.ok().delay(1500) : Action.ok(), (ch, server, perCall) -> {
+                a -> first(a) ? Action.ok().delay(NEVER_MS) : Action.ok(), (ch, server, perCall) -> {
                     Rpc.Handle h = Rpc.start(ch, Rpc.CLIENT_STREAMING, CallOptions.DEFAULT).send("a", "b");
-                    RetryEngineTest.waitFor(() -> server.arrivalCount() == 2);
-                    Thread.sleep(20);
+                    // the hedge is live and has the replay
+                    RetryEngineTest.waitFor(() -> server.arrivalCount() == 2
+                            && server.arrivals().stream().allMatch(a -> a.messages.size() == 2));
                     return List.of(h.send("c").halfClose().await());
                 });
         for (Observed x : o) {
@@ -503,7 +624,7 @@ class HedgingSideBySideTest {
     @EnumSource(Transport.class)
     void serverStreamComesFromTheWinner(Transport t) throws Exception {
         Observed[] o = same(t, hedged(Configs.hedging(2, 60, UNAVAILABLE)),
-                a -> a.index == 1 ? Action.ok().delay(1500).responses(5) : Action.ok().responses(3),
+                a -> first(a) ? Action.ok().delay(NEVER_MS).responses(5) : Action.ok().responses(3),
                 (ch, server, perCall) -> List.of(Rpc.serverStreaming(ch, CallOptions.DEFAULT, "s")));
         assertThat(o[1].responses()).containsExactly(List.of("r0", "r1", "r2"));
         assertThat(o[1].cancelled()).containsExactly(true, false);
@@ -514,7 +635,7 @@ class HedgingSideBySideTest {
     @EnumSource(Transport.class)
     void bidiFirstEchoWins(Transport t) throws Exception {
         Observed[] o = same(t, hedged(Configs.hedging(2, 60, UNAVAILABLE)),
-                a -> a.index == 1 ? Action.failOnHalfClose(UNAVAILABLE) : Action.ok(), (ch, server, perCall) -> {
+                a -> first(a) ? Action.failOnHalfClose(UNAVAILABLE) : Action.ok(), (ch, server, perCall) -> {
                     Rpc.Handle h = Rpc.start(ch, Rpc.BIDI, CallOptions.DEFAULT).send("x", "y");
                     RetryEngineTest.waitFor(() -> server.arrivalCount() == 2 && h.listener.messages().size() == 2);
                     return List.of(h.send("z").halfClose().await());
@@ -535,14 +656,20 @@ class HedgingSideBySideTest {
      */
     @Test
     void bufferLimitCommitsToTheMostAdvancedAttemptAndStopsHedging() throws Exception {
-        ChannelRetryConfig config = Configs.channel(Configs.hedged(Configs.hedging(3, 200, UNAVAILABLE)), 64 * 1024,
+        // the hedge at 400 ms; a third would go at 800 ms: the replay and the second message have 400 ms
+        long delay = MARGIN_MS;
+        ChannelRetryConfig config = Configs.channel(Configs.hedged(Configs.hedging(3, delay, UNAVAILABLE)), 64 * 1024,
                 1 << 20, null);
         Drive drive = (ch, server, perCall) -> {
             Rpc.Handle h = Rpc.start(ch, Rpc.CLIENT_STREAMING, CallOptions.DEFAULT).sendBytes(40 * 1024);
-            RetryEngineTest.waitFor(() -> server.arrivalCount() == 2);
-            Thread.sleep(20);
+            // both attempts live, the hedge with its replay
+            RetryEngineTest.waitFor(() -> server.arrivalCount() == 2
+                    && server.arrivals().stream().allMatch(a -> a.messages.size() == 1));
             h.sendBytes(40 * 1024);
-            Thread.sleep(300); // a third hedge would have gone by now
+            RetryEngineTest.waitFor(() -> server.arrivals().stream().anyMatch(a -> a.cancelled)); // committed
+            // time must pass for a clock-driven rule: a third hedge, if hedging had not stopped, would go
+            // two hedging delays after the call started; wait that long and the margin from now, then count
+            Thread.sleep(2 * delay + MARGIN_MS);
             return List.of(h.halfClose().await());
         };
         Observed[] o = same(Transport.NETTY, config, a -> Action.ok(), drive);
@@ -563,7 +690,7 @@ class HedgingSideBySideTest {
     @EnumSource(Transport.class)
     void applicationCancelCancelsEveryAttempt(Transport t) throws Exception {
         ScriptedServer server = server(t);
-        Observed[] o = same(t, hedged(Configs.hedging(3, 40, UNAVAILABLE)), a -> Action.ok().delay(3000),
+        Observed[] o = same(t, hedged(Configs.hedging(3, 40, UNAVAILABLE)), a -> Action.ok().delay(NEVER_MS),
                 (ch, srv, perCall) -> {
                     Rpc.Handle h = Rpc.start(ch, Rpc.UNARY, CallOptions.DEFAULT).send("a").halfClose();
                     RetryEngineTest.waitFor(() -> server.arrivalCount() == 3);
@@ -579,16 +706,20 @@ class HedgingSideBySideTest {
     /** Cancelled while no attempt is in flight (waiting for a pushed-back hedge): ends at once, no timer left. */
     @Test
     void cancelWhileWaitingForAPushedBackHedge() throws Exception {
-        Observed ours = run(Engine.INTERCEPTOR, Transport.IN_PROCESS, hedged(Configs.hedging(3, 40, UNAVAILABLE)),
-                a -> Action.fail(UNAVAILABLE).pushback("2000"), (ch, server, perCall) -> {
+        // the only attempt fails at once, well before the 1 s hedging delay, and pushes the next back 10 s
+        Observed ours = run(Engine.INTERCEPTOR, Transport.IN_PROCESS,
+                hedged(Configs.hedging(3, LONG_DELAY_MS, UNAVAILABLE)),
+                a -> Action.fail(UNAVAILABLE).pushback(Long.toString(NEVER_MS)), (ch, server, perCall) -> {
                     Rpc.Handle h = Rpc.start(ch, Rpc.UNARY, CallOptions.DEFAULT).send("a").halfClose();
-                    RetryEngineTest.waitFor(() -> server.arrivalCount() == 1);
-                    Thread.sleep(50);
+                    // the only attempt has failed and the engine has taken its end: nothing in flight
+                    RecordingEvents events = currentEvents;
+                    RetryEngineTest.waitFor(() -> events.attemptsEnded.get() == 1);
                     h.call.cancel("enough", null);
                     return List.of(h.await(2, TimeUnit.SECONDS));
                 });
         assertThat(ours.arrivals()).isEqualTo(1);
         assertThat(ours.codes()).containsExactly(Status.Code.CANCELLED);
-        assertThat(ours.elapsedMillis().get(0)).isLessThan(1000L);
+        assertThat(ours.closed(0)).as("ended at the cancel, not at the pushed-back hedge")
+                .isLessThan((NEVER_MS - MARGIN_MS) * MS);
     }
 }

@@ -571,10 +571,10 @@ class RetryEngineTest {
     }
 
     static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > end) {
-                throw new AssertionError("condition not met in 5 s");
+                throw new AssertionError("condition not met in 10 s");
             }
             Thread.sleep(2); // polls the condition (the event waited for), not a synchronisation point
         }

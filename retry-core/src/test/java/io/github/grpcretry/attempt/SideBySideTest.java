@@ -11,6 +11,7 @@ import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.ScriptedServer.Arrival;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
 import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,8 +29,18 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@code grpc-previous-rpc-attempts} values, the messages the server saw and the final status must
  * agree, except in the rows docs/design.md names as deliberate differences, which are asserted here
  * explicitly for both engines.
+ *
+ * <p>A scenario ends when every attempt the client opened has reached the server and ended there
+ * ({@link AttemptStreams#settle}), not after a fixed sleep. A time bound is exact (a retry cannot
+ * reach the server before its pushback has passed since the server stamped the failed attempt, nor a
+ * call end before its deadline) or the order of two configured times at least {@link #MARGIN_MS}
+ * apart.
  */
 class SideBySideTest {
+
+    /** The least distance between two configured times whose order a test relies on. */
+    private static final long MARGIN_MS = 1_000;
+    private static final long MS = 1_000_000L;
 
     private static ScriptedServer inProcess;
     private static ScriptedServer netty;
@@ -50,9 +61,14 @@ class SideBySideTest {
         scheduler.close();
     }
 
-    /** What one engine did in one scenario. */
+    /**
+     * What one engine did in one scenario: {@code gapsNanos} between consecutive arrivals as the server
+     * stamped them (before answering), {@code closedNanos} from the start of the scenario (before its
+     * first call) to each call's close.
+     */
     record Observed(int arrivals, List<Integer> previousAttempts, List<List<String>> serverMessages,
-            List<Status.Code> codes, List<List<String>> responses, List<Long> elapsedMillis, List<Long> gapsMillis) {
+            List<Status.Code> codes, List<List<String>> responses, List<Long> elapsedMillis, List<Long> gapsNanos,
+            List<Long> closedNanos) {
 
         /**
          * The part both engines must agree on. The messages an attempt delivered before the server
@@ -72,17 +88,32 @@ class SideBySideTest {
         return t == Transport.IN_PROCESS ? inProcess : netty;
     }
 
+    /** The scenario in progress (the tests of this class run one at a time), for drives that wait on it. */
+    private static volatile AttemptStreams currentStreams;
+    /** Backoffs scheduled in the scenario in progress: the engine's events, or grpc-java's timers. */
+    private static volatile java.util.function.IntSupplier currentBackoffs;
+    /** The backoff of {@link #cancellationDuringBackoff}: 5 s x U(0.8, 1.2), the range grpc-java's timers count. */
+    private static final long LONG_BACKOFF_MS = 5_000;
+
     private static Observed run(Engine engine, Transport transport, ChannelRetryConfig config,
             Function<Arrival, Action> script, Drive drive) throws Exception {
         ScriptedServer server = server(transport);
-        try (Engines.Client client = Engines.client(engine, server, transport, config, scheduler)) {
+        try (NativeTimers timers = new NativeTimers(LONG_BACKOFF_MS * 8 / 10 * MS, LONG_BACKOFF_MS * 12 / 10 * MS);
+                Engines.Client client = engine == Engine.NATIVE ? Engines.nativeClient(server, transport, config, timers)
+                        : Engines.interceptorClient(server, transport, config, scheduler)) {
+            currentBackoffs = engine == Engine.NATIVE ? timers::scheduled
+                    : () -> client.events().ofType("retryScheduled").size();
             // warm up: a connected transport, so no attempt waits in a delayed stream
             server.script(a -> Action.ok());
             Rpc.unary(client.channel(), GrpcRetryCallOptions.withoutRetries(CallOptions.DEFAULT), "warm-up");
             server.reset();
             server.script(script);
-            List<Rpc.Outcome> outcomes = drive.run(client.channel());
-            Thread.sleep(30); // let any stray attempt arrive
+            AttemptStreams streams = new AttemptStreams();
+            currentStreams = streams;
+            long start = System.nanoTime();
+            List<Rpc.Outcome> outcomes = drive.run(ClientInterceptors.intercept(client.channel(), streams.interceptor()));
+            // every attempt opened has reached the server and ended there: no stray attempt is in transit
+            streams.settle(server, a -> true);
             List<Arrival> arrivals = server.arrivals();
             List<Integer> prev = new ArrayList<>();
             List<List<String>> seen = new ArrayList<>();
@@ -91,21 +122,26 @@ class SideBySideTest {
                 prev.add(arrivals.get(i).previousAttempts);
                 seen.add(List.copyOf(arrivals.get(i).messages));
                 if (i > 0) {
-                    gaps.add(TimeUnit.NANOSECONDS.toMillis(arrivals.get(i).nanoTime - arrivals.get(i - 1).nanoTime));
+                    gaps.add(arrivals.get(i).nanoTime - arrivals.get(i - 1).nanoTime);
                 }
             }
             List<Status.Code> codes = new ArrayList<>();
             List<List<String>> responses = new ArrayList<>();
             List<Long> elapsed = new ArrayList<>();
+            List<Long> closed = new ArrayList<>();
             for (Rpc.Outcome o : outcomes) {
                 codes.add(o.code());
                 responses.add(o.responses());
                 elapsed.add(o.elapsedMillis());
+                closed.add(o.listener().closedAtNanos() - start);
             }
             if (client.interceptor() != null) {
                 assertThat(client.interceptor().bufferPool().used()).as("bytes held after the scenario").isZero();
             }
-            return new Observed(arrivals.size(), prev, seen, codes, responses, elapsed, gaps);
+            return new Observed(arrivals.size(), prev, seen, codes, responses, elapsed, gaps, closed);
+        } finally {
+            currentStreams = null;
+            currentBackoffs = null;
         }
     }
 
@@ -182,7 +218,9 @@ class SideBySideTest {
                 a -> a.index == 1 ? Action.fail(Status.Code.UNAVAILABLE).pushback("300") : Action.ok(), UNARY);
         assertThat(o.arrivals()).isEqualTo(2);
         assertThat(o.codes()).containsExactly(Status.Code.OK);
-        assertThat(o.gapsMillis().get(0)).isBetween(299L, 400L);
+        // the server stamped the failed attempt before answering, so the retry cannot come sooner than
+        // the pushback; later only by the load
+        assertThat(o.gapsNanos().get(0)).isBetween(300 * MS, (300 + MARGIN_MS) * MS);
     }
 
     @ParameterizedTest
@@ -275,7 +313,10 @@ class SideBySideTest {
             for (int i = 0; i < 3; i++) {
                 handles.add(Rpc.start(ch, Rpc.CLIENT_STREAMING, CallOptions.DEFAULT).sendBytes(200 * 1024));
             }
-            Thread.sleep(100); // every stream holds its message
+            // every stream holds its message: the server has it, so the client has written (and counted) it
+            ScriptedServer server = server(t);
+            RetryEngineTest.waitFor(() -> server.arrivalCount() == 3
+                    && server.arrivals().stream().allMatch(a -> a.messages.size() == 1));
             List<Rpc.Outcome> out = new ArrayList<>();
             for (Rpc.Handle h : handles) {
                 h.halfClose();
@@ -348,29 +389,37 @@ class SideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void deadlineShorterThanBackoffIsADeliberateDifference(Transport t) throws Exception {
-        ChannelRetryConfig config = Configs.channel(Configs.policy(5, 50, 2000, 4, Status.Code.UNAVAILABLE));
-        // attempt 2 starts within 40-60 ms; the next backoff is 160-240 ms, past the 150 ms deadline
-        Drive drive = unaryWithDeadline(150);
+        ChannelRetryConfig config = Configs.channel(Configs.policy(5, 200, 60_000, 40, Status.Code.UNAVAILABLE));
+        // attempt 2 starts within 160-240 ms; the next backoff is 6.4-9.6 s, past the 2 s deadline
+        long deadline = 2_000;
+        Drive drive = unaryWithDeadline(deadline);
         Observed nat = run(Engine.NATIVE, t, config, ScriptedServer.always(Status.Code.UNAVAILABLE), drive);
         Observed ours = run(Engine.INTERCEPTOR, t, config, ScriptedServer.always(Status.Code.UNAVAILABLE), drive);
         assertThat(nat.arrivals()).isEqualTo(2);
         assertThat(ours.arrivals()).isEqualTo(2);
         assertThat(nat.codes()).containsExactly(Status.Code.DEADLINE_EXCEEDED);
         assertThat(ours.codes()).containsExactly(Status.Code.UNAVAILABLE);
-        assertThat(nat.elapsedMillis().get(0)).isGreaterThanOrEqualTo(140L);
-        assertThat(ours.elapsedMillis().get(0)).isLessThan(125L);
+        // the deadline was set after the scenario started: grpc-java's close cannot come before it
+        assertThat(nat.closedNanos().get(0)).as("grpc-java waits for the deadline").isGreaterThanOrEqualTo(deadline * MS);
+        assertThat(ours.closedNanos().get(0)).as("ours ends at once, a second before the deadline")
+                .isLessThan((deadline - MARGIN_MS) * MS);
     }
 
     @ParameterizedTest
     @EnumSource(Transport.class)
     void cancellationDuringBackoff(Transport t) throws Exception {
-        ChannelRetryConfig config = Configs.channel(Configs.policy(3, 1000, 1000, 1, Status.Code.UNAVAILABLE));
+        // a backoff of 4-6 s: the cancel comes while it runs, however slow the machine
+        ChannelRetryConfig config = Configs.channel(Configs.policy(3, LONG_BACKOFF_MS, LONG_BACKOFF_MS, 1,
+                Status.Code.UNAVAILABLE));
         Observed o = same(t, config, ScriptedServer.always(Status.Code.UNAVAILABLE), ch -> {
             Rpc.Handle h = Rpc.start(ch, Rpc.UNARY, CallOptions.DEFAULT).send("a").halfClose();
-            Thread.sleep(150);
+            // the first attempt has failed and its backoff is scheduled (grpc-java's timer, our event)
+            java.util.function.IntSupplier backoffs = currentBackoffs;
+            RetryEngineTest.waitFor(() -> backoffs.getAsInt() == 1);
             h.call.cancel("enough", null);
-            Rpc.Outcome out = h.await(2, TimeUnit.SECONDS);
-            assertThat(out.elapsedMillis()).isLessThan(700);
+            Rpc.Outcome out = h.await(10, TimeUnit.SECONDS);
+            assertThat(out.elapsedMillis()).as("ended at the cancel, not after the backoff (at least 4 s)")
+                    .isLessThan(4000 - MARGIN_MS);
             return List.of(out);
         });
         assertThat(o.arrivals()).isEqualTo(1);
@@ -382,7 +431,7 @@ class SideBySideTest {
     void cancellationDuringAnAttempt(Transport t) throws Exception {
         ChannelRetryConfig config = Configs.channel(Configs.fast(3));
         ScriptedServer server = server(t);
-        Observed o = same(t, config, a -> Action.ok().delay(2000), ch -> {
+        Observed o = same(t, config, a -> Action.ok().delay(10_000), ch -> { // never answered: cancelled first
             Rpc.Handle h = Rpc.start(ch, Rpc.UNARY, CallOptions.DEFAULT).send("a").halfClose();
             RetryEngineTest.waitFor(() -> server.arrivalCount() == 1);
             h.call.cancel("enough", null);

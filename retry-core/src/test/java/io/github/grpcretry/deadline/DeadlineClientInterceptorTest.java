@@ -98,58 +98,61 @@ class DeadlineClientInterceptorTest {
         assertThat(events.remaining).isEmpty();
     }
 
+    /**
+     * Makes the call in {@code call} and asserts the deadline the server saw: at most {@code expectedMs}
+     * left (the deadline was set during the call, and time only passes), at least that less the call's
+     * own duration (and 1 ms for the grpc-timeout header's sub-microsecond rounding). Exact however long
+     * the call took; a rule that picked another deadline shows unless the call took longer than the
+     * difference.
+     */
+    private static void assertSeen(long expectedMs, Runnable call, String what) {
+        server.reset();
+        long before = System.nanoTime();
+        call.run();
+        long took = System.nanoTime() - before;
+        Long remaining = server.arrivals().get(0).deadlineRemainingNanos;
+        assertThat(remaining).as("%s: ns left at the server, the call having taken %d ns", what, took).isNotNull()
+                .isBetween(expectedMs * MS - took - MS, expectedMs * MS);
+    }
+
     @Test
     void defaultTimeoutGoesOnlyToCallsWithoutADeadline() {
         var stub = stub(DeadlineSettings.NONE.withDefaultTimeout(Duration.ofMillis(1500)), null);
-
-        stub.unaryRpc(req());
-        assertThat(seenMs()).isBetween(1000L, 1500L);
-
-        server.reset();
-        stub.withDeadlineAfter(5, TimeUnit.SECONDS).unaryRpc(req());
-        assertThat(seenMs()).as("explicit longer deadline kept, not shortened to the default").isBetween(4500L, 5000L);
-
-        server.reset();
-        stub.withDeadlineAfter(300, TimeUnit.MILLISECONDS).unaryRpc(req());
-        assertThat(seenMs()).isBetween(100L, 300L);
-
-        server.reset();
-        inContextWithDeadline(4000, () -> stub.unaryRpc(req()));
-        assertThat(seenMs()).as("inherited deadline kept, not replaced by the default").isBetween(3500L, 4000L);
+        assertSeen(1500, () -> stub.unaryRpc(req()), "the default");
+        assertSeen(5000, () -> stub.withDeadlineAfter(5, TimeUnit.SECONDS).unaryRpc(req()),
+                "explicit longer deadline kept, not shortened to the default");
+        assertSeen(300, () -> stub.withDeadlineAfter(300, TimeUnit.MILLISECONDS).unaryRpc(req()), "explicit shorter");
+        assertSeen(4000, () -> inContextWithDeadline(4000, () -> stub.unaryRpc(req())),
+                "inherited deadline kept, not replaced by the default");
     }
 
     @Test
     void reserveShortensOnlyAnInheritedDeadline() {
         var stub = stub(DeadlineSettings.NONE.withReserve(Duration.ofMillis(400)), null);
-
-        inContextWithDeadline(2000, () -> stub.unaryRpc(req()));
-        assertThat(seenMs()).isBetween(1300L, 1600L);
-
-        server.reset();
-        stub.withDeadlineAfter(2000, TimeUnit.MILLISECONDS).unaryRpc(req());
-        assertThat(seenMs()).as("an explicit deadline is not reserved").isBetween(1700L, 2000L);
+        assertSeen(1600, () -> inContextWithDeadline(2000, () -> stub.unaryRpc(req())), "inherited less the reserve");
+        assertSeen(2000, () -> stub.withDeadlineAfter(2000, TimeUnit.MILLISECONDS).unaryRpc(req()),
+                "an explicit deadline is not reserved");
     }
 
     @Test
     void explicitShorterStubDeadlineWinsOverTheInheritedOne() {
         var stub = stub(DeadlineSettings.NONE.withReserve(Duration.ofMillis(200)), null);
-        inContextWithDeadline(3000, () -> stub.withDeadlineAfter(500, TimeUnit.MILLISECONDS).unaryRpc(req()));
         // explicit 500 ms is earlier than inherited 3000 - 200: kept as is, no reserve taken off it
-        assertThat(seenMs()).isBetween(350L, 500L);
+        assertSeen(500, () -> inContextWithDeadline(3000,
+                () -> stub.withDeadlineAfter(500, TimeUnit.MILLISECONDS).unaryRpc(req())), "the explicit deadline");
     }
 
     @Test
     void explicitLongerStubDeadlineIsCutToTheInheritedOneMinusReserve() {
         var stub = stub(DeadlineSettings.NONE.withReserve(Duration.ofMillis(200)), null);
-        inContextWithDeadline(1000, () -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).unaryRpc(req()));
-        assertThat(seenMs()).isBetween(600L, 800L);
+        assertSeen(800, () -> inContextWithDeadline(1000,
+                () -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).unaryRpc(req())), "inherited less the reserve");
     }
 
     @Test
     void defaultTimeoutNeverWidensAnything() {
         var stub = stub(new DeadlineSettings(Duration.ofSeconds(30), Duration.ZERO, Duration.ZERO), null);
-        inContextWithDeadline(800, () -> stub.unaryRpc(req()));
-        assertThat(seenMs()).isBetween(600L, 800L);
+        assertSeen(800, () -> inContextWithDeadline(800, () -> stub.unaryRpc(req())), "the inherited deadline");
     }
 
     @Test
@@ -158,48 +161,40 @@ class DeadlineClientInterceptorTest {
                 List.of(MethodName.of("grpc.testing.SimpleService", "UnaryRpc")), null, Duration.ofMillis(700),
                 null, null, null, null)), null);
         var stub = stub(DeadlineSettings.NONE.withDefaultTimeout(Duration.ofSeconds(5)), config);
-
-        stub.unaryRpc(req());
-        assertThat(seenMs()).as("method timeout instead of the default").isBetween(500L, 700L);
-
-        server.reset();
-        stub.withDeadlineAfter(10, TimeUnit.SECONDS).unaryRpc(req());
-        assertThat(seenMs()).as("method timeout caps a longer explicit deadline (gRPC rule)").isBetween(500L, 700L);
-
-        server.reset();
-        stub.withDeadlineAfter(300, TimeUnit.MILLISECONDS).unaryRpc(req());
-        assertThat(seenMs()).as("a shorter explicit deadline wins").isBetween(100L, 300L);
-
-        server.reset();
-        stub.serverStreamingRpc(req()).forEachRemaining(r -> { });
-        assertThat(seenMs()).as("other methods get the default").isBetween(4500L, 5000L);
+        assertSeen(700, () -> stub.unaryRpc(req()), "method timeout instead of the default");
+        assertSeen(700, () -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).unaryRpc(req()),
+                "method timeout caps a longer explicit deadline (gRPC rule)");
+        assertSeen(300, () -> stub.withDeadlineAfter(300, TimeUnit.MILLISECONDS).unaryRpc(req()),
+                "a shorter explicit deadline wins");
+        assertSeen(5000, () -> stub.serverStreamingRpc(req()).forEachRemaining(r -> { }),
+                "other methods get the default");
     }
 
     @Test
     void minRemainingFailsAtOnceWithoutSending() {
-        var stub = stub(DeadlineSettings.NONE.withMinRemaining(Duration.ofMillis(300)), null);
+        var stub = stub(DeadlineSettings.NONE.withMinRemaining(Duration.ofMillis(3000)), null);
 
         long start = System.nanoTime();
-        assertThatThrownBy(() -> stub.withDeadlineAfter(200, TimeUnit.MILLISECONDS).unaryRpc(req()))
+        assertThatThrownBy(() -> stub.withDeadlineAfter(2000, TimeUnit.MILLISECONDS).unaryRpc(req()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
                     assertThat(e.getStatus().getDescription()).contains("min-remaining").contains("not sent");
                 });
         long elapsedMs = (System.nanoTime() - start) / MS;
-        assertThat(elapsedMs).as("failed at once, long before the deadline").isLessThan(150);
+        assertThat(elapsedMs).as("failed at once, a second or more before the 2 s deadline").isLessThan(1000);
         assertThat(server.arrivalCount()).as("the server never sees it").isZero();
         assertThat(events.fastFails.get()).isEqualTo(1);
         assertThat(events.targets).contains(new CallTarget("inventory", "grpc.testing.SimpleService/UnaryRpc"));
 
         // inherited deadline below the floor: refused too
-        assertThatThrownBy(() -> inContextWithDeadline(100, () -> stub.unaryRpc(req())))
+        assertThatThrownBy(() -> inContextWithDeadline(1000, () -> stub.unaryRpc(req())))
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
         assertThat(server.arrivalCount()).isZero();
         assertThat(events.fastFails.get()).isEqualTo(2);
 
         // enough time: sent
-        stub.withDeadlineAfter(2, TimeUnit.SECONDS).unaryRpc(req());
+        stub.withDeadlineAfter(10, TimeUnit.SECONDS).unaryRpc(req());
         assertThat(server.arrivalCount()).isEqualTo(1);
         assertThat(events.fastFails.get()).isEqualTo(2);
         // calls without any deadline are not refused
@@ -252,10 +247,13 @@ class DeadlineClientInterceptorTest {
     @Test
     void remainingIsReportedForCallsWithADeadline() {
         var stub = stub(DeadlineSettings.NONE, null);
+        long before = System.nanoTime();
         stub.withDeadlineAfter(1, TimeUnit.SECONDS).unaryRpc(req());
+        long took = System.nanoTime() - before;
         stub.unaryRpc(req());
         assertThat(events.remaining).hasSize(1);
-        assertThat(events.remaining.get(0) / MS).isBetween(800L, 1000L);
+        // read when the call started, after the deadline was set: at most 1 s, less at most the call's duration
+        assertThat(events.remaining.get(0)).isBetween(1000 * MS - took, 1000 * MS);
     }
 
     static final class RecordingListener implements DeadlineEventListener {

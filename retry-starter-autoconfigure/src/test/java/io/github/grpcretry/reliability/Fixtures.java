@@ -158,7 +158,7 @@ final class Fixtures {
             if (System.nanoTime() > end) {
                 throw new AssertionError("not within " + timeoutMillis + " ms: " + what);
             }
-            Thread.sleep(2);
+            Thread.sleep(2); // polls the condition (the event waited for), not a synchronisation point
         }
     }
 }

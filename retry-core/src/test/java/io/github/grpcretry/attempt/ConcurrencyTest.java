@@ -73,6 +73,7 @@ class ConcurrencyTest {
         ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
         Map<Status.Code, Integer> codes = new EnumMap<>(Status.Code.class);
         ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+        CallbackExecutor callbacks = new CallbackExecutor();
         CountDownLatch done = new CountDownLatch(THREADS);
         List<MethodDescriptor<SimpleRequest, SimpleResponse>> methods =
                 List.of(Rpc.UNARY, Rpc.CLIENT_STREAMING, Rpc.SERVER_STREAMING, Rpc.BIDI);
@@ -88,6 +89,7 @@ class ConcurrencyTest {
                             CallOptions options = mode == 0
                                     ? CallOptions.DEFAULT.withDeadlineAfter(1 + random.nextInt(30), TimeUnit.MILLISECONDS)
                                     : CallOptions.DEFAULT;
+                            options = options.withExecutor(callbacks);
                             Rpc.Handle h = Rpc.start(client.channel(), m, options);
                             listeners.add(h.listener);
                             int messages = m.getType().clientSendsOneMessage() ? 1 : 1 + random.nextInt(4);
@@ -99,12 +101,12 @@ class ConcurrencyTest {
                                 }
                             }
                             if (mode == 1) {
-                                Thread.sleep(random.nextInt(15));
+                                Thread.sleep(random.nextInt(15)); // a random moment to cancel at (the scenario)
                                 h.call.cancel("random cancel", null);
                             } else {
                                 h.halfClose();
                                 if (mode == 2) {
-                                    Thread.sleep(random.nextInt(15));
+                                    Thread.sleep(random.nextInt(15)); // a random moment to cancel at (the scenario)
                                     h.call.cancel("cancel after half-close", null);
                                 }
                             }
@@ -122,8 +124,11 @@ class ConcurrencyTest {
             }
             assertThat(done.await(120, TimeUnit.SECONDS)).as("all threads finished").isTrue();
             assertThat(errors).as("errors in client threads").isEmpty();
+            // nothing live in the engine (no timer, every attempt ended) and no callback queued or running: a
+            // late second close would have been delivered by now
             RetryEngineTest.waitFor(() -> scheduler.outstandingTimers() == 0);
-            Thread.sleep(50); // a late second close would show up now
+            RetryEngineTest.waitFor(() -> client.events().attemptsEnded.get() == client.events().attemptsStarted.get());
+            RetryEngineTest.waitFor(callbacks::idle);
             List<String> broken = new ArrayList<>();
             for (ContractListener<SimpleResponse> l : listeners) {
                 try {
@@ -145,6 +150,7 @@ class ConcurrencyTest {
             assertThat(codes).containsKeys(Status.Code.OK, Status.Code.UNAVAILABLE, Status.Code.CANCELLED);
         } finally {
             pool.shutdownNow();
+            callbacks.close();
             client.close();
             server.close();
             scheduler.close();

@@ -132,7 +132,7 @@ class EngineHardeningTest {
                 .send("x").halfClose();
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (c.events().ofType("retryScheduled").isEmpty() && System.nanoTime() < until) {
-            Thread.sleep(5);
+            Thread.sleep(5); // polls for the engine's retryScheduled event, not a synchronisation point
         }
         List<RecordingEvents.Event> scheduled = c.events().ofType("retryScheduled");
         assertThat(scheduled).hasSize(1);
@@ -235,7 +235,7 @@ class EngineHardeningTest {
         Rpc.Handle h = Rpc.start(c.channel(), Rpc.UNARY, CallOptions.DEFAULT).send("x").halfClose();
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (c.events().ofType("retryScheduled").isEmpty() && System.nanoTime() < until) {
-            Thread.sleep(5);
+            Thread.sleep(5); // polls for the engine's retryScheduled event, not a synchronisation point
         }
         assertThat(c.events().ofType("retryScheduled")).extracting(RecordingEvents.Event::nanos)
                 .containsExactly(TimeUnit.MILLISECONDS.toNanos(Integer.MAX_VALUE));

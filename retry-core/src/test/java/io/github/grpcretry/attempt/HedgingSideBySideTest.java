@@ -669,7 +669,7 @@ class HedgingSideBySideTest {
             RetryEngineTest.waitFor(() -> server.arrivals().stream().anyMatch(a -> a.cancelled)); // committed
             // time must pass for a clock-driven rule: a third hedge, if hedging had not stopped, would go
             // two hedging delays after the call started; wait that long and the margin from now, then count
-            Thread.sleep(2 * delay + MARGIN_MS);
+            Thread.sleep(2 * delay + MARGIN_MS); // time must pass for a clock-driven rule (see above)
             return List.of(h.halfClose().await());
         };
         Observed[] o = same(Transport.NETTY, config, a -> Action.ok(), drive);

@@ -98,7 +98,7 @@ class MessageCompressionTest {
         Rpc.Handle h = started(channel.newCall(Rpc.CLIENT_STREAMING, CallOptions.DEFAULT)).send("a");
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (closed.isEmpty() && System.nanoTime() < end) {
-            Thread.sleep(2);
+            Thread.sleep(2); // polls for the first attempt's close (the event), not a synchronisation point
         }
         assertThat(closed).as("the first attempt closed").hasSize(1);
         return h;

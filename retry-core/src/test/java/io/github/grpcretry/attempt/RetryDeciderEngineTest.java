@@ -304,7 +304,7 @@ class RetryDeciderEngineTest {
         h.call.halfClose();
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (decider.log.isEmpty() && System.nanoTime() < until) {
-            Thread.sleep(5);
+            Thread.sleep(5); // polls for the decider's first call (the event), not a synchronisation point
         }
         h.call.cancel("stop", null);
         assertThat(h.await().code()).isEqualTo(Status.Code.CANCELLED);

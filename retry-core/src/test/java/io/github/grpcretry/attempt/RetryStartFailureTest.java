@@ -37,6 +37,9 @@ class RetryStartFailureTest {
     private ScriptedServer server;
     private ManagedChannel channel;
     private final CountDownLatch secondAttemptHeaders = new CountDownLatch(1);
+    private final CallbackExecutor callbacks = new CallbackExecutor();
+    /** The second attempt's own close, delivered (through this interceptor) to the engine and handled. */
+    private final CountDownLatch secondAttemptClosed = new CountDownLatch(1);
 
     @BeforeEach
     void setUp() throws Exception {
@@ -48,12 +51,13 @@ class RetryStartFailureTest {
     @AfterEach
     void tearDown() throws Exception {
         harness.close();
+        callbacks.close();
     }
 
     @Test
     void aRetryThatFailsToStartEndsTheCallOnceAndCancelsItsStream() throws Exception {
         server.script(a -> a.index == 1 ? Action.fail(Status.Code.UNAVAILABLE) : Action.ok());
-        ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(Rpc.BIDI, CallOptions.DEFAULT);
+        ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(Rpc.BIDI, CallOptions.DEFAULT.withExecutor(callbacks));
         ContractListener<SimpleResponse> listener = new ContractListener<>();
         call.start(listener, new Metadata());
         call.request(10);
@@ -66,10 +70,13 @@ class RetryStartFailureTest {
         Arrival second = awaitArrival(2);
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!second.cancelled && System.nanoTime() < end) {
-            Thread.sleep(2);
+            Thread.sleep(2); // polls the server's record (the event), not a synchronisation point
         }
         assertThat(second.cancelled).as("the failed retry's stream was cancelled").isTrue();
-        Thread.sleep(50); // the attempt's own close (after the cancellation) would come now
+        // the attempt's own close, which follows the cancellation, has reached the engine and been handled, and
+        // no callback of the call is queued or running: a second close of the listener would have come
+        assertThat(secondAttemptClosed.await(10, TimeUnit.SECONDS)).as("the retry's own close").isTrue();
+        RetryEngineTest.waitFor(callbacks::idle);
         assertThat(listener.closeCount()).isEqualTo(1);
         listener.assertContract();
     }
@@ -77,7 +84,7 @@ class RetryStartFailureTest {
     private Arrival awaitArrival(int index) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (server.arrivalCount() < index && System.nanoTime() < end) {
-            Thread.sleep(2);
+            Thread.sleep(2); // polls the server's record (the event), not a synchronisation point
         }
         assertThat(server.arrivalCount()).isGreaterThanOrEqualTo(index);
         return server.arrivals().get(index - 1);
@@ -104,6 +111,17 @@ class RetryStartFailureTest {
                             super.onHeaders(responseHeaders);
                             if (second) {
                                 secondAttemptHeaders.countDown();
+                            }
+                        }
+
+                        @Override
+                        public void onClose(Status status, Metadata trailers) {
+                            try {
+                                super.onClose(status, trailers);
+                            } finally {
+                                if (second) {
+                                    secondAttemptClosed.countDown();
+                                }
                             }
                         }
                     }, headers);

@@ -51,24 +51,53 @@ class DeadlineServerInterceptorTest {
         return stub;
     }
 
-    /** Outermost: records the status each call is closed with. */
+    /**
+     * Outermost: records the status each call is closed with, and each call's end as grpc-java reports
+     * it to the call's listener (completed or cancelled): after that no callback of the call can reach
+     * anything inside, the handler included.
+     */
     static final class Recorder implements ServerInterceptor {
         final LinkedBlockingQueue<Status> closed = new LinkedBlockingQueue<>();
+        final LinkedBlockingQueue<String> ended = new LinkedBlockingQueue<>();
 
         @Override
         public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
                 ServerCallHandler<ReqT, RespT> next) {
-            return next.startCall(new SimpleForwardingServerCall<>(call) {
+            ServerCall.Listener<ReqT> inner = next.startCall(new SimpleForwardingServerCall<>(call) {
                 @Override
                 public void close(Status status, Metadata trailers) {
                     closed.add(status);
                     super.close(status, trailers);
                 }
             }, headers);
+            return new io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener<>(inner) {
+                @Override
+                public void onComplete() {
+                    try {
+                        super.onComplete();
+                    } finally {
+                        ended.add("completed");
+                    }
+                }
+
+                @Override
+                public void onCancel() {
+                    try {
+                        super.onCancel();
+                    } finally {
+                        ended.add("cancelled");
+                    }
+                }
+            };
         }
 
         Status next() throws InterruptedException {
             return closed.poll(3, TimeUnit.SECONDS);
+        }
+
+        /** Waits for the next call's end (its listener completed or cancelled). */
+        String nextEnd() throws InterruptedException {
+            return ended.poll(3, TimeUnit.SECONDS);
         }
     }
 
@@ -79,7 +108,7 @@ class DeadlineServerInterceptorTest {
             public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call,
                     Metadata headers, ServerCallHandler<ReqT, RespT> next) {
                 try {
-                    Thread.sleep(ms);
+                    Thread.sleep(ms); // the scripted slowness this interceptor stands for, not a synchronisation point
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
@@ -91,8 +120,8 @@ class DeadlineServerInterceptorTest {
     private static void warmUp(SimpleServiceGrpc.SimpleServiceBlockingStub stub, Hop h, Recorder r)
             throws InterruptedException {
         stub.unaryRpc(Hop.req("warm-up"));
-        h.handled.set(0);
-        h.deadlines.clear();
+        assertThat(r.nextEnd()).as("the warm-up's end").isNotNull();
+        h.clear();
         r.closed.clear();
     }
 
@@ -109,7 +138,9 @@ class DeadlineServerInterceptorTest {
         assertThat(closed).isNotNull();
         assertThat(closed.getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
         assertThat(closed.getDescription()).contains("before the handler ran");
-        Thread.sleep(200);
+        // the close above is the interceptor's own; once grpc-java has ended the call, no callback of it can
+        // start the handler: the count is final then (an event, not 200 ms of waiting)
+        assertThat(recorder.nextEnd()).as("the call's end").isNotNull();
         assertThat(h.handled.get()).as("handler never ran").isZero();
 
         // a call with time left goes through
@@ -147,6 +178,7 @@ class DeadlineServerInterceptorTest {
         ManagedChannel ch = h.channel();
         closeables.add(ch::shutdownNow);
         assertThat(bidi(ch, 5000).getCode()).isEqualTo(Status.Code.OK);
+        assertThat(recorder.nextEnd()).as("the first call's end").isNotNull();
         h.handled.set(0);
         recorder.closed.clear();
 
@@ -154,7 +186,10 @@ class DeadlineServerInterceptorTest {
         Status closed = recorder.next();
         assertThat(closed).isNotNull();
         assertThat(closed.getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-        Thread.sleep(200);
+        assertThat(closed.getDescription()).contains("before the handler ran");
+        // the interceptor closed the call instead of calling on; once grpc-java has ended the call, no callback
+        // of it can start the handler: the count is final then
+        assertThat(recorder.nextEnd()).as("the call's end").isNotNull();
         assertThat(h.handled.get()).as("handler never ran").isZero();
     }
 
@@ -170,7 +205,7 @@ class DeadlineServerInterceptorTest {
         assertThat(bidi(ch, 100).getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
         while (h.handled.get() == 0 && System.nanoTime() < until) {
-            Thread.sleep(10);
+            Thread.sleep(10); // polls for the handler's start (the event), not a synchronisation point
         }
         assertThat(h.handled.get()).isEqualTo(1);
     }
@@ -178,7 +213,7 @@ class DeadlineServerInterceptorTest {
     @Test
     void aDownstreamDeadlineFailureEscapingTheHandlerSurfacesAsDeadlineExceeded() throws Exception {
         Hop c = hop("C").body(r -> {
-            Thread.sleep(400);
+            Thread.sleep(400); // the server's scripted slowness: past the 100 ms deadline B gives it
             return Hop.resp("late");
         });
         var cStub = stub(c);
@@ -198,7 +233,7 @@ class DeadlineServerInterceptorTest {
     @Test
     void aHandlerFailingAfterItsOwnDeadlineIsClosedWithDeadlineExceeded() throws Exception {
         Hop h = hop("S", new DeadlineServerInterceptor(), recorder).body(r -> {
-            Thread.sleep(400);
+            Thread.sleep(400); // the handler's scripted slowness: past the call's 150 ms deadline
             throw Status.UNKNOWN.withDescription("storage gave up").asRuntimeException();
         });
         var stub = stub(h);
@@ -266,7 +301,7 @@ class DeadlineServerInterceptorTest {
         }));
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
         while (h.handled.get() == 0 && System.nanoTime() < until) {
-            Thread.sleep(5);
+            Thread.sleep(5); // polls for the handler's start (the event), not a synchronisation point
         }
         callerContext.cancel(null);
         Status closed = recorder.next();

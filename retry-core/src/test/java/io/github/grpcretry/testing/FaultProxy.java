@@ -350,7 +350,7 @@ public final class FaultProxy implements AutoCloseable {
             }
             long wait = due - System.nanoTime() / 1_000_000;
             if (wait > 0) {
-                TimeUnit.MILLISECONDS.sleep(wait);
+                TimeUnit.MILLISECONDS.sleep(wait); // the proxy's scripted latency, not a synchronisation point
             }
         }
     }

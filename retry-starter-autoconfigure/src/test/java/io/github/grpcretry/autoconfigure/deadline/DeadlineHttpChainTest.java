@@ -47,7 +47,10 @@ import reactor.core.scheduler.Schedulers;
 /**
  * A real application: an HTTP endpoint on embedded Tomcat (random port) calls gRPC service B, which
  * calls C, through the net.devh server and channels (in-process transport) with the starter's
- * auto-configuration. Each layer records the absolute deadline it sees.
+ * auto-configuration. Each layer records the deadline it sees: its time remaining, read between two
+ * clock readings. The wire carries the time left when a call starts and the receiver counts it from
+ * the stream's arrival, so a layer's time remaining is at most the caller's less the reserve and at
+ * least that less the time between the two readings: exact bounds, whatever the load.
  */
 @SpringBootTest(classes = DeadlineHttpChainTest.App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {
@@ -81,6 +84,7 @@ class DeadlineHttpChainTest {
     void clear() {
         recorder.seen.clear();
         recorder.remainingMs.clear();
+        recorder.readings.clear();
     }
 
     private HttpResponse<String> get(String path, String timeoutHeader) throws Exception {
@@ -92,30 +96,51 @@ class DeadlineHttpChainTest {
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    private long ms(String from, String to) {
-        return (recorder.seen.get(from).orElseThrow() - recorder.seen.get(to).orElseThrow()) / MS;
+    /**
+     * {@code to}'s deadline is {@code from}'s less {@code reserveMs}: its time remaining at most
+     * {@code from}'s less the reserve (1 ms for grpc-timeout's sub-microsecond rounding), at least that
+     * less the time between the two readings.
+     */
+    private void assertHandedOn(String from, String to, long reserveMs) {
+        Reading a = recorder.readings.get(from);
+        Reading b = recorder.readings.get(to);
+        assertThat(a).as(from).isNotNull();
+        assertThat(b).as(to).isNotNull();
+        long between = b.after() - a.before();
+        assertThat(b.remainingNanos()).as("%s: time remaining against %s's %d ns less %d ms, %d ns between", to, from,
+                        a.remainingNanos(), reserveMs, between)
+                .isBetween(a.remainingNanos() - reserveMs * MS - between - MS, a.remainingNanos() - reserveMs * MS + MS);
+    }
+
+    /** The HTTP layer's time remaining: at most {@code ms}, at least that less the request's own duration. */
+    private void assertHttpRemaining(long ms, long before, long after) {
+        Reading r = recorder.readings.get("http");
+        assertThat(r).isNotNull();
+        assertThat(r.remainingNanos()).as("the handler's time left, the request having taken %d ns", after - before)
+                .isBetween(ms * MS - (after - before), ms * MS);
     }
 
     @Test
     void theHttpTimeoutTravelsDownTheChainLessTheReservePerHop() throws Exception {
+        long before = System.nanoTime();
         HttpResponse<String> response = get("/chain", "2000");
+        long after = System.nanoTime();
         assertThat(response.statusCode()).isEqualTo(200);
-        assertThat(recorder.remainingMs.get("http")).as("the handler's deadline is the header's timeout")
-                .isBetween(1500L, 2000L);
+        assertHttpRemaining(2000, before, after); // the handler's deadline is the header's timeout
         assertThat(recorder.seen.get("b")).isPresent();
         assertThat(recorder.seen.get("c")).isPresent();
-        // B: the HTTP deadline less one reserve; C: B's less another (give or take transport time: the
-        // wire carries the time left when a call starts, so a call that waits for a connection arrives late)
-        assertThat(ms("http", "b")).isBetween(80L, 400L);
-        assertThat(ms("b", "c")).isBetween(80L, 400L);
+        // B: the HTTP deadline less one reserve; C: B's less another
+        assertHandedOn("http", "b", 100);
+        assertHandedOn("b", "c", 100);
         assertThat(recorder.remainingMs.get("c")).as("at most the timeout minus two reserves")
                 .isLessThanOrEqualTo(2000L - 200L);
     }
 
     @Test
     void theHttpTimeoutIsClampedToTheMaximum() throws Exception {
+        long before = System.nanoTime();
         assertThat(get("/chain", "600000").statusCode()).isEqualTo(200);
-        assertThat(recorder.remainingMs.get("http")).isBetween(4500L, 5000L);
+        assertHttpRemaining(5000, before, System.nanoTime());
     }
 
     @Test
@@ -140,14 +165,14 @@ class DeadlineHttpChainTest {
     void asyncMethodsCarryTheDeadline() throws Exception {
         assertThat(get("/async", "2000").statusCode()).isEqualTo(200);
         assertThat(recorder.seen.get("c")).as("C reached from an @Async method").isPresent();
-        assertThat(ms("http", "c")).isBetween(80L, 400L);
+        assertHandedOn("http", "c", 100);
     }
 
     @Test
     void aThreadPoolWithTheTaskDecoratorCarriesTheDeadlineAndOneWithoutDoesNot() throws Exception {
         assertThat(get("/pool", "2000").statusCode()).isEqualTo(200);
         assertThat(recorder.seen.get("c")).isPresent();
-        assertThat(ms("http", "c")).isBetween(80L, 400L);
+        assertHandedOn("http", "c", 100);
 
         recorder.seen.clear();
         assertThat(get("/pool-undecorated", "2000").statusCode()).isEqualTo(200);
@@ -159,7 +184,7 @@ class DeadlineHttpChainTest {
     void aReactorChainCarriesTheDeadline() throws Exception {
         assertThat(get("/reactor", "2000").statusCode()).isEqualTo(200);
         assertThat(recorder.seen.get("c")).isPresent();
-        assertThat(ms("http", "c")).isBetween(80L, 400L);
+        assertHandedOn("http", "c", 100);
     }
 
     @Autowired
@@ -182,19 +207,28 @@ class DeadlineHttpChainTest {
     static class App {
     }
 
+    /** A layer's time remaining, read between two clock readings. */
+    record Reading(long before, long remainingNanos, long after) {
+    }
+
     /** The absolute deadline ({@code System.nanoTime()} scale) each layer saw; empty = none. */
     @Component
     static class Recorder {
         final Map<String, Optional<Long>> seen = new ConcurrentHashMap<>();
         /** Time left (ms) each layer saw when it recorded. */
         final Map<String, Long> remainingMs = new ConcurrentHashMap<>();
+        final Map<String, Reading> readings = new ConcurrentHashMap<>();
 
         void record(String layer) {
             Deadline d = Context.current().getDeadline();
-            if (d != null) {
-                remainingMs.put(layer, d.timeRemaining(TimeUnit.MILLISECONDS));
+            long before = System.nanoTime();
+            Long remaining = d == null ? null : d.timeRemaining(TimeUnit.NANOSECONDS);
+            long after = System.nanoTime();
+            if (remaining != null) {
+                remainingMs.put(layer, TimeUnit.NANOSECONDS.toMillis(remaining));
+                readings.put(layer, new Reading(before, remaining, after));
             }
-            seen.put(layer, Optional.ofNullable(d == null ? null : System.nanoTime() + d.timeRemaining(TimeUnit.NANOSECONDS)));
+            seen.put(layer, Optional.ofNullable(remaining == null ? null : before + remaining));
         }
     }
 
@@ -222,7 +256,7 @@ class DeadlineHttpChainTest {
                 c.withDeadlineAfter(50, TimeUnit.MILLISECONDS).unaryRpc(to("c-slow"));
             } else if (layer.equals("c-slow")) {
                 try {
-                    Thread.sleep(300);
+                    Thread.sleep(300); // C's scripted slowness: past the 50 ms deadline B gives it
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }

@@ -189,11 +189,7 @@ final class Fixtures {
             if (System.nanoTime() > end) {
                 throw new AssertionError("not within " + timeoutMillis + " ms: " + what);
             }
-<<<<<<< HEAD:retry-core/src/test/java/io/github/grpcretry/reliability/Fixtures.java
-            Thread.sleep(2); // polls the condition, bounded by the timeout
-=======
             Thread.sleep(2); // polls the condition (the event waited for), not a synchronisation point
->>>>>>> timing:retry-starter-autoconfigure/src/test/java/io/github/grpcretry/reliability/Fixtures.java
         }
     }
 }

@@ -10,10 +10,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
-/**
- * What {@link RetryingCall} and {@link HedgingCall} do identically: stateless helpers (no objects of
- * their own, so the success path allocates nothing more).
- */
+/** Stateless helpers of the engine's calls (no objects of their own, so the success path allocates nothing more). */
 final class CallSupport {
 
     private CallSupport() {
@@ -68,15 +65,6 @@ final class CallSupport {
         return status;
     }
 
-    /** Starts an attempt's call with its headers and the application's compression choice (if it made one). */
-    static <ReqT, RespT> void startAttemptCall(ClientCall<ReqT, RespT> call, ClientCall.Listener<RespT> listener,
-            Metadata attemptHeaders, Boolean compression) {
-        call.start(listener, attemptHeaders);
-        if (compression != null) {
-            call.setMessageCompression(compression);
-        }
-    }
-
     /** Asks {@code call} for {@code demand} more messages, in {@code int} steps. */
     static void request(ClientCall<?, ?> call, long demand) {
         while (demand > 0) {
@@ -100,12 +88,11 @@ final class CallSupport {
     }
 
     /**
-     * The demand that takes a stream's outstanding demand to {@code Integer.MAX_VALUE} and no further:
-     * {@code demanded} asked of it in all, of which at least {@code received} messages were delivered.
+     * Demand that takes a stream's outstanding demand to at most {@code Integer.MAX_VALUE}, whatever
+     * it delivered of the {@code demanded} it was asked for in all.
      */
-    static int demandUpToMax(long demanded, long received) {
-        long outstanding = Math.max(0, demanded - received);
-        return (int) (Integer.MAX_VALUE - Math.min(outstanding, Integer.MAX_VALUE));
+    static int demandUpToMax(long demanded) {
+        return (int) (Integer.MAX_VALUE - Math.min(Math.max(0, demanded), Integer.MAX_VALUE));
     }
 
     /** The earlier of two deadlines (null: none). */

@@ -15,49 +15,30 @@ import io.grpc.Status;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
  * One logical call of the interceptor engine: the core that {@link RetryingCall} (one attempt at a
- * time) and {@link HedgingCall} (attempts in parallel) share. The strategies decide what follows a
- * failure ({@link Decision}); the core does everything else.
+ * time) and {@link HedgingCall} (attempts in parallel) share. A strategy decides what follows a failed
+ * attempt ({@link Decision}) and when the next one goes; the core does the rest.
  *
- * <h2>State and threads</h2>
- * All state changes happen under one lock per call ({@code synchronized (this)}); calls into attempts
- * and into the application's listener happen outside it. While the call is uncommitted it keeps a
- * replay record of what the application did (response demand, request messages, half-close,
- * compression) and forwards each operation to the attempts that have caught up with it. A new attempt
- * is drained by the thread that starts it: that thread replays the record into it until it has caught
- * up, and only then is the attempt a target of the application's own operations, so an attempt's
- * send-side methods are used by one thread at a time and messages keep their order. An attempt is
- * cancelled by whichever thread may send to it at that moment: the draining thread, or (for parallel
- * attempts) the last application thread sending to it; otherwise at once.
+ * <p>State changes happen under one lock per call; calls into attempts and into the listener happen
+ * outside it. While uncommitted the call keeps a replay record (demand, messages, half-close,
+ * compression) and sends each operation to the attempts that have caught up with it; a new attempt is
+ * drained by the thread that starts it, so an attempt's send side is used by one thread at a time, in
+ * order, and it is cancelled by the thread allowed to send to it then. Response headers or a message
+ * commit the call to that attempt (unless the application cancelled), as does a message passing a
+ * buffer limit; the others are cancelled. Once the committed attempt has caught up and no callback is
+ * being delivered, {@link #passThrough} is set: every method is then a volatile read and a direct call.
+ * Callbacks of parallel attempts go through a small serializer until then.
  *
- * <h2>Commit</h2>
- * Response headers or a message commit the call to that attempt (unless the application cancelled);
- * so does a request passing a buffer limit (the attempt that has sent the most). The other attempts
- * are cancelled and no further attempt starts. Once the committed attempt has caught up, the record is
- * released; once no callback is being delivered either, {@link #passThrough} is set: from then on
- * every method is a volatile read plus a direct call, and the attempt's close reads the call's state
- * without the lock (nothing changes it any more).
- *
- * <h2>The application's listener</h2>
- * Callbacks of parallel attempts arrive on different threads: until the call passes through, each goes
- * through a small serializer (run inline when idle, queued otherwise), so the application sees one
- * serial, ordered call. Attempts that run one at a time need none: a new one starts only after the
- * previous one closed. The close comes as soon as the outcome is known; attempts cancelled at that
- * moment report their end a little later.
- *
- * <h2>Every attempt ends once</h2>
- * An attempt is closed exactly once, under the lock ({@link #closed}), or by the pass-through close:
- * by its own {@code onClose}, or, when its channel call never started, by {@link #startFailed}. Each
- * close reports {@code attemptEnded}; the one that decides the outcome ends the call ({@link #endCall}).
- *
- * <h2>Footprint</h2>
- * A call that succeeds at once allocates this object and one {@link Attempt} (and a copy of non-empty
- * start headers): the one request of a unary call is kept in a field, the bytes held for replay are
- * counted in a field, and whatever only a failure, a second message, a buffer limit, a cancellation or
- * a compression setting needs lives in an {@link Extra} created on first use.
+ * <p>Every attempt is closed once: under the lock by its own {@code onClose} ({@link #closed}) or, when
+ * its channel call never started, by {@link #startFailed}, or as the pass-through; each reports
+ * {@code attemptEnded}, and the one that settles the call ends it ({@link #endCall}). A call that
+ * succeeds at once allocates this object and one {@link Attempt} (plus a copy of non-empty start
+ * headers); what only a failure, a second message, a buffer limit, a cancellation or a compression
+ * setting needs is in an {@link Extra} made on first use.
  */
 abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
@@ -67,65 +48,62 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final CallOptions callOptions;
     private final Channel next;
     final Context context;
-
-    /** The committed attempt once it has caught up and no callback is being delivered: every call goes straight to it. */
+    /** Hedging: attempts run in parallel (callbacks serialised, sends guarded against cancellation). */
+    final boolean parallel;
+    /** The committed attempt once it has caught up and no callback is being delivered. */
     volatile Attempt passThrough;
 
     // ---- guarded by this ----
-    Listener<RespT> listener;
-    /** The application's start headers without an attempt header of its own; null when empty. */
+    private Listener<RespT> listener;
+    /** The application's start headers, without an attempt header of its own; null when empty. */
     private Metadata headers;
     /** The attempt started last; each links to the one before. */
     private Attempt newest;
     Attempt committed;
     private Extra extra;
-    /** The replay record: the first request message (later ones in the extra), demand, half-close. */
+    /** The replay record: the first message (later ones in the extra), demand, half-close. */
     private Object firstMessage;
     private int buffered;
-    /** Request bytes held for replay, counted against the per-RPC limit and reserved in the channel's pool. */
+    /** Request bytes held for replay (per-RPC limit; reserved in the channel's pool). */
     private long heldBytes;
     private long demand;
     private boolean halfClosed;
-    /** Attempts started, and of those not closed. */
+    /** Attempts started; of those, not closed. */
     int attempts;
     int live;
     boolean cancelled;
-    /** The outcome is decided: the application's listener is closed or about to be. */
+    /** The outcome is decided: the listener is closed or about to be. */
     boolean finished;
 
-    /** The call's state beyond the success path (guarded by the call); strategies may extend it. */
+    /** The call's state beyond the success path (guarded by the call); a strategy may extend it. */
     static class Extra {
         /** Why the call was committed, when not by a response. */
         SuppressionReason commitReason;
-        /** A buffer limit was passed while no attempt was in flight: the next attempt is committed at once. */
+        /** A buffer limit was passed with no attempt in flight: the next one is committed at once. */
         boolean bufferExceeded;
         Boolean compression;
-        /** The request messages after the first (null until there is a second). */
         Object[] laterMessages;
-        /** The call's one pending timer (a retry's backoff or the next hedge) and its generation. */
+        /** The call's one pending timer (a retry's backoff, the next hedge) and its generation. */
         RetryScheduler.Timer timer;
         int timerGeneration;
         long timerStartNanos;
         long waitedNanos;
         Context.CancellationListener contextListener;
-        /** How the application (or the Context) cancelled the call. */
         Status cancelStatus;
         String cancelMessage;
         Throwable cancelCause;
-        /** The status an attempt that failed while being started ends the call with. */
+        /** What an attempt that failed while being started ends the call with. */
         Status startFailure;
-        /** A thread is running listener callbacks (parallel attempts only), and what waits for it. */
+        /** The serializer of parallel attempts' callbacks: busy, and what waits for it. */
         boolean delivering;
         ArrayDeque<Runnable> pending;
     }
 
-    /** Why an attempt is cancelled; the message it is cancelled with. */
+    /** Why an attempt is cancelled, with its message when fixed. */
     enum Cancel {
         LOST("hedged attempt not needed: another attempt committed"),
         ENDED("hedged attempt not needed: the call ended"),
-        /** The application's (or Context's) cancellation: its message and cause. */
         APPLICATION(null),
-        /** It failed while being started: the start failure's description and cause. */
         START_FAILURE(null);
 
         final String message;
@@ -138,12 +116,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** A callback to the application's listener. */
     private enum Signal { HEADERS, MESSAGE, READY, CLOSE }
 
-    /** An operation of the application's forwarded to attempts. */
+    /** An operation of the application's, recorded and sent to attempts. */
     private enum Op { REQUEST, MESSAGE, HALF_CLOSE, COMPRESSION }
 
     EngineCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
-            MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
+            MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next, boolean parallel) {
         this.engine = engine;
+        this.parallel = parallel;
         this.plan = plan;
         this.method = method;
         this.callOptions = callOptions;
@@ -153,46 +132,37 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     // ------------------------------------------------------------------ the strategy
 
-    /** The kind of every attempt after the first. */
-    abstract AttemptKind laterKind();
-
-    /** Whether attempts run in parallel (their callbacks are serialised, sends to them guarded against cancellation). */
-    abstract boolean parallel();
-
-    /**
-     * Under lock: what follows the failure of uncommitted attempt {@code a} (the call not cancelled,
-     * its Context neither). A {@link Decision.Retry} is admitted by the budget and scheduled here
-     * afterwards, a {@link Decision.Hedge} scheduled or sent.
-     */
+    /** Under lock: what follows the failure of uncommitted {@code a} (the core admits and schedules it). */
     abstract Decision afterFailureLocked(Attempt a, Status status, Metadata trailers);
 
-    /** Whether the policy would have retried a failure of the committed attempt (nothing changes any more). */
+    /** Whether the policy would have retried this failure of the committed attempt (the call is settled). */
     abstract boolean wouldRetry(Status status, Metadata trailers);
 
     /** Sends the next attempt: the timer fired, or a hedge goes at once. */
     abstract void nextAttempt();
 
-    /** Time spent between attempts, for {@code callEnded} (the call has ended). */
-    abstract long waitedNanos();
+    /** Time spent between attempts, for {@code callEnded}: by default what the timers ran. */
+    long waitedNanos() {
+        return extra == null ? 0 : extra.waitedNanos;
+    }
 
     /** Before {@link #start}'s locked section. */
     void starting() {
     }
 
-    /** Under lock, after attempt {@code a} was opened. */
+    /** Under lock, once attempt {@code a} is open. */
     void openedLocked(Attempt a) {
     }
 
-    /** The options of attempt {@code a}'s channel call. */
     CallOptions attemptOptions(Attempt a) {
         return callOptions;
     }
 
-    /** After attempt {@code a} started and caught up. */
+    /** Attempt {@code a} started and caught up. */
     void launched(Attempt a) {
     }
 
-    /** The call ended with {@code status} (after {@code callEnded}, before the listener's close). */
+    /** The call ended: after {@code callEnded}, before the listener's close. */
     void ended(Status status) {
     }
 
@@ -204,7 +174,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public final void start(Listener<RespT> responseListener, Metadata startHeaders) {
-        CallSupport.checkStartArguments(responseListener, startHeaders);
+        if (responseListener == null || startHeaders == null) {
+            throw new NullPointerException("listener and headers must not be null");
+        }
         starting();
         Attempt first;
         synchronized (this) {
@@ -215,13 +187,15 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 throw new IllegalStateException("call was cancelled");
             }
             listener = responseListener;
-            CallSupport.discardAttemptHeader(startHeaders); // the call owns these headers now
+            startHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS); // the engine's; the headers are the call's now
             headers = startHeaders.keys().isEmpty() ? null : startHeaders;
             first = openLocked();
         }
-        CallSupport.callStarted(engine, target());
-        // empty headers need no copy kept for later attempts: the first attempt takes them
-        launch(first, headers == null ? startHeaders : null);
+        if (engine.budget != null) {
+            engine.budget.onCall();
+        }
+        engine.events.callStarted(target());
+        launch(first, headers == null ? startHeaders : null); // empty: the first attempt takes them
     }
 
     @Override
@@ -229,29 +203,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Attempt p = passThrough;
         if (p != null) {
             p.call.request(numMessages);
-            return;
-        }
-        if (numMessages < 0) {
+        } else if (numMessages < 0) {
             throw new IllegalArgumentException("numMessages must be >= 0");
-        }
-        Object targets = null;
-        synchronized (this) {
-            p = passThrough;
-            if (p == null) {
-                if (finished || cancelled) {
-                    return;
-                }
-                demand += numMessages;
-                targets = targetsLocked();
-                for (int i = 0, n = count(targets); i < n; i++) {
-                    at(targets, i).sentDemand += numMessages;
-                }
-            }
-        }
-        if (p != null) {
-            p.call.request(numMessages);
         } else {
-            send(targets, Op.REQUEST, numMessages, null);
+            forward(Op.REQUEST, numMessages, null);
         }
     }
 
@@ -260,49 +215,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Attempt p = passThrough;
         if (p != null) {
             p.call.sendMessage(message);
-            return;
-        }
-        long size = MessageSizes.sizeOf(method.getRequestMarshaller(), message);
-        Object targets = null;
-        Object toCancel = null;
-        Attempt newlyCommitted = null;
-        synchronized (this) {
-            if (finished || cancelled) {
-                return;
-            }
-            if (passThrough == null && halfClosed) {
-                throw new IllegalStateException("call was half-closed");
-            }
-            if (passThrough == null && committed == null && !bufferExceeded() && !holdLocked(size)) {
-                Attempt pick = mostAdvancedLocked();
-                if (pick != null) {
-                    toCancel = commitLocked(pick, SuppressionReason.BUFFER_LIMIT);
-                    newlyCommitted = pick;
-                } else {
-                    extra().bufferExceeded = true; // the next attempt is committed at start, and is the last
-                }
-            }
-            p = passThrough;
-            if (p == null) {
-                Attempt c = committed;
-                boolean record = c == null || !c.drained; // else the record is released: forward only
-                if (record) {
-                    append(message);
-                }
-                targets = targetsLocked();
-                for (int i = 0, n = record ? count(targets) : 0; i < n; i++) {
-                    at(targets, i).sentMessages = buffered;
-                }
-            }
-        }
-        cancelAll(toCancel);
-        if (newlyCommitted != null) {
-            engine.events.committed(target(), newlyCommitted.number);
-        }
-        if (p != null) {
-            p.call.sendMessage(message);
         } else {
-            send(targets, Op.MESSAGE, 0, message);
+            forward(Op.MESSAGE, 0, message);
         }
     }
 
@@ -311,29 +225,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Attempt p = passThrough;
         if (p != null) {
             p.call.halfClose();
-            return;
-        }
-        Object targets = null;
-        synchronized (this) {
-            p = passThrough;
-            if (p == null) {
-                if (finished || cancelled) {
-                    return;
-                }
-                if (halfClosed) {
-                    throw new IllegalStateException("call already half-closed");
-                }
-                halfClosed = true;
-                targets = targetsLocked();
-                for (int i = 0, n = count(targets); i < n; i++) {
-                    at(targets, i).sentHalfClose = true;
-                }
-            }
-        }
-        if (p != null) {
-            p.call.halfClose();
         } else {
-            send(targets, Op.HALF_CLOSE, 0, null);
+            forward(Op.HALF_CLOSE, 0, null);
         }
     }
 
@@ -342,51 +235,92 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Attempt p = passThrough;
         if (p != null) {
             p.call.setMessageCompression(enabled);
-            return;
-        }
-        Object targets = null;
-        synchronized (this) {
-            p = passThrough;
-            if (p == null) {
-                extra().compression = enabled;
-                for (Attempt a = newest; a != null; a = a.prev) {
-                    a.compressionStale = !a.drained; // an attempt catching up applies it before its next sends
-                }
-                targets = targetsLocked();
-            }
-        }
-        if (p != null) {
-            p.call.setMessageCompression(enabled);
         } else {
-            send(targets, Op.COMPRESSION, enabled ? 1 : 0, null);
+            forward(Op.COMPRESSION, enabled ? 1 : 0, null);
         }
     }
 
-    @Override
-    public final boolean isReady() {
-        Attempt p = passThrough;
-        if (p != null) {
-            return p.call.isReady();
-        }
-        Object started = null;
+    /** An operation before the pass-through: recorded, sent to the attempts caught up; a buffer limit commits. */
+    @SuppressWarnings("unchecked")
+    private void forward(Op op, int n, Object message) {
+        long size = op == Op.MESSAGE ? MessageSizes.sizeOf(method.getRequestMarshaller(), (ReqT) message) : 0;
+        Attempt p;
+        Object targets = null;
+        Object toCancel = null;
+        Attempt newlyCommitted = null;
         synchronized (this) {
             p = passThrough;
             if (p == null) {
                 if (finished || cancelled) {
-                    return false;
+                    return;
                 }
-                for (Attempt a = newest; a != null; a = a.prev) {
-                    if (a.started && !a.closed && a.cancel == null && (committed == null || committed == a)) {
-                        started = add(started, a);
+                if (halfClosed && (op == Op.MESSAGE || op == Op.HALF_CLOSE)) {
+                    throw new IllegalStateException(op == Op.MESSAGE ? "call was half-closed"
+                            : "call already half-closed");
+                }
+                if (op == Op.MESSAGE && committed == null && (extra == null || !extra.bufferExceeded)) {
+                    if (CallBuffer.fits(heldBytes, size, engine.perRpcBufferLimit, engine.bufferPool)) {
+                        heldBytes += size;
+                    } else if ((newlyCommitted = mostAdvancedLocked()) != null) {
+                        toCancel = commitLocked(newlyCommitted, SuppressionReason.BUFFER_LIMIT);
+                    } else {
+                        extra().bufferExceeded = true;
                     }
+                }
+                p = passThrough; // the commit may have begun it
+                if (p == null) {
+                    targets = recordLocked(op, n, message);
                 }
             }
         }
-        if (p != null) {
-            return p.call.isReady();
+        cancelAll(toCancel);
+        if (newlyCommitted != null) {
+            engine.events.committed(target(), newlyCommitted.number);
         }
-        for (int i = 0, n = count(started); i < n; i++) {
-            if (at(started, i).call.isReady()) {
+        send(p != null ? p : targets, op, n, message, p == null);
+    }
+
+    /** Records {@code op}; its targets (caught up, open): cursors moved, parallel ones marked for {@link #send}. */
+    private Object recordLocked(Op op, int n, Object message) {
+        switch (op) {
+            case REQUEST -> demand += n;
+            case MESSAGE -> {
+                if (committed == null || !committed.drained) { // else the record is released
+                    append(message);
+                }
+            }
+            case HALF_CLOSE -> halfClosed = true;
+            default -> {
+                extra().compression = n != 0;
+                for (Attempt a = newest; a != null; a = a.prev) {
+                    a.compressionStale = !a.drained; // one catching up applies it before its next sends
+                }
+            }
+        }
+        Object targets = null;
+        for (Attempt a = newest; a != null; a = a.prev) {
+            if (a.drained && !a.closed && a.cancel == null) {
+                a.sentMessages = buffered;
+                a.sentDemand = demand;
+                a.sentHalfClose = halfClosed;
+                a.sending += parallel ? 1 : 0;
+                targets = add(targets, a);
+            }
+        }
+        return targets;
+    }
+
+    /** Ready when any attempt that is or may become the call's is (grpc-java: any caught up). */
+    @Override
+    public final boolean isReady() {
+        Object candidates = passThrough;
+        if (candidates == null) {
+            synchronized (this) {
+                candidates = passThrough != null ? passThrough : candidatesLocked();
+            }
+        }
+        for (int i = 0, n = count(candidates); i < n; i++) {
+            if (at(candidates, i).call.isReady()) {
                 return true;
             }
         }
@@ -395,23 +329,25 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public final Attributes getAttributes() {
-        Attempt p = passThrough;
-        if (p != null) {
-            return p.call.getAttributes();
-        }
-        Attempt a = null;
-        synchronized (this) {
-            if (committed != null && committed.started) {
-                a = committed;
-            } else {
-                for (Attempt b = newest; b != null; b = b.prev) {
-                    if (b.started && !b.closed) {
-                        a = b; // the oldest
-                    }
-                }
+        Object candidates = passThrough;
+        if (candidates == null) {
+            synchronized (this) {
+                candidates = candidatesLocked();
             }
         }
-        return a == null ? Attributes.EMPTY : a.call.getAttributes();
+        int n = count(candidates);
+        return n == 0 ? Attributes.EMPTY : at(candidates, n - 1).call.getAttributes(); // the oldest
+    }
+
+    /** The started, open attempts that are or may become the call's, the newest first (under lock). */
+    private Object candidatesLocked() {
+        Object out = null;
+        for (Attempt a = newest; !finished && !cancelled && a != null; a = a.prev) {
+            if (a.started && !a.closed && a.cancel == null && (committed == null || committed == a)) {
+                out = add(out, a);
+            }
+        }
+        return out;
     }
 
     @Override
@@ -419,12 +355,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Attempt p = passThrough;
         if (p != null) {
             p.call.cancel(message, cause);
-            return;
+        } else {
+            String description = message != null ? message : "Call cancelled without message";
+            cancelWith(Status.CANCELLED.withDescription(description).withCause(cause), message, cause);
         }
-        cancelWith(CallSupport.cancelStatus(message, cause), message, cause);
     }
 
-    /** Cancels the call (application or Context): every attempt in flight and the pending timer. */
+    /** Cancels the call (application or Context): every attempt in flight and the timer. */
     private void cancelWith(Status status, String message, Throwable cause) {
         Attempt p;
         Object toCancel = null;
@@ -441,12 +378,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 x.cancelMessage = message;
                 x.cancelCause = cause;
                 if (listener == null) {
-                    return; // cancelled before start: start() will refuse
+                    return; // before start: start() will refuse
                 }
                 stopWaitingLocked();
                 toCancel = cancelOthersLocked(null, Cancel.APPLICATION);
-                if (live == 0) {
-                    // waiting for the next attempt: none will report, so the call ends here
+                if (live == 0) { // waiting for the next attempt: none will report, so the call ends here
                     finished = true;
                     releaseRecordLocked();
                     closeNow = true;
@@ -455,7 +391,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         if (p != null) {
             p.call.cancel(message, cause);
-            return;
         }
         cancelAll(toCancel);
         if (closeNow) {
@@ -465,7 +400,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     // ------------------------------------------------------------------ attempts
 
-    /** Counts and links a new attempt (committed at once when a buffer limit was passed meanwhile). Under lock. */
+    /** Counts and links a new attempt; committed at once when a buffer limit was passed meanwhile (under lock). */
     final Attempt openLocked() {
         Attempt a = new Attempt(++attempts, newest);
         newest = a;
@@ -474,7 +409,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (x != null) {
             a.compressionStale = x.compression != null;
             if (x.bufferExceeded && committed == null) {
-                commitLocked(a, SuppressionReason.BUFFER_LIMIT); // nothing else in flight: nothing to cancel
+                commitLocked(a, SuppressionReason.BUFFER_LIMIT); // none other in flight: none to cancel
                 a.committedAtStart = true;
             }
         }
@@ -482,10 +417,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return a;
     }
 
-    /**
-     * Starts attempt {@code a} on the channel in the call's Context and replays the record into it;
-     * {@code own} are the headers it may take as they are (else a copy of the start headers).
-     */
+    /** Starts {@code a} in the call's Context and drains it; {@code own}: headers it may take as they are. */
     final void launch(Attempt a, Metadata own) {
         Metadata attemptHeaders = own;
         if (attemptHeaders == null) {
@@ -494,18 +426,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 attemptHeaders.merge(headers); // never changed after start
             }
         }
-        CallSupport.putAttemptHeader(attemptHeaders, a.number);
-        RetryEventListener events = engine.events;
-        events.attemptStarted(target(), kind(a), a.number);
+        if (a.number > 1) {
+            attemptHeaders.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
+        }
+        engine.events.attemptStarted(target(), kind(a), a.number);
         if (a.committedAtStart) {
-            events.committed(target(), a.number);
+            engine.events.committed(target(), a.number);
         }
         Context previous = context == Context.current() ? null : context.attach();
         boolean callStarted = false;
         try {
-            ClientCall<ReqT, RespT> call = next.newCall(method, attemptOptions(a));
-            a.call = call;
-            call.start(a, attemptHeaders);
+            a.call = next.newCall(method, attemptOptions(a));
+            a.call.start(a, attemptHeaders);
             callStarted = true;
             drain(a);
         } catch (RuntimeException e) {
@@ -519,7 +451,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         launched(a);
     }
 
-    /** Replays the record into {@code a} until it has caught up; then {@code a} is drained. */
+    /** Replays the record into {@code a} until it has caught up; then it is drained. */
     @SuppressWarnings("unchecked")
     private void drain(Attempt a) {
         while (true) {
@@ -533,14 +465,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             Boolean compression = null;
             synchronized (this) {
                 a.started = true;
-                if (a.closed) {
+                if (a.closed || a.cancelIssued) {
                     return;
                 }
-                if (a.cancel != null && !a.cancelIssued) {
-                    a.cancelIssued = true;
-                    cancelNow = true;
-                } else if (a.compressionStale) {
-                    // set while this attempt was catching up: applied before its next sends
+                if (a.cancel != null) {
+                    a.cancelIssued = cancelNow = true;
+                } else if (a.compressionStale) { // set while catching up: applied before the next sends
                     a.compressionStale = false;
                     compression = extra.compression;
                 } else if (a.sentMessages == buffered && a.sentHalfClose == halfClosed && a.sentDemand == demand) {
@@ -569,7 +499,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 a.call.setMessageCompression(compression);
                 continue;
             }
-            CallSupport.request(a.call, moreDemand);
+            for (long left = moreDemand; left > 0; left -= Integer.MAX_VALUE) {
+                a.call.request((int) Math.min(left, Integer.MAX_VALUE));
+            }
             for (int i = from; i < to; i++) {
                 a.call.sendMessage((ReqT) (i == 0 ? first : later[i - 1]));
             }
@@ -580,16 +512,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /**
-     * Attempt {@code a} failed while being started. When its channel call started, that call may
-     * still deliver callbacks (response headers may even commit the call to it): it is cancelled, and
-     * its own close, which follows them, ends the call with the failure. Otherwise it is closed here
-     * and the call ends (unless it ended already or another attempt won).
+     * {@code a} failed while being started. A started channel call may still deliver (even commit): it is
+     * cancelled, and its own close ends the call with the failure; otherwise it is closed and ends it here.
      */
     private void startFailed(Attempt a, boolean callStarted, RuntimeException e) {
         Status status = Status.INTERNAL.withDescription("could not start " + (a.number == 1 ? "the first attempt"
-                : laterKind() == AttemptKind.RETRY ? "a retry attempt" : "a hedged attempt")).withCause(e);
+                : parallel ? "a hedged attempt" : "a retry attempt")).withCause(e);
         boolean cancelNow = false;
-        boolean closedHere = false;
         Object toCancel = null;
         boolean end = false;
         synchronized (this) {
@@ -598,32 +527,27 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             if (callStarted) {
                 Extra x = extra();
-                if (x.startFailure == null) {
-                    x.startFailure = status;
-                }
+                x.startFailure = x.startFailure == null ? status : x.startFailure;
                 a.cancel = Cancel.START_FAILURE;
                 cancelNow = !a.cancelIssued;
                 a.cancelIssued = true;
             } else {
                 a.closed = true;
                 live--;
-                closedHere = true;
-                if (!finished && (committed == null || committed == a)) {
-                    end = true;
-                    toCancel = finishLocked();
-                }
+                end = !finished && (committed == null || committed == a);
+                toCancel = end ? finishLocked() : null;
             }
         }
-        if (cancelNow) {
-            a.cancelNow();
+        if (callStarted) {
+            if (cancelNow) {
+                a.cancelNow();
+            }
             return;
         }
         if (a.call != null) {
             a.call.cancel(status.getDescription(), e); // its start threw: nothing else sends to it
         }
-        if (closedHere) {
-            engine.events.attemptEnded(target(), kind(a), a.number, Status.Code.INTERNAL);
-        }
+        engine.events.attemptEnded(target(), kind(a), a.number, Status.Code.INTERNAL);
         cancelAll(toCancel);
         if (end) {
             endLater(status);
@@ -632,35 +556,26 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     // ------------------------------------------------------------------ attempt callbacks
 
-    /**
-     * A response from {@code a}: commits the call to it if nothing else did (and the application did
-     * not cancel); whether {@code a} is the call's attempt (deliver).
-     */
-    private boolean respond(Attempt a) {
+    /** A callback from {@code a}: a response commits to it; delivered when {@code a} is (or may become) the call's. */
+    private void receive(Attempt a, Signal s, Object value) {
         Object toCancel = null;
         boolean newly = false;
-        boolean mine;
+        boolean deliver;
         synchronized (this) {
-            if (committed == null && !finished && !a.closed && !cancelled) {
+            if (s != Signal.READY && committed == null && !finished && !a.closed && !cancelled) {
                 toCancel = commitLocked(a, SuppressionReason.COMMITTED);
                 newly = true;
             }
-            mine = committed == a;
+            deliver = (s == Signal.READY ? !a.closed && !finished && (committed == null || committed == a)
+                    : committed == a) && enterLocked(s, value, null);
         }
         cancelAll(toCancel);
         if (newly) {
             engine.events.committed(target(), a.number);
         }
-        return mine;
-    }
-
-    private void ready(Attempt a) {
-        synchronized (this) {
-            if (a.closed || finished || (committed != null && committed != a) || !enterLocked(Signal.READY, null, null)) {
-                return;
-            }
+        if (deliver) {
+            deliverEntered(s, value, null);
         }
-        deliverEntered(Signal.READY, null, null);
     }
 
     /** The close of an attempt the call does not pass through to. */
@@ -679,27 +594,21 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             live--;
             boolean startFailure = a.cancel == Cancel.START_FAILURE;
             if (startFailure) {
-                status = extra.startFailure;
+                attemptStatus = status = extra.startFailure;
                 trailers = new Metadata();
-                attemptStatus = status;
             }
-            if (finished || (committed != null && committed != a)) {
-                end = false; // the outcome is known: this attempt only reports its end
-            } else if (startFailure) {
-                end = true;
+            end = !finished && (committed == null || committed == a); // else settled: it only reports its end
+            if (!end || startFailure) {
+                suppressed = null; // nothing to decide
             } else if (committed == a) {
-                end = true;
-                suppressed = Decision.afterCommit(commitReasonLocked(), !status.isOk() && wouldRetry(status, trailers));
+                suppressed = Decision.afterCommit(extra == null ? null : extra.commitReason,
+                        !status.isOk() && wouldRetry(status, trailers));
             } else if (cancelled) {
-                end = true;
-                if (status.isOk()) {
-                    // the server answered before the cancellation reached it: the call was cancelled
+                if (status.isOk()) { // answered before the cancellation reached the server: cancelled
                     status = extra.cancelStatus;
                     trailers = new Metadata();
                 }
-            } else if (status.isOk() || context.isCancelled()) {
-                end = true;
-            } else {
+            } else if (!status.isOk() && !context.isCancelled()) {
                 d = afterFailureLocked(a, status, trailers);
                 if (d instanceof Decision.Retry r) {
                     d = Decision.admit(d, engine.budget);
@@ -718,24 +627,23 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     end = live == 0 && !timerPendingLocked();
                 } else if (d instanceof Decision.End e) {
                     suppressed = e.reason();
-                    end = true;
-                } else if (live == 0 && timerPendingLocked()) {
-                    watchContextLocked(); // nothing in flight until the timer fires
+                } else {
+                    end = false;
+                    if (live == 0 && timerPendingLocked()) {
+                        watchContextLocked(); // nothing in flight until the timer fires
+                    }
                 }
             }
-            if (end) {
-                toCancel = finishLocked();
-            }
+            toCancel = end ? finishLocked() : null;
         }
         Status.Code code = attemptStatus.getCode();
-        RetryEventListener events = engine.events;
-        events.attemptEnded(target(), kind(a), a.number, code);
+        engine.events.attemptEnded(target(), kind(a), a.number, code);
         cancelAll(toCancel);
         if (d instanceof Decision.Retry r) {
-            events.retryScheduled(target(), a.number + 1, r.delayNanos());
+            engine.events.retryScheduled(target(), a.number + 1, r.delayNanos());
         }
         if (suppressed != null) {
-            events.retrySuppressed(target(), suppressed, code);
+            engine.events.retrySuppressed(target(), suppressed, code);
         }
         if (end) {
             endCall(status, trailers, false);
@@ -744,67 +652,55 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /**
-     * The close of the attempt the call passes through to: no lock. Everything read here was written
-     * before {@link #passThrough} was set (a volatile write) and nothing changes it afterwards: no other
-     * attempt can start, every method of the call goes straight to this attempt, and the record was
-     * released when the pass-through began.
-     */
+    /** The pass-through's close, without the lock: what it reads was set before {@link #passThrough} and is settled. */
     private void closePassedThrough(Attempt a, Status status, Metadata trailers) {
         Status.Code code = status.getCode();
-        Extra x = extra;
-        SuppressionReason suppressed = Decision.afterCommit(x == null ? null : x.commitReason,
+        SuppressionReason suppressed = Decision.afterCommit(extra == null ? null : extra.commitReason,
                 code != Status.Code.OK && wouldRetry(status, trailers));
-        RetryEventListener events = engine.events;
-        events.attemptEnded(target(), kind(a), a.number, code);
+        engine.events.attemptEnded(target(), kind(a), a.number, code);
         if (suppressed != null) {
-            events.retrySuppressed(target(), suppressed, code);
+            engine.events.retrySuppressed(target(), suppressed, code);
         }
         endCall(status, trailers, true);
     }
 
     // ------------------------------------------------------------------ the end and the listener
 
-    /**
-     * Ends the call (it is finished, or passes through to the attempt that closed): reports it and
-     * closes the application's listener, directly or through the serializer.
-     */
+    /** Ends the settled call: reports it, then closes the listener (directly, or through the serializer). */
     final void endCall(Status status, Metadata trailers, boolean direct) {
         Status.Code code = status.getCode();
-        CallSupport.succeeded(engine, code == Status.Code.OK);
+        if (code == Status.Code.OK && engine.throttle != null) {
+            engine.throttle.onSuccess();
+        }
         int later = attempts - 1; // no attempt starts any more
-        boolean retries = laterKind() == AttemptKind.RETRY;
-        engine.events.callEnded(target(), code, retries ? later : 0, retries ? 0 : later, waitedNanos());
+        engine.events.callEnded(target(), code, parallel ? 0 : later, parallel ? later : 0, waitedNanos());
         ended(status);
-        if (direct) {
+        if (direct || !parallel) {
             listener.onClose(status, trailers);
-        } else {
-            deliver(Signal.CLOSE, status, trailers);
+            return;
+        }
+        boolean deliver;
+        synchronized (this) {
+            deliver = enterLocked(Signal.CLOSE, status, trailers);
+        }
+        if (deliver) {
+            deliverEntered(Signal.CLOSE, status, trailers);
         }
     }
 
-    /**
-     * Ends the call on its executor (or here when the executor refuses: the listener must be closed
-     * either way). Only where no attempt of the call can deliver any more.
-     */
+    /** Ends the call on its executor (here when it refuses: the listener must close); nothing else delivers. */
     private void endLater(Status status) {
-        CallSupport.executeOrRunHere(executor(), () -> endCall(status, new Metadata(), false));
-    }
-
-    private void deliver(Signal s, Object value, Metadata trailers) {
-        if (parallel()) {
-            synchronized (this) {
-                if (!enterLocked(s, value, trailers)) {
-                    return;
-                }
-            }
+        Runnable end = () -> endCall(status, new Metadata(), false);
+        try {
+            executor().execute(end);
+        } catch (RejectedExecutionException e) {
+            end.run();
         }
-        deliverEntered(s, value, trailers);
     }
 
-    /** Under lock: whether this thread calls the listener now; false when queued for the thread delivering. */
+    /** Under lock: whether this thread calls the listener now; false when queued for the one that is. */
     private boolean enterLocked(Signal s, Object value, Metadata trailers) {
-        if (!parallel()) {
+        if (!parallel) {
             return true;
         }
         Extra x = extra();
@@ -819,9 +715,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return true;
     }
 
-    /** Calls the listener (after {@link #enterLocked} said so), then what was queued meanwhile. */
+    /** Calls the listener (after {@link #enterLocked}); serialised: then what was queued meanwhile. */
     private void deliverEntered(Signal s, Object value, Metadata trailers) {
-        if (!parallel()) {
+        if (!parallel) {
             emit(s, value, trailers);
             return;
         }
@@ -831,18 +727,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             try {
                 r.run();
             } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                }
+                failure = failure == null ? e : failure;
             }
             synchronized (this) {
-                Extra x = extra;
-                r = x.pending == null ? null : x.pending.poll();
+                r = extra.pending == null ? null : extra.pending.poll();
                 if (r == null) {
-                    x.delivering = false;
-                    Attempt c = committed;
-                    if (c != null && c.drained && !finished) {
-                        passThrough = c;
+                    extra.delivering = false;
+                    if (committed != null && committed.drained && !finished) {
+                        passThrough = committed;
                     }
                 }
             }
@@ -864,16 +756,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     // ------------------------------------------------------------------ state changes (under lock)
 
-    /**
-     * Commits the call to {@code a}: no further attempt, the timer dropped, every other attempt
-     * cancelled. Returns the attempts the caller must cancel (outside the lock).
-     */
+    /** Commits to {@code a}: no further attempt or timer; returns the other attempts to cancel (outside the lock). */
     private Object commitLocked(Attempt a, SuppressionReason reason) {
         committed = a;
         if (reason != SuppressionReason.COMMITTED || extra != null) {
-            Extra x = extra();
-            x.commitReason = reason;
-            x.bufferExceeded = false;
+            extra().commitReason = reason;
+            extra.bufferExceeded = false;
         }
         stopWaitingLocked();
         if (a.drained) {
@@ -882,16 +770,15 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return cancelOthersLocked(a, Cancel.LOST);
     }
 
-    /** Committed attempt {@code a} has caught up: the record goes; it passes through unless a callback is being delivered. */
+    /** The committed attempt caught up: the record goes; it passes through unless a callback is being delivered. */
     private void caughtUpLocked(Attempt a) {
         releaseRecordLocked();
-        Extra x = extra;
-        if (x == null || !x.delivering) {
+        if (extra == null || !extra.delivering) {
             passThrough = a;
         }
     }
 
-    /** The outcome is decided: the timer, the record and the Context listener go; returns the attempts to cancel. */
+    /** The outcome is decided: timer, record and Context listener go; returns the attempts to cancel. */
     final Object finishLocked() {
         finished = true;
         stopWaitingLocked();
@@ -899,21 +786,16 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return cancelOthersLocked(committed, Cancel.ENDED);
     }
 
-    /**
-     * Asks every attempt in flight except {@code except} to be cancelled: those no other thread may be
-     * sending to are returned (cancel them outside the lock); the others are cancelled by the thread
-     * draining or sending to them once it is done.
-     */
+    /** Asks all in flight but {@code except} to be cancelled; returns those no thread sends to (else: the sender). */
     private Object cancelOthersLocked(Attempt except, Cancel why) {
         Object out = null;
         for (Attempt a = newest; a != null; a = a.prev) {
-            if (a == except || a.closed || a.cancelIssued) {
-                continue;
-            }
-            a.cancel = why;
-            if (a.drained && a.sending == 0) {
-                a.cancelIssued = true;
-                out = add(out, a);
+            if (a != except && !a.closed && !a.cancelIssued) {
+                a.cancel = why;
+                if (a.drained && a.sending == 0) {
+                    a.cancelIssued = true;
+                    out = add(out, a);
+                }
             }
         }
         return out;
@@ -930,28 +812,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return best;
     }
 
-    /**
-     * The attempts the application's operations go to now (caught up, open, not being cancelled): null,
-     * one {@link Attempt} or an array; for parallel attempts each is marked as being sent to until
-     * {@link #send} releases it.
-     */
-    private Object targetsLocked() {
-        Object out = null;
-        boolean mark = parallel();
-        for (Attempt a = newest; a != null; a = a.prev) {
-            if (a.drained && !a.closed && a.cancel == null) {
-                out = add(out, a);
-                if (mark) {
-                    a.sending++;
-                }
-            }
-        }
-        return out;
-    }
-
-    /** Forwards an operation to {@code targets}; then cancels those whose cancellation waited for it. */
+    /** Sends an operation to {@code targets}; releases {@code marked} ones, cancelling those whose cancel waited. */
     @SuppressWarnings("unchecked")
-    private void send(Object targets, Op op, int n, Object message) {
+    private void send(Object targets, Op op, int n, Object message, boolean marked) {
         int count = count(targets);
         try {
             for (int i = 0; i < count; i++) {
@@ -964,7 +827,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
             }
         } finally {
-            if (count > 0 && parallel()) {
+            if (count > 0 && marked && parallel) {
                 Object cancelNow = null;
                 synchronized (this) {
                     for (int i = 0; i < count; i++) {
@@ -986,7 +849,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** Schedules the call's timer after {@code delayNanos} (replacing a pending one); it runs {@link #nextAttempt}. */
+    /** Schedules the call's timer after {@code delayNanos}, replacing a pending one; it runs {@link #nextAttempt}. */
     final void scheduleLocked(long delayNanos) {
         cancelTimerLocked();
         Extra x = extra();
@@ -995,63 +858,48 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         x.timer = engine.scheduler.schedule(() -> timerFired(generation), executor(), delayNanos);
     }
 
-    /** The timer fired (on the call's executor); a timer replaced or cancelled since does nothing. */
+    /** On the call's executor; a timer replaced or cancelled since does nothing. */
     private void timerFired(int generation) {
         synchronized (this) {
-            Extra x = extra;
-            if (x.timer == null || generation != x.timerGeneration) {
+            if (extra.timer == null || generation != extra.timerGeneration) {
                 return;
             }
-            x.timer = null;
-            x.waitedNanos += System.nanoTime() - x.timerStartNanos;
-            removeContextListenerLocked();
+            extra.timer = null;
+            extra.waitedNanos += System.nanoTime() - extra.timerStartNanos;
+            stopWaitingLocked();
         }
         nextAttempt();
     }
 
     final void cancelTimerLocked() {
-        Extra x = extra;
-        RetryScheduler.Timer t = x == null ? null : x.timer;
+        RetryScheduler.Timer t = extra == null ? null : extra.timer;
         if (t != null) {
-            x.timer = null;
+            extra.timer = null;
             t.cancel();
-            x.waitedNanos += System.nanoTime() - x.timerStartNanos;
+            extra.waitedNanos += System.nanoTime() - extra.timerStartNanos;
         }
     }
 
-    /** Time the call's timers ran in all (the call has ended). */
-    final long timerWaitedNanos() {
-        Extra x = extra;
-        return x == null ? 0 : x.waitedNanos;
-    }
-
-    final boolean timerPendingLocked() {
+    private boolean timerPendingLocked() {
         return extra != null && extra.timer != null;
     }
 
     /** No more waiting for a timer: it is cancelled and the Context no longer watched. */
     private void stopWaitingLocked() {
-        if (extra != null) {
-            cancelTimerLocked();
-            removeContextListenerLocked();
-        }
-    }
-
-    /** While a timer is pending and no attempt is in flight, the Context's cancellation cancels the call. */
-    private void watchContextLocked() {
-        Extra x = extra();
-        if (context != Context.ROOT && x.contextListener == null) { // ROOT cannot be cancelled
-            Context.CancellationListener cl = c -> cancelWith(Contexts.statusFromCancelled(c), null, null);
-            x.contextListener = cl;
-            context.addListener(cl, executor());
-        }
-    }
-
-    private void removeContextListenerLocked() {
-        Context.CancellationListener cl = extra.contextListener;
+        Context.CancellationListener cl = extra == null ? null : extra.contextListener;
+        cancelTimerLocked();
         if (cl != null) {
             extra.contextListener = null;
             context.removeListener(cl);
+        }
+    }
+
+    /** While a timer is pending and nothing is in flight, the Context's cancellation cancels the call. */
+    private void watchContextLocked() {
+        Extra x = extra();
+        if (context != Context.ROOT && x.contextListener == null) { // ROOT cannot be cancelled
+            x.contextListener = c -> cancelWith(Contexts.statusFromCancelled(c), null, null);
+            context.addListener(x.contextListener, executor());
         }
     }
 
@@ -1063,33 +911,20 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             firstMessage = message;
         } else {
             Extra x = extra();
-            Object[] later = x.laterMessages;
-            if (later == null) {
-                later = new Object[4];
-                x.laterMessages = later;
-            } else if (n - 1 == later.length) {
-                later = Arrays.copyOf(later, later.length * 2);
-                x.laterMessages = later;
+            if (x.laterMessages == null) {
+                x.laterMessages = new Object[4];
+            } else if (n - 1 == x.laterMessages.length) {
+                x.laterMessages = Arrays.copyOf(x.laterMessages, x.laterMessages.length * 2);
             }
-            later[n - 1] = message;
+            x.laterMessages[n - 1] = message;
         }
         buffered = n + 1;
     }
 
-    /** Holds {@code size} more request bytes for replay: false (nothing held) when a limit would be passed. */
-    private boolean holdLocked(long size) {
-        if (!CallBuffer.fits(heldBytes, size, engine.perRpcBufferLimit, engine.bufferPool)) {
-            return false;
-        }
-        heldBytes += size;
-        return true;
-    }
-
     private void releaseRecordLocked() {
-        long held = heldBytes;
-        if (held != 0) {
+        if (heldBytes != 0) {
+            engine.bufferPool.release(heldBytes);
             heldBytes = 0;
-            engine.bufferPool.release(held);
         }
         firstMessage = null;
         buffered = 0;
@@ -1098,24 +933,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    private boolean bufferExceeded() {
-        return extra != null && extra.bufferExceeded;
-    }
+    // ------------------------------------------------------------------ helpers
 
-    private SuppressionReason commitReasonLocked() {
-        return extra == null ? null : extra.commitReason;
-    }
-
-    // ------------------------------------------------------------------ small helpers
-
-    /** The call's state beyond the success path, created on first use (under lock). */
+    /** The call's state beyond the success path, made on first use (under lock). */
     final Extra extra() {
-        Extra x = extra;
-        if (x == null) {
-            x = newExtra();
-            extra = x;
+        if (extra == null) {
+            extra = newExtra();
         }
-        return x;
+        return extra;
     }
 
     final CallTarget target() {
@@ -1123,32 +948,31 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     final AttemptKind kind(Attempt a) {
-        return a.number == 1 ? AttemptKind.INITIAL : laterKind();
+        return a.number == 1 ? AttemptKind.INITIAL : parallel ? AttemptKind.HEDGE : AttemptKind.RETRY;
     }
 
-    /** Where timer-triggered work and a close without an attempt in flight run. */
+    /** Where timer-triggered work and a close with nothing in flight run. */
     final Executor executor() {
         Executor e = callOptions.getExecutor();
         return e != null ? e : engine.scheduler.workExecutor();
     }
 
-    /** Nanoseconds to the call's deadline (the earlier of the call's and the Context's), or {@link Decision#NO_DEADLINE}. */
+    /** Nanoseconds to the call's deadline (its own or the Context's, the earlier), or {@link Decision#NO_DEADLINE}. */
     final long remainingNanos() {
-        Deadline d = CallSupport.earlier(callOptions.getDeadline(), context.getDeadline());
-        return d == null ? Decision.NO_DEADLINE : d.timeRemaining(TimeUnit.NANOSECONDS);
+        Deadline a = callOptions.getDeadline();
+        Deadline b = context.getDeadline();
+        long left = a == null ? Decision.NO_DEADLINE : a.timeRemaining(TimeUnit.NANOSECONDS);
+        return b == null ? left : Math.min(left, b.timeRemaining(TimeUnit.NANOSECONDS));
     }
 
-    /** A list of attempts without allocation for none or one: null, an {@link Attempt} or an array. */
+    /** Attempts as null, one {@link Attempt} or an array: none and one allocate nothing. */
     private static Object add(Object list, Object a) {
         if (list == null) {
             return a;
         }
-        if (list instanceof Object[] many) {
-            Object[] out = Arrays.copyOf(many, many.length + 1);
-            out[many.length] = a;
-            return out;
-        }
-        return new Object[] {list, a};
+        Object[] many = list instanceof Object[] m ? Arrays.copyOf(m, m.length + 1) : new Object[] {list, null};
+        many[many.length - 1] = a;
+        return many;
     }
 
     private static int count(Object list) {
@@ -1162,7 +986,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     // ------------------------------------------------------------------ one attempt
 
-    /** One attempt: a listener on the channel call it made, with its replay cursor and cancel hand-off. */
+    /** One attempt: a listener on the channel call it made, its replay cursor and its cancel hand-off. */
     final class Attempt extends ClientCall.Listener<RespT> {
         final int number;
         final Attempt prev;
@@ -1173,14 +997,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean drained;
         boolean closed;
         boolean committedAtStart;
-        /** The replay cursor: what of the record this attempt has been sent. */
+        /** The replay cursor: what of the record it was sent. */
         int sentMessages;
         long sentDemand;
         boolean sentHalfClose;
         boolean compressionStale;
-        /** Application threads sending to this attempt now (parallel attempts). */
+        /** Application threads sending to it now (parallel attempts). */
         int sending;
-        /** Why it is to be cancelled (null: it is not); issued once by the thread allowed to. */
+        /** Why it is to be cancelled (null: not); issued once, by the thread allowed to. */
         Cancel cancel;
         boolean cancelIssued;
 
@@ -1190,12 +1014,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
 
         /**
-         * Cancels this attempt (by the one thread allowed to at this moment: nothing else sends to it,
-         * so its demand is final). Demand up to {@code Integer.MAX_VALUE} first: a transport may hold
-         * the close of a stream the server already ended behind messages nobody asked for (grpc-java's
-         * in-process transport then ignores the cancel), and an attempt that is not needed has its
-         * messages dropped anyway. Only what is missing up to that is asked for: a transport that adds
-         * demand in an {@code int} without saturating would otherwise wrap negative and hold the close.
+         * Cancels it, by the one thread allowed to (its demand is final), after demand up to
+         * {@code Integer.MAX_VALUE}: a transport may hold an ended stream's close behind unrequested
+         * messages (grpc-java's in-process one), and one adding demand in an {@code int} would wrap past it.
          */
         void cancelNow() {
             long demanded;
@@ -1203,24 +1024,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             Throwable cause;
             synchronized (EngineCall.this) {
                 demanded = sentDemand;
-                Extra x = extra;
-                switch (cancel) {
-                    case APPLICATION -> {
-                        message = x.cancelMessage;
-                        cause = x.cancelCause;
-                    }
-                    case START_FAILURE -> {
-                        message = x.startFailure.getDescription();
-                        cause = x.startFailure.getCause();
-                    }
-                    default -> {
-                        message = cancel.message;
-                        cause = null;
-                    }
-                }
+                Status s = cancel == Cancel.START_FAILURE ? extra.startFailure : null;
+                boolean app = cancel == Cancel.APPLICATION;
+                message = app ? extra.cancelMessage : s != null ? s.getDescription() : cancel.message;
+                cause = app ? extra.cancelCause : s != null ? s.getCause() : null;
             }
             try {
-                int missing = CallSupport.demandUpToMax(demanded);
+                int missing = (int) (Integer.MAX_VALUE - Math.min(Math.max(0, demanded), Integer.MAX_VALUE));
                 if (missing > 0) {
                     call.request(missing);
                 }
@@ -1233,8 +1043,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         public void onHeaders(Metadata responseHeaders) {
             if (passThrough == this) {
                 listener.onHeaders(responseHeaders);
-            } else if (respond(this)) {
-                deliver(Signal.HEADERS, responseHeaders, null);
+            } else {
+                receive(this, Signal.HEADERS, responseHeaders);
             }
         }
 
@@ -1242,8 +1052,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         public void onMessage(RespT message) {
             if (passThrough == this) {
                 listener.onMessage(message);
-            } else if (respond(this)) {
-                deliver(Signal.MESSAGE, message, null);
+            } else {
+                receive(this, Signal.MESSAGE, message);
             }
         }
 
@@ -1252,7 +1062,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (passThrough == this) {
                 listener.onReady();
             } else {
-                ready(this);
+                receive(this, Signal.READY, null);
             }
         }
 

@@ -10,43 +10,26 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 
 /**
- * A call under a gRFC A6 {@code hedgingPolicy}: several attempts of the same request in parallel, the
- * first to commit wins. The call itself (record, commit, serialised listener, timer, end) is the
- * {@link EngineCall} core; this strategy decides when the next hedge goes.
- *
+ * A call under a gRFC A6 {@code hedgingPolicy}: attempts of the same request in parallel, the first to
+ * commit wins (the others are cancelled). The call itself is the {@link EngineCall} core; this strategy
+ * decides when the next hedge goes ({@link Decision#afterHedgeFailure}, {@link Decision#beforeHedge}):
  * <ul>
- *   <li>The first attempt goes at once; another one every {@code hedgingDelay} while fewer than
- *       {@code maxAttempts} (capped) were sent, the call is not committed and hedging is not frozen.
- *       Each hedge carries {@code grpc-previous-rpc-attempts} (its attempt number − 1).</li>
- *   <li>Response headers or a response message commit the call to that attempt; every other attempt
- *       is cancelled at once (the server sees the cancellation) and no hedge is sent any more. A
- *       Trailers-Only OK ends the call with OK the same way.</li>
- *   <li>A status not in {@code nonFatalStatusCodes} ends the whole call with that status at once (the
- *       others are cancelled). A non-fatal status sends the next pending hedge at once, as A6 says
- *       (grpc-java waits for the pending hedging delay instead); later hedges resume every
- *       {@code hedgingDelay}. When every attempt has failed and no hedge is left to send, the call
- *       ends with the last attempt's status.</li>
- *   <li>Pushback: "stop" (negative, malformed, repeated) freezes hedging: no more hedges, the ones in
- *       flight go on. A value n ≥ 0 after a non-fatal status sends the next hedge after exactly n ms
- *       (A6; grpc-java sends it at once) and the ones after that every {@code hedgingDelay}.</li>
- *   <li>Throttle (A6): a non-fatal failure, or a pushback "stop", is a qualified failure; when the
- *       bucket is then at or below its threshold hedging freezes (the hedges in flight go on, as A6
- *       says; grpc-java ends the call with that failure and cancels them). Every hedge after the first
- *       attempt also needs the throttle above its threshold and a withdrawal from the budget when it
- *       is about to be sent, else hedging freezes ({@code suppressed{reason=throttled|budget}}). A call
- *       that ends OK gives the throttle its token ratio.</li>
- *   <li>The call's deadline bounds everything: no hedge is scheduled to start at or after it, and
- *       every attempt runs with it.</li>
- *   <li>Buffering: request messages are kept for replay to later hedges under the per-RPC and the
- *       channel limits. A message that passes a limit commits the call to the attempt that has sent
- *       the most (on a tie the oldest), cancels the others and stops hedging, as A6 says and
- *       grpc-java does. With no attempt in flight, the next one is committed at start.</li>
+ *   <li>the first attempt at once, another every {@code hedgingDelay} while fewer than
+ *       {@code maxAttempts} (capped) went out, the call is uncommitted and hedging not frozen; none is
+ *       scheduled to start at or after the call's deadline;</li>
+ *   <li>a fatal status (not in {@code nonFatalStatusCodes}) ends the call at once; a non-fatal one sends
+ *       the next hedge at once (A6; grpc-java waits for the delay), and when nothing is left in flight or
+ *       to send, the call ends with the last status;</li>
+ *   <li>a pushback "stop" freezes hedging (the attempts in flight go on); n &ge; 0 ms sends the next hedge
+ *       after exactly n ms (A6; grpc-java at once);</li>
+ *   <li>a non-fatal failure or a "stop" is a qualified throttle failure; the throttle at its threshold
+ *       freezes hedging (A6; grpc-java ends the call); each hedge needs the throttle above its threshold
+ *       and a budget withdrawal when it is about to be sent, else hedging freezes;</li>
+ *   <li>a message past a buffer limit commits to the attempt that has sent the most (the oldest on a
+ *       tie), as grpc-java does.</li>
  * </ul>
- *
- * <p>The application's close comes as soon as the call's outcome is known; attempts cancelled at that
- * moment report their own end ({@code attemptEnded}, CANCELLED) when their cancellation completes,
- * possibly after {@code callEnded}. grpc-java holds the application's close until every cancelled
- * attempt has closed.
+ * The application's close comes as soon as the outcome is known (grpc-java waits for the cancelled
+ * attempts to close); those report their end when their cancellation completes.
  */
 final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
@@ -64,20 +47,10 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
     HedgingCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
             MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
-        super(engine, plan, method, callOptions, next);
+        super(engine, plan, method, callOptions, next, true);
         this.policy = plan.hedging();
         this.maxAttempts = Math.max(1, policy.maxAttempts());
         this.delayNanos = Math.max(0, Nanos.saturated(policy.hedgingDelay())); // a delay past 2^63-1 ns: never
-    }
-
-    @Override
-    AttemptKind laterKind() {
-        return AttemptKind.HEDGE;
-    }
-
-    @Override
-    boolean parallel() {
-        return true;
     }
 
     /** A new attempt: the hedge after it is scheduled (one that could only start after the deadline is not). */
@@ -88,9 +61,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             firstStartNanos = now;
         }
         lastStartNanos = now;
-        long left = remainingNanos();
-        if (committed == null && attempts < maxAttempts && !frozen && delayNanos > 0
-                && (left == Decision.NO_DEADLINE || left > delayNanos)) {
+        if (committed == null && attempts < maxAttempts && !frozen && delayNanos > 0 && remainingNanos() > delayNanos) {
             scheduleLocked(delayNanos);
         }
     }
@@ -123,11 +94,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         return policy.isNonFatal(status.getCode()) && attempts < maxAttempts && !frozen;
     }
 
-    /**
-     * Sends the next hedge if it may go (its timer fired, or a failure sends it at once): the
-     * throttle, the deadline and the budget are checked now; a refusal freezes hedging and, with
-     * nothing in flight, ends the call with the last failure.
-     */
+    /** The next hedge, if deadline, throttle and budget let it go; else hedging freezes (none in flight: the end). */
     @Override
     void nextAttempt() {
         Attempt a = null;

@@ -14,18 +14,11 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A call retried by a gRFC A6 {@code retryPolicy}, or by a {@link RetryDecider} for a method without
- * policy: one attempt at a time, the next one after a backoff once the previous one failed. The call
- * itself (record, commit, listener, timer, end) is the {@link EngineCall} core; this strategy decides
- * what follows a failure and runs the per-attempt receive timeout.
- *
- * <p>Callbacks to the application come from the one attempt in flight (a new one starts only after
- * the previous one closed), so they need no serializer; the close of a call cancelled while it waits
- * for a retry runs on the call's executor.
- *
- * <h2>The attempt header</h2>
- * The engine owns {@code grpc-previous-rpc-attempts}: a value the application put in its start
- * headers (a proxy forwarding its caller's headers, say) is removed before the first attempt, and
- * retries carry only the engine's own count.
+ * policy: one attempt at a time, the next after a backoff once the previous one failed
+ * ({@link Decision#afterRetryFailure}), each with the per-attempt receive timeout. The call itself is the
+ * {@link EngineCall} core; callbacks come from the one attempt in flight, so they need no serializer.
+ * The engine owns {@code grpc-previous-rpc-attempts}: the application's own value is removed, and
+ * retries carry the engine's count.
  */
 final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
@@ -51,7 +44,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     /** A call retried by {@code plan}'s policy, or, when it has none, by its decider. */
     RetryingCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
             MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
-        super(engine, plan, method, callOptions, next);
+        super(engine, plan, method, callOptions, next, false);
         if (plan.policy() == null) {
             state().deciderMaxAttempts = Math.max(1, Math.min(plan.decider().maxAttempts(), engine.maxAttemptsCap));
         }
@@ -66,16 +59,6 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         return new RetryState();
     }
 
-    @Override
-    AttemptKind laterKind() {
-        return AttemptKind.RETRY;
-    }
-
-    @Override
-    boolean parallel() {
-        return false;
-    }
-
     /** Attempts in all: the policy's, or the decider's within the channel's cap (fixed when the call is made). */
     private int maxAttempts() {
         RetryPolicy policy = plan.policy();
@@ -85,10 +68,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     @Override
     void starting() {
         if (plan.policy() == null) {
-            RetryDecider.Call d = plan.decider().newCall(target());
-            synchronized (this) {
-                state().decisions = d;
-            }
+            state().decisions = plan.decider().newCall(target()); // its state exists: start's lock publishes this
         }
     }
 
@@ -177,11 +157,6 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             a = openLocked();
         }
         launch(a, null);
-    }
-
-    @Override
-    long waitedNanos() {
-        return timerWaitedNanos();
     }
 
     @Override

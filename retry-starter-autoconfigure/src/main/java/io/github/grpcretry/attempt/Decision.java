@@ -79,6 +79,11 @@ sealed interface Decision {
         return new Failure(Verdict.RETRYABLE, pushback >= 0 ? TimeUnit.MILLISECONDS.toNanos(pushback) : answer, 0);
     }
 
+    /** Whether a hedged attempt's failure qualifies (A6): a non-fatal status, or a pushback "stop". */
+    static boolean qualifies(boolean nonFatal, long pushback) {
+        return nonFatal || pushback == Pushback.STOP;
+    }
+
     /**
      * Records a failure with the channel's throttle (A6: a qualified failure takes a token, the last
      * attempt's too); whether a retry is still allowed. A failure that does not qualify, or a channel

@@ -80,7 +80,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         lastTrailers = trailers;
         long pushback = Pushback.parse(trailers);
         boolean nonFatal = policy.isNonFatal(status.getCode());
-        boolean allowed = Decision.record(engine.throttle, nonFatal || pushback == Pushback.STOP);
+        boolean allowed = Decision.record(engine.throttle, Decision.qualifies(nonFatal, pushback));
         Decision d = Decision.afterHedgeFailure(nonFatal, pushback, allowed, frozen, attempts, maxAttempts, live,
                 remainingNanos());
         if (d instanceof Decision.Stop) {

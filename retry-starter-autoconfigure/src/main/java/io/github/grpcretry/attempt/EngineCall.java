@@ -55,7 +55,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     // ---- guarded by this ----
     private Listener<RespT> listener;
-    /** The application's start headers, without an attempt header of its own; null when empty. */
+    /** The application's start headers, without an attempt header of its own; each attempt gets a copy. */
     private Metadata headers;
     /** The attempt started last; each links to the one before. */
     private Attempt newest;
@@ -68,9 +68,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private long heldBytes;
     private long demand;
     private boolean halfClosed;
-    /** Attempts started; of those, not closed. */
-    int attempts;
-    int live;
     boolean cancelled;
     /** The outcome is decided: the listener is closed or about to be. */
     boolean finished;
@@ -188,14 +185,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             listener = responseListener;
             startHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS); // the engine's; the headers are the call's now
-            headers = startHeaders.keys().isEmpty() ? null : startHeaders;
+            headers = startHeaders;
             first = openLocked();
         }
         if (engine.budget != null) {
             engine.budget.onCall();
         }
         engine.events.callStarted(target());
-        launch(first, headers == null ? startHeaders : null); // empty: the first attempt takes them
+        launch(first);
     }
 
     @Override
@@ -382,7 +379,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
                 stopWaitingLocked();
                 toCancel = cancelOthersLocked(null, Cancel.APPLICATION);
-                if (live == 0) { // waiting for the next attempt: none will report, so the call ends here
+                if (liveLocked() == 0) { // waiting for the next attempt: none will report, so the call ends here
                     finished = true;
                     releaseRecordLocked();
                     closeNow = true;
@@ -402,9 +399,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** Counts and links a new attempt; committed at once when a buffer limit was passed meanwhile (under lock). */
     final Attempt openLocked() {
-        Attempt a = new Attempt(++attempts, newest);
+        Attempt a = new Attempt(attempts() + 1, newest);
         newest = a;
-        live++;
         Extra x = extra;
         if (x != null) {
             a.compressionStale = x.compression != null;
@@ -417,15 +413,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return a;
     }
 
-    /** Starts {@code a} in the call's Context and drains it; {@code own}: headers it may take as they are. */
-    final void launch(Attempt a, Metadata own) {
-        Metadata attemptHeaders = own;
-        if (attemptHeaders == null) {
-            attemptHeaders = new Metadata();
-            if (headers != null) {
-                attemptHeaders.merge(headers); // never changed after start
-            }
-        }
+    /** Starts {@code a} in the call's Context and replays the record into it. */
+    final void launch(Attempt a) {
+        Metadata attemptHeaders = new Metadata();
+        attemptHeaders.merge(headers); // never changed after start
         if (a.number > 1) {
             attemptHeaders.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
         }
@@ -533,7 +524,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 a.cancelIssued = true;
             } else {
                 a.closed = true;
-                live--;
                 end = !finished && (committed == null || committed == a);
                 toCancel = end ? finishLocked() : null;
             }
@@ -591,7 +581,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 return;
             }
             a.closed = true;
-            live--;
             boolean startFailure = a.cancel == Cancel.START_FAILURE;
             if (startFailure) {
                 attemptStatus = status = extra.startFailure;
@@ -624,12 +613,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
                 if (d instanceof Decision.Stop s) {
                     suppressed = s.reason();
-                    end = live == 0 && !timerPendingLocked();
+                    end = liveLocked() == 0 && !timerPendingLocked();
                 } else if (d instanceof Decision.End e) {
                     suppressed = e.reason();
                 } else {
                     end = false;
-                    if (live == 0 && timerPendingLocked()) {
+                    if (liveLocked() == 0 && timerPendingLocked()) {
                         watchContextLocked(); // nothing in flight until the timer fires
                     }
                 }
@@ -672,7 +661,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (code == Status.Code.OK && engine.throttle != null) {
             engine.throttle.onSuccess();
         }
-        int later = attempts - 1; // no attempt starts any more
+        int later = attempts() - 1; // no attempt starts any more
         engine.events.callEnded(target(), code, parallel ? 0 : later, parallel ? later : 0, waitedNanos());
         ended(status);
         if (direct || !parallel) {
@@ -941,6 +930,20 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             extra = newExtra();
         }
         return extra;
+    }
+
+    /** Attempts started (guarded, or settled). */
+    final int attempts() {
+        return newest == null ? 0 : newest.number;
+    }
+
+    /** Attempts started and not closed (under lock). */
+    final int liveLocked() {
+        int n = 0;
+        for (Attempt a = newest; a != null; a = a.prev) {
+            n += a.closed ? 0 : 1;
+        }
+        return n;
     }
 
     final CallTarget target() {

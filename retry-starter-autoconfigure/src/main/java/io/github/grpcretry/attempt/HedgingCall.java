@@ -61,7 +61,8 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             firstStartNanos = now;
         }
         lastStartNanos = now;
-        if (committed == null && attempts < maxAttempts && !frozen && delayNanos > 0 && remainingNanos() > delayNanos) {
+        boolean more = committed == null && attempts() < maxAttempts && !frozen;
+        if (more && delayNanos > 0 && remainingNanos() > delayNanos) {
             scheduleLocked(delayNanos);
         }
     }
@@ -81,8 +82,8 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         long pushback = Pushback.parse(trailers);
         boolean nonFatal = policy.isNonFatal(status.getCode());
         boolean allowed = Decision.record(engine.throttle, Decision.qualifies(nonFatal, pushback));
-        Decision d = Decision.afterHedgeFailure(nonFatal, pushback, allowed, frozen, attempts, maxAttempts, live,
-                remainingNanos());
+        Decision d = Decision.afterHedgeFailure(nonFatal, pushback, allowed, frozen, attempts(), maxAttempts,
+                liveLocked(), remainingNanos());
         if (d instanceof Decision.Stop) {
             freezeLocked();
         }
@@ -91,7 +92,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
     @Override
     boolean wouldRetry(Status status, Metadata trailers) {
-        return policy.isNonFatal(status.getCode()) && attempts < maxAttempts && !frozen;
+        return policy.isNonFatal(status.getCode()) && attempts() < maxAttempts && !frozen;
     }
 
     /** The next hedge, if deadline, throttle and budget let it go; else hedging freezes (none in flight: the end). */
@@ -102,7 +103,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         Status.Code code = Status.Code.OK;
         boolean end = false;
         synchronized (this) {
-            if (finished || cancelled || committed != null || frozen || attempts >= maxAttempts) {
+            if (finished || cancelled || committed != null || frozen || attempts() >= maxAttempts) {
                 return;
             }
             RetryThrottle throttle = engine.throttle;
@@ -113,7 +114,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
                 if (lastStatus != null) {
                     code = lastStatus.getCode();
                 }
-                if (live == 0) {
+                if (liveLocked() == 0) {
                     end = true;
                     finishLocked(); // nothing in flight: nothing to cancel
                 }
@@ -122,7 +123,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             }
         }
         if (a != null) {
-            launch(a, null);
+            launch(a);
             return;
         }
         engine.events.retrySuppressed(target(), ((Decision.Stop) d).reason(), code);
@@ -138,7 +139,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
     @Override
     long waitedNanos() {
-        return attempts > 1 ? lastStartNanos - firstStartNanos : 0;
+        return attempts() > 1 ? lastStartNanos - firstStartNanos : 0;
     }
 
     @Override

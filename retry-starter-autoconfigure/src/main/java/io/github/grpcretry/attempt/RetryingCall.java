@@ -109,7 +109,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             failure = Decision.classify(pushback == Pushback.STOP ? 0 : askDecider(s, a, status, trailers), pushback);
         }
         boolean allowed = Decision.record(engine.throttle, failure.qualifies());
-        Decision d = Decision.afterRetryFailure(failure, allowed, attempts, maxAttempts(), remainingNanos());
+        Decision d = Decision.afterRetryFailure(failure, allowed, attempts(), maxAttempts(), remainingNanos());
         if (d instanceof Decision.Retry r) {
             s.backoffStep = r.nextBackoffStep();
         }
@@ -132,7 +132,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
     @Override
     boolean wouldRetry(Status status, Metadata trailers) {
-        if (attempts >= maxAttempts()) {
+        if (attempts() >= maxAttempts()) {
             return false;
         }
         RetryPolicy policy = plan.policy();
@@ -156,7 +156,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             }
             a = openLocked();
         }
-        launch(a, null);
+        launch(a);
     }
 
     @Override
@@ -164,7 +164,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         RetryDecider.Call d = plan.policy() != null ? null : state().decisions;
         if (d != null) {
             try {
-                d.onClose(status, attempts);
+                d.onClose(status, attempts());
             } catch (RuntimeException e) {
                 // a decider must not throw; the call ends regardless
             }

@@ -332,11 +332,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 candidates = candidatesLocked();
             }
         }
-        int n = count(candidates);
-        return n == 0 ? Attributes.EMPTY : at(candidates, n - 1).call.getAttributes(); // the oldest
+        return candidates == null ? Attributes.EMPTY : at(candidates, 0).call.getAttributes(); // the oldest
     }
 
-    /** The started, open attempts that are or may become the call's, the newest first (under lock). */
+    /** The started, open attempts that are or may become the call's, the oldest first (under lock). */
     private Object candidatesLocked() {
         Object out = null;
         for (Attempt a = newest; !finished && !cancelled && a != null; a = a.prev) {
@@ -379,10 +378,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
                 stopWaitingLocked();
                 toCancel = cancelOthersLocked(null, Cancel.APPLICATION);
-                if (liveLocked() == 0) { // waiting for the next attempt: none will report, so the call ends here
-                    finished = true;
-                    releaseRecordLocked();
-                    closeNow = true;
+                closeNow = liveLocked() == 0; // waiting for the next attempt: none will report, so it ends here
+                if (closeNow) {
+                    finishLocked();
                 }
             }
         }
@@ -973,8 +971,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (list == null) {
             return a;
         }
-        Object[] many = list instanceof Object[] m ? Arrays.copyOf(m, m.length + 1) : new Object[] {list, null};
-        many[many.length - 1] = a;
+        Object[] rest = list instanceof Object[] m ? m : new Object[] {list};
+        Object[] many = new Object[rest.length + 1];
+        many[0] = a; // lists are built walking from the newest attempt: the oldest comes first
+        System.arraycopy(rest, 0, many, 1, rest.length);
         return many;
     }
 

@@ -100,32 +100,26 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
             CallOptions callOptions, Channel next) {
         RetryPolicy own = callOptions.getOption(GrpcRetryCallOptions.POLICY);
-        RetryPolicy policy;
         MethodPlan plan;
         if (own == null) {
             if (!anyRetryPolicy) {
                 return next.newCall(method, callOptions);
             }
             plan = plan(method);
-            policy = plan.policy;
-            if ((policy == null && plan.hedging == null && plan.decider == null)
+            if ((plan.policy == null && plan.hedging == null && plan.decider == null)
                     || Boolean.TRUE.equals(callOptions.getOption(GrpcRetryCallOptions.DISABLE))) {
                 return next.newCall(method, callOptions);
             }
-            if (policy == null && plan.decider != null) {
-                return new RetryingCall<>(this, method, callOptions, next, null, plan.decider, plan.target);
-            }
-            if (policy == null) {
-                return new HedgingCall<>(this, method, callOptions, next, plan.hedging, plan.target);
+            if (plan.policy == null && plan.decider == null) {
+                return new HedgingCall<>(this, plan, method, callOptions, next);
             }
         } else {
             if (Boolean.TRUE.equals(callOptions.getOption(GrpcRetryCallOptions.DISABLE))) {
                 return next.newCall(method, callOptions);
             }
-            plan = plan(method);
-            policy = own.capped(maxAttemptsCap);
+            plan = new MethodPlan(own.capped(maxAttemptsCap), null, null, plan(method).target);
         }
-        return new RetryingCall<>(this, method, callOptions, next, policy, plan.target);
+        return new RetryingCall<>(this, plan, method, callOptions, next);
     }
 
     private MethodPlan plan(MethodDescriptor<?, ?> method) {

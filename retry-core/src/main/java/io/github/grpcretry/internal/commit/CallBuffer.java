@@ -28,12 +28,22 @@ public final class CallBuffer {
         if (exceeded) {
             return false;
         }
-        if (held + bytes > perRpcLimit || !pool.tryReserve(bytes)) {
+        if (!fits(held, bytes, perRpcLimit, pool)) {
             exceeded = true;
             return false;
         }
         held += bytes;
         return true;
+    }
+
+    /**
+     * The accounting rule on its own, for a holder that keeps its count in a field of its own: whether
+     * {@code bytes} more fit with {@code held} under {@code perRpcLimit} and in {@code pool}; when they
+     * do they are now reserved in the pool (the holder adds them to its count and gives them back with
+     * {@link RetryBufferPool#release}), otherwise nothing is reserved.
+     */
+    public static boolean fits(long held, long bytes, long perRpcLimit, RetryBufferPool pool) {
+        return held + bytes <= perRpcLimit && pool.tryReserve(bytes);
     }
 
     /** Gives every reserved byte back to the pool; further adds are refused. */

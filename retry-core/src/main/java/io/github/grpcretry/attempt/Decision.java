@@ -1,0 +1,179 @@
+package io.github.grpcretry.attempt;
+
+import io.github.grpcretry.budget.RetryBudget;
+import io.github.grpcretry.policy.RetryPolicy;
+import io.github.grpcretry.internal.pushback.Pushback;
+import io.github.grpcretry.throttle.RetryThrottle;
+import io.grpc.Status;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What follows a failed attempt (or a hedge's timer), as a value. A call decides in four steps, in this
+ * order: {@link #classify} reads the failure (pure); {@link #record} tells the A6 throttle of a
+ * qualified failure and answers whether a retry is still allowed (the throttle's only write);
+ * {@link #afterRetryFailure}, {@link #afterHedgeFailure} or {@link #beforeHedge} decide (pure: from the
+ * verdict, the throttle's answer, the attempt count and the time left); {@link #admit} withdraws a retry
+ * or hedge from the budget (its only withdrawal). The call then schedules or sends ({@link EngineCall}).
+ */
+sealed interface Decision {
+
+    /** The time left of a call without deadline. */
+    long NO_DEADLINE = Long.MAX_VALUE;
+
+    /** Retry after {@code delayNanos}; the exponential backoff goes on at {@code nextBackoffStep}. */
+    record Retry(long delayNanos, int nextBackoffStep) implements Decision {
+    }
+
+    /** Send the next hedge after {@code delayNanos} (0: at once). */
+    record Hedge(long delayNanos) implements Decision {
+    }
+
+    /** No further attempt, for {@code reason} (null: nothing new to report); the call ends once none is in flight. */
+    record Stop(SuppressionReason reason) implements Decision {
+    }
+
+    /** The call ends now with the failure; attempts still in flight are cancelled. */
+    record End(SuppressionReason reason) implements Decision {
+    }
+
+    /** What the policy (or decider) and the server's pushback make of a failed attempt. */
+    enum Verdict { RETRYABLE, NOT_RETRYABLE, EXHAUSTED, PUSHBACK_STOP }
+
+    /** A failed attempt as a retry policy sees it: the verdict, the delay a retry waits, the backoff step after. */
+    record Failure(Verdict verdict, long delayNanos, int nextBackoffStep) {
+
+        /** A qualified failure (A6: a retryable status, or a pushback "stop") costs a throttle token. */
+        boolean qualifies() {
+            return verdict != Verdict.NOT_RETRYABLE;
+        }
+    }
+
+    /**
+     * A failure under {@code policy}: a pushback "stop" first, then the status (DEADLINE_EXCEEDED from the
+     * per-attempt receive timeout always retryable), then the delay: the pushback's (the backoff restarts)
+     * or {@link #backoffNanos}. {@code pushback} is {@link Pushback#parse}'s result.
+     */
+    static Failure classify(RetryPolicy policy, Status.Code code, boolean attemptTimedOut, long pushback,
+            int backoffStep, double jitter) {
+        if (pushback == Pushback.STOP) {
+            return new Failure(Verdict.PUSHBACK_STOP, 0, 0);
+        }
+        if (!attemptTimedOut && !policy.isRetryable(code)) {
+            return new Failure(Verdict.NOT_RETRYABLE, 0, 0);
+        }
+        return pushback >= 0 ? new Failure(Verdict.RETRYABLE, TimeUnit.MILLISECONDS.toNanos(pushback), 0)
+                : new Failure(Verdict.RETRYABLE, backoffNanos(policy, backoffStep, jitter), backoffStep + 1);
+    }
+
+    /**
+     * A failure under a {@link RetryDecider} that answered {@code answer} ({@link RetryDecider.Call#onFailure};
+     * not asked after a pushback "stop"); a pushback delay replaces the decider's.
+     */
+    /** {@link RetryingCall}'s encoding of a decider's answer besides a delay (&ge; 0). */
+    static final long DECIDER_NOT_RETRYABLE = -1L;
+    static final long DECIDER_EXHAUSTED = -2L;
+
+    static Failure classify(long answer, long pushback) {
+        if (pushback == Pushback.STOP) {
+            return new Failure(Verdict.PUSHBACK_STOP, 0, 0);
+        }
+        if (answer < 0) {
+            return new Failure(answer == DECIDER_EXHAUSTED ? Verdict.EXHAUSTED : Verdict.NOT_RETRYABLE, 0, 0);
+        }
+        return new Failure(Verdict.RETRYABLE, pushback >= 0 ? TimeUnit.MILLISECONDS.toNanos(pushback) : answer, 0);
+    }
+
+    /** Whether a hedged attempt's failure qualifies (A6): a non-fatal status, or a pushback "stop". */
+    static boolean qualifies(boolean nonFatal, long pushback) {
+        return nonFatal || pushback == Pushback.STOP;
+    }
+
+    /**
+     * Records a failure with the channel's throttle (A6: a qualified failure takes a token, the last
+     * attempt's too); whether a retry is still allowed. A failure that does not qualify, or a channel
+     * without throttle, changes nothing and allows.
+     */
+    static boolean record(RetryThrottle throttle, boolean qualifies) {
+        return !qualifies || throttle == null || throttle.onQualifiedFailureThenCheckAllowed();
+    }
+
+    /**
+     * After a failed attempt of a retried call: stop for the pushback, the status, the attempt cap
+     * ({@code attempts} started of {@code maxAttempts}), the throttle or the deadline (the delay would
+     * reach it), else retry.
+     */
+    static Decision afterRetryFailure(Failure failure, boolean throttleAllows, int attempts, int maxAttempts,
+            long remainingNanos) {
+        SuppressionReason reason = switch (failure.verdict()) {
+            case PUSHBACK_STOP -> SuppressionReason.PUSHBACK;
+            case NOT_RETRYABLE -> SuppressionReason.NON_RETRYABLE_STATUS;
+            case EXHAUSTED -> SuppressionReason.MAX_ATTEMPTS;
+            case RETRYABLE -> attempts >= maxAttempts ? SuppressionReason.MAX_ATTEMPTS
+                    : !throttleAllows ? SuppressionReason.THROTTLED
+                    : reaches(remainingNanos, failure.delayNanos()) ? SuppressionReason.DEADLINE : null;
+        };
+        return reason != null ? new Stop(reason) : new Retry(failure.delayNanos(), failure.nextBackoffStep());
+    }
+
+    /**
+     * After a failed attempt of a hedged call: a fatal status ends the call; a pushback "stop" or a
+     * throttle at its threshold stops hedging (reported unless {@code frozen}, stopped before); with
+     * hedges left, a pushback n &gt; 0 sends the next after n ms (unless that reaches the deadline), else
+     * at once. A cap reached is reported once nothing is in flight ({@code inFlight}).
+     */
+    static Decision afterHedgeFailure(boolean nonFatal, long pushback, boolean throttleAllows, boolean frozen,
+            int attempts, int maxAttempts, int inFlight, long remainingNanos) {
+        if (!nonFatal) {
+            return new End(SuppressionReason.NON_RETRYABLE_STATUS);
+        }
+        SuppressionReason reason = frozen ? null : pushback == Pushback.STOP ? SuppressionReason.PUSHBACK
+                : !throttleAllows ? SuppressionReason.THROTTLED : null;
+        if (reason != null || frozen || attempts >= maxAttempts) {
+            boolean capped = reason == null && inFlight == 0 && attempts >= maxAttempts;
+            return new Stop(capped ? SuppressionReason.MAX_ATTEMPTS : reason);
+        }
+        long delay = pushback > 0 ? TimeUnit.MILLISECONDS.toNanos(pushback) : 0;
+        return reaches(remainingNanos, delay) && delay > 0 ? new Stop(SuppressionReason.DEADLINE) : new Hedge(delay);
+    }
+
+    /** Before a hedge is sent (its timer fired, or a failure sends it at once): the deadline, then the throttle. */
+    static Decision beforeHedge(long remainingNanos, boolean throttleAllows) {
+        if (remainingNanos <= 0) {
+            return new Stop(SuppressionReason.DEADLINE);
+        }
+        return throttleAllows ? new Hedge(0) : new Stop(SuppressionReason.THROTTLED);
+    }
+
+    /** A retry or hedge withdraws from the budget (if any): unchanged when granted, else {@code Stop(BUDGET)}. */
+    static Decision admit(Decision decision, RetryBudget budget) {
+        if (budget == null || !(decision instanceof Retry || decision instanceof Hedge) || budget.tryAcquireRetry()) {
+            return decision;
+        }
+        return new Stop(SuppressionReason.BUDGET);
+    }
+
+    /**
+     * The committed attempt failed: suppressed for the commitment's reason (null: a response) when the
+     * policy would have retried it, else nothing to report (null).
+     */
+    static SuppressionReason afterCommit(SuppressionReason commitReason, boolean wouldRetry) {
+        return !wouldRetry ? null : commitReason == null ? SuppressionReason.COMMITTED : commitReason;
+    }
+
+    /**
+     * {@code min(initial × multiplier^step, max) × jitter} in nanoseconds (jitter in [0.8, 1.2)),
+     * saturated: durations past 2^63-1 ns count as that, a product past it is {@link Long#MAX_VALUE} (the
+     * deadline still stops the retry), and a multiplier that is not a number gives max.
+     */
+    static long backoffNanos(RetryPolicy policy, int step, double jitter) {
+        double initial = Nanos.saturated(policy.initialBackoff());
+        double max = Nanos.saturated(policy.maxBackoff());
+        double grown = initial * Math.pow(policy.backoffMultiplier(), step);
+        return (long) ((grown < max ? grown : max) * jitter);
+    }
+
+    /** Whether waiting {@code delayNanos} reaches a deadline {@code remainingNanos} away. */
+    private static boolean reaches(long remainingNanos, long delayNanos) {
+        return remainingNanos != NO_DEADLINE && remainingNanos <= delayNanos;
+    }
+}

@@ -108,12 +108,12 @@ class HedgingConcurrencyTest {
                                 h.call.isReady();
                             }
                             if (mode == 1) {
-                                Thread.sleep(random.nextInt(15));
+                                Thread.sleep(random.nextInt(15)); // a random moment to cancel at, not a wait for anything
                                 h.call.cancel("random cancel", null);
                             } else {
                                 h.halfClose();
                                 if (mode == 2) {
-                                    Thread.sleep(random.nextInt(15));
+                                    Thread.sleep(random.nextInt(15)); // a random moment to cancel at
                                     h.call.cancel("cancel after half-close", null);
                                 }
                             }

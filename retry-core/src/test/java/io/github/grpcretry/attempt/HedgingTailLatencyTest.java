@@ -11,7 +11,6 @@ import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
-import io.grpc.ClientStreamTracer;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.testing.protobuf.SimpleResponse;
@@ -40,8 +39,9 @@ import org.junit.jupiter.api.Test;
  * cannot break it: without hedging p99 is at least the slow answer (exact: more than 1 % of the
  * answers are slow); with hedging p99 stays below the slow answer (445 ms above a hedge's fast answer)
  * and the median below the hedging delay; and each call's attempts, counted on the client by a stream
- * tracer, are at most one plus the hedging delays that had passed when the call closed (a hedge is
- * only sent to a call still open, so this holds however late the timers fire).
+ * tracer ({@link AttemptStreams}: an attempt whose headers went out), are at most one plus the hedging
+ * delays that had passed when the call closed (a hedge is only sent to a call still open, so this
+ * holds however late the timers fire).
  */
 class HedgingTailLatencyTest {
 
@@ -160,18 +160,9 @@ class HedgingTailLatencyTest {
         for (int i = 0; i < calls; i++) {
             slots.acquire();
             int index = i;
-            AtomicInteger streams = new AtomicInteger();
-            attempts[i] = streams;
-            ClientStreamTracer.Factory counter = new ClientStreamTracer.Factory() {
-                @Override
-                public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
-                    if (!info.isTransparentRetry()) {
-                        streams.incrementAndGet();
-                    }
-                    return new ClientStreamTracer() {
-                    };
-                }
-            };
+            // counts the call's attempts that went out (headers sent), transparent retries aside
+            AttemptStreams counter = new AttemptStreams();
+            attempts[i] = counter.opened;
             long start = System.nanoTime();
             ClientCall<io.grpc.testing.protobuf.SimpleRequest, SimpleResponse> call = channel.newCall(Rpc.UNARY,
                     CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS).withStreamTracerFactory(counter));

@@ -353,15 +353,50 @@ class RetryEngineTest {
     @Test
     void perAttemptReceiveTimeoutRetriesSlowAttemptsWhateverTheCodes() throws Exception {
         // only UNAVAILABLE is retryable, yet an attempt ended by the per-attempt timeout is retried
-        Engines.Client c = client(Configs.channel(Configs.withReceiveTimeout(Configs.fast(3), Duration.ofMillis(100))));
-        server.script(a -> a.index <= 2 ? Action.ok().delay(2000) : Action.ok());
-        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), "a");
+        long timeoutMs = 500;
+        // below the engine: each attempt's deadline (from its CallOptions) and whether it had passed at its close
+        List<Deadline> deadlines = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Long> leftWhenMade = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<String> log = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ClientInterceptor attempts = new ClientInterceptor() {
+            @Override
+            public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> m, CallOptions o, Channel next) {
+                int n = deadlines.size() + 1;
+                Deadline d = o.getDeadline();
+                deadlines.add(d);
+                if (d != null) {
+                    leftWhenMade.add(d.timeRemaining(TimeUnit.NANOSECONDS));
+                }
+                return new io.grpc.ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(m, o)) {
+                    @Override
+                    public void start(Listener<R> listener, io.grpc.Metadata headers) {
+                        log.add("start " + n);
+                        super.start(new io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                            @Override
+                            public void onClose(Status status, io.grpc.Metadata trailers) {
+                                log.add("close " + n + " " + status.getCode() + (d.isExpired() ? " expired" : ""));
+                                super.onClose(status, trailers);
+                            }
+                        }, headers);
+                    }
+                };
+            }
+        };
+        Engines.Client c = harness.client(Configs.channel(Configs.withReceiveTimeout(Configs.fast(3),
+                Duration.ofMillis(timeoutMs))), attempts);
+        // the first two attempts would answer after 10 s (the server's scripted slowness): their timeouts end them
+        server.script(a -> a.index <= 2 ? Action.ok().delay(10_000) : Action.ok());
+        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "a");
         assertThat(o.code()).isEqualTo(Status.Code.OK);
         assertThat(server.arrivalCount()).isEqualTo(3);
         assertThat(server.arrivals().get(0).cancelled).isTrue();
-        // the first attempt ran its 100 ms out before the retry went (exact lower bound)
-        List<Long> gaps = gapsMillis(server.arrivals());
-        assertThat(gaps.get(0)).isBetween(100L, 100L + LOAD_MARGIN_MS);
+        // each attempt carried a deadline of the per-attempt timeout, made when the attempt was (exact: at most
+        // 500 ms left when the attempt was made), the first two closed by it (their deadlines had passed), and
+        // each retry started only after that close
+        assertThat(deadlines).hasSize(3).doesNotContainNull();
+        assertThat(leftWhenMade).allSatisfy(left -> assertThat(left).isBetween(1L, TimeUnit.MILLISECONDS.toNanos(timeoutMs)));
+        assertThat(log).containsExactly("start 1", "close 1 DEADLINE_EXCEEDED expired", "start 2",
+                "close 2 DEADLINE_EXCEEDED expired", "start 3", "close 3 OK");
         assertThat(c.events().ofType("attemptEnded")).extracting(RecordingEvents.Event::code)
                 .containsExactly(Status.Code.DEADLINE_EXCEEDED, Status.Code.DEADLINE_EXCEEDED, Status.Code.OK);
     }

@@ -78,6 +78,7 @@ class HedgingConcurrencyTest {
         ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
         Map<Status.Code, Integer> codes = new EnumMap<>(Status.Code.class);
         ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+        CallbackExecutor callbacks = new CallbackExecutor();
         CountDownLatch done = new CountDownLatch(THREADS);
         List<MethodDescriptor<SimpleRequest, SimpleResponse>> methods =
                 List.of(Rpc.UNARY, Rpc.CLIENT_STREAMING, Rpc.SERVER_STREAMING, Rpc.BIDI);
@@ -90,9 +91,9 @@ class HedgingConcurrencyTest {
                         for (int i = 0; i < CALLS_PER_THREAD; i++) {
                             MethodDescriptor<SimpleRequest, SimpleResponse> m = methods.get(random.nextInt(4));
                             int mode = random.nextInt(10);
-                            CallOptions options = mode == 0
+                            CallOptions options = (mode == 0
                                     ? CallOptions.DEFAULT.withDeadlineAfter(1 + random.nextInt(30), TimeUnit.MILLISECONDS)
-                                    : CallOptions.DEFAULT;
+                                    : CallOptions.DEFAULT).withExecutor(callbacks);
                             Rpc.Handle h = Rpc.start(client.channel(), m, options);
                             listeners.add(h.listener);
                             int messages = m.getType().clientSendsOneMessage() ? 1 : 1 + random.nextInt(4);
@@ -133,7 +134,9 @@ class HedgingConcurrencyTest {
             assertThat(errors).as("errors in client threads").isEmpty();
             RetryEngineTest.waitFor(() -> scheduler.outstandingTimers() == 0);
             RetryEngineTest.waitFor(() -> client.events().attemptsEnded.get() == client.events().attemptsStarted.get());
-            Thread.sleep(100); // a late second close would show up now
+            // nothing live in the engine any more: once no callback is queued or running, a late second
+            // close would have been seen
+            RetryEngineTest.waitFor(callbacks::idle);
             List<String> broken = new ArrayList<>();
             for (ContractListener<SimpleResponse> l : listeners) {
                 try {
@@ -166,6 +169,7 @@ class HedgingConcurrencyTest {
                     Status.Code.INTERNAL);
         } finally {
             pool.shutdownNow();
+            callbacks.close();
             client.close();
             server.close();
             scheduler.close();

@@ -23,7 +23,7 @@ def fork(jar, transport, client):
         out = f.name
     try:
         subprocess.run(
-            ["java", "-jar", jar, r"UnaryBenchmark\.unary1Thread$", "-bm", "thrpt", "-f", "1",
+            ["java", "-Djmh.ignoreLock=true", "-jar", jar, r"UnaryBenchmark\.unary1Thread$", "-bm", "thrpt", "-f", "1",
              "-wi", "8", "-w", "1s", "-i", "5", "-r", "1s",
              "-p", "transport=" + transport, "-p", "client=" + client, "-rf", "json", "-rff", out],
             check=True, stdout=subprocess.DEVNULL)

@@ -412,24 +412,36 @@ class HedgingFaultToleranceTest {
         int ok = 0;
         int hedges = 0;
         int spent = 0;
+        int okAfterMove = 0;
         for (Handle c : hedgedQ) {
             Status s = c.listener.status();
             c.listener.assertContract();
             int n = g.attempts().attempts(c.id);
             assertThat(n).isBetween(1, 3);
+            int arrived = arrivals(c.id, second, third);
             if (s.isOk()) {
+                assertThat(arrived).as(c.id + " arrivals").isBetween(1, n);
                 ok++;
+                okAfterMove += arrivals(c.id, third) > 0 ? 1 : 0;
             } else {
                 // between the old server's close of its listening socket and the new one's bind the port
-                // refuses connections; the interceptor engine sends each hedge at once on the previous
-                // (non-fatal) failure, so a call started in that window can spend all three there
+                // refuses connections, and after that the channel may sit in its reconnect backoff, where
+                // calls fail fast; the interceptor engine sends each hedge at once on the previous
+                // (non-fatal) failure, so a call started then spends all three without reaching a server.
+                // How many such calls the drivers make depends on the machine's speed, so the check is
+                // per call, not a ratio: a failed call reached no server
                 assertThat(s.getCode()).as(c.id + ": " + s).isEqualTo(Status.Code.UNAVAILABLE);
                 assertThat(n).as(c.id + " failed only with every hedge spent").isEqualTo(3);
+                assertThat(arrived).as(c.id + " failed, yet an attempt reached a server (the GOAWAY must let it finish)")
+                        .isZero();
                 spent++;
             }
             hedges += n - 1;
         }
-        assertThat(ok).as("hedged calls OK through the GOAWAY").isGreaterThan(spent);
+        // every hedged call that reached the old server before its GOAWAY (or the new one after) ended OK
+        // (checked per call above); some did on each side
+        assertThat(ok - okAfterMove).as("hedged calls OK on the draining server").isPositive();
+        assertThat(okAfterMove).as("hedged calls OK on the new server").isPositive();
         Map<Status.Code, Integer> onceCodes = new EnumMap<>(Status.Code.class);
         for (Handle c : onceQ) {
             Status s = c.listener.status();
@@ -443,7 +455,7 @@ class HedgingFaultToleranceTest {
         noLoserRunning(third);
         Figures.record("faults-hedging " + engine, "graceful shutdown (GOAWAY) during hedged traffic (delay 60 ms, a third of"
                 + " the calls answered after 150 ms): hedged methods " + ok + "/" + hedgedQ.size() + " OK (" + spent
-                + " UNAVAILABLE with every hedge spent while the port was closed) with " + hedges
+                + " UNAVAILABLE with every hedge spent, none of them reaching a server: the port closed or the channel in its reconnect backoff) with " + hedges
                 + " hedges sent, non-idempotent " + onceCodes + ", arrivals old/new server " + second.arrivalCount()
                 + "/" + third.arrivalCount());
     }

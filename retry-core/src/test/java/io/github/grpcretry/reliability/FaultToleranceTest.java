@@ -1,10 +1,13 @@
 package io.github.grpcretry.reliability;
 
+import static io.github.grpcretry.reliability.FaultRig.arrivals;
+import static io.github.grpcretry.reliability.FaultRig.call;
+import static io.github.grpcretry.reliability.FaultRig.deadline;
+import static io.github.grpcretry.reliability.FaultRig.startOnPort;
+import static io.github.grpcretry.reliability.FaultRig.warmUp;
 import static io.github.grpcretry.testing.ScriptedServer.Action;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.attempt.EngineTestAccess;
-import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.reliability.Fixtures.Client;
 import io.github.grpcretry.reliability.Fixtures.Engine;
@@ -18,7 +21,6 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -26,14 +28,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -61,121 +59,16 @@ class FaultToleranceTest {
     /** Non-idempotent methods of the "n" channels. */
     private static final String[] NON_IDEMPOTENT = {"UnaryRpc", "BidiStreamingRpc"};
 
-    private final LiveObjects live = new LiveObjects();
-    private ScheduledThreadPoolExecutor timers;
-    private ExecutorService work;
-    private RetryScheduler scheduler;
-    private final List<Client> clients = new ArrayList<>();
-    private final List<AutoCloseable> closeables = new ArrayList<>();
-
-    @BeforeEach
-    void setUp() {
-        timers = live.timers(2, "faults");
-        work = Executors.newCachedThreadPool();
-        scheduler = RetryScheduler.of(timers, work);
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        afterEach(clients, closeables, scheduler, timers, work, live);
-    }
-
-    /**
-     * Checks that no timer is outstanding, no request byte held and every call ended, closes
-     * everything, then that no engine object the test made is reachable after GC.
-     */
-    static void afterEach(List<Client> clients, List<AutoCloseable> closeables, RetryScheduler scheduler,
-            ScheduledThreadPoolExecutor timers, ExecutorService work, LiveObjects live) throws Exception {
-        try {
-            Fixtures.waitFor("no timer outstanding", 5000, () -> EngineTestAccess.outstandingTimers(scheduler) == 0);
-            for (Client c : clients) {
-                assertThat(c.bufferedBytes()).as("bytes held after the test").isZero();
-                Fixtures.waitFor("every wrapped call ended", 5000,
-                        () -> c.events().callsEnded.get() == c.events().callsStarted.get());
-                Fixtures.waitFor("every attempt ended", 5000,
-                        () -> c.events().attemptsEnded.get() == c.events().attemptsStarted.get());
-            }
-        } finally {
-            for (Client c : clients) {
-                c.close();
-            }
-            for (AutoCloseable c : closeables) {
-                c.close();
-            }
-            timers.shutdownNow();
-            work.shutdownNow();
-        }
-        clients.clear();
-        closeables.clear();
-        assertThat(live.survivorsAfterGc(20_000)).as("engine objects reachable after the test " + live.tracked())
-                .isEmpty();
-    }
+    @RegisterExtension
+    final FaultRig rig = new FaultRig("faults");
 
     private Client retrying(Engine engine, String target) {
-        Client c = Fixtures.netty(engine, target, Fixtures.channelConfig("r", Fixtures.service(RETRY, null)), scheduler,
-                live);
-        clients.add(c);
-        return c;
+        return rig.netty(engine, target, Fixtures.channelConfig("r", Fixtures.service(RETRY, null)));
     }
 
     private Client nonIdempotent(Engine engine, String target) {
-        Client c = Fixtures.netty(engine, target, Fixtures.channelConfig("n",
-                Fixtures.service(RETRY, null, NON_IDEMPOTENT)), scheduler, live);
-        clients.add(c);
-        return c;
-    }
-
-    static ScriptedServer startOnPort(int port) throws Exception {
-        IOException last = null;
-        for (int i = 0; i < 100; i++) {
-            try {
-                return ScriptedServer.startNetty(port);
-            } catch (IOException e) {
-                last = e;
-                Thread.sleep(20); // polls the port coming free, bounded by 100 tries
-            }
-        }
-        throw new AssertionError("could not bind port " + port + " again", last);
-    }
-
-    /**
-     * Starts call {@code id} on {@code c}. With grpc-java's engine the call waits for ready: its
-     * backoff is drawn from [0, b) (A6's full jitter), so all its retries can fall within grpc-java's
-     * 1 s reconnect backoff after a failed connection, when a call that does not wait fails at once;
-     * the interceptor engine's backoffs (b x U(0.8, 1.2), 200 ms doubling) span that backoff.
-     */
-    static Handle call(Client c, MethodDescriptor<SimpleRequest, SimpleResponse> m, String id,
-            CallOptions options) {
-        return call(c.channel(), m, id, c.kind() == Engine.NATIVE ? options.withWaitForReady() : options);
-    }
-
-    static Handle call(io.grpc.Channel channel, MethodDescriptor<SimpleRequest, SimpleResponse> m, String id,
-            CallOptions options) {
-        return SimpleCalls.run(channel, m, options, id, SimpleCalls.messages(id, m.getType().clientSendsOneMessage()
-                ? 1 : 3, 0));
-    }
-
-    static CallOptions deadline(long seconds) {
-        return CallOptions.DEFAULT.withDeadlineAfter(seconds, TimeUnit.SECONDS);
-    }
-
-    static int arrivals(String id, ScriptedServer... servers) {
-        int n = 0;
-        for (ScriptedServer s : servers) {
-            for (ScriptedServer.Arrival a : s.arrivals()) {
-                if (id.equals(a.header("x-call-id"))) {
-                    n++;
-                }
-            }
-        }
-        return n;
-    }
-
-    static void warmUp(Client... clients) throws InterruptedException {
-        for (Client c : clients) {
-            Handle h = call(c, SimpleCalls.UNARY, "warm-" + System.nanoTime(), deadline(10));
-            assertThat(h.listener.awaitClose(10, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
-        }
+        return rig.netty(engine, target, Fixtures.channelConfig("n",
+                Fixtures.service(RETRY, null, NON_IDEMPOTENT)));
     }
 
     // ------------------------------------------------------------------ server killed and restarted
@@ -190,10 +83,10 @@ class FaultToleranceTest {
     @EnumSource(Engine.class)
     void serverKilledMidCallAndRestartedOnTheSamePort(Engine engine) throws Exception {
         ScriptedServer first = ScriptedServer.startNetty();
-        closeables.add(first);
+        rig.closeAfter(first);
         int port = first.port();
         FaultProxy host = FaultProxy.start(port);
-        closeables.add(host);
+        rig.closeAfter(host);
         Client r = retrying(engine, host.target());
         Client n = nonIdempotent(engine, host.target());
         warmUp(r, n);
@@ -222,7 +115,7 @@ class FaultToleranceTest {
         assertThat(host.resetAll()).isEqualTo(2); // the process dies: its connections are reset
         first.close();
         ScriptedServer second = startOnPort(port);
-        closeables.add(second);
+        rig.closeAfter(second);
         second.script(a -> Action.ok());
 
         Map<Status.Code, Integer> codes = new EnumMap<>(Status.Code.class);
@@ -278,7 +171,7 @@ class FaultToleranceTest {
     @EnumSource(Engine.class)
     void gracefulShutdownDuringTrafficLosesNothing(Engine engine) throws Exception {
         ScriptedServer first = ScriptedServer.startNetty();
-        closeables.add(first);
+        rig.closeAfter(first);
         int port = first.port();
         first.script(a -> Action.ok().delay(40));
         Client r = retrying(engine, first.target());
@@ -314,7 +207,7 @@ class FaultToleranceTest {
         Thread drain = new Thread(() -> first.shutdownGracefully(10_000), "graceful-shutdown");
         drain.start();
         ScriptedServer second = startOnPort(port); // binds once the old listener is closed; the old one drains
-        closeables.add(second);
+        rig.closeAfter(second);
         second.script(a -> Action.ok().delay(40));
         drain.join(15_000);
         // the traffic goes on to the new server until at least 60 calls arrived there
@@ -357,12 +250,9 @@ class FaultToleranceTest {
     void connectionRefusedEndsAfterMaxAttemptsAndNonIdempotentCallsAreSentOnce() throws Exception {
         String target = "127.0.0.1:" + Fixtures.freePort();
         RetryPolicy fast = Fixtures.policy(4, 50, 400, null, Status.Code.UNAVAILABLE);
-        Client r = Fixtures.netty(Engine.INTERCEPTOR, target, Fixtures.channelConfig("r", Fixtures.service(fast, null)),
-                scheduler, live);
-        clients.add(r);
-        Client n = Fixtures.netty(Engine.INTERCEPTOR, target, Fixtures.channelConfig("n",
-                Fixtures.service(fast, null, NON_IDEMPOTENT)), scheduler, live);
-        clients.add(n);
+        Client r = rig.netty(Engine.INTERCEPTOR, target, Fixtures.channelConfig("r", Fixtures.service(fast, null)));
+        Client n = rig.netty(Engine.INTERCEPTOR, target, Fixtures.channelConfig("n",
+                Fixtures.service(fast, null, NON_IDEMPOTENT)));
         List<Handle> handles = new ArrayList<>();
         for (MethodDescriptor<SimpleRequest, SimpleResponse> m : SimpleCalls.ALL) {
             handles.add(call(r, m, "refused-r-" + m.getBareMethodName(), deadline(20)));
@@ -393,9 +283,9 @@ class FaultToleranceTest {
     @EnumSource(Engine.class)
     void connectionResetMidCallIsRetriedAndNonIdempotentCallsAreNotResent(Engine engine) throws Exception {
         ScriptedServer server = ScriptedServer.startNetty();
-        closeables.add(server);
+        rig.closeAfter(server);
         FaultProxy proxy = FaultProxy.start(server.port());
-        closeables.add(proxy);
+        rig.closeAfter(proxy);
         Client r = retrying(engine, proxy.target());
         Client n = nonIdempotent(engine, proxy.target());
         warmUp(r, n);
@@ -441,7 +331,7 @@ class FaultToleranceTest {
             long cut = random.nextInt(400);
             FaultProxy p = FaultProxy.start(server.port()).plan(k -> k == 0 ? FaultProxy.Fault.resetAfterClientBytes(cut)
                     : FaultProxy.Fault.NONE);
-            closeables.add(p);
+            rig.closeAfter(p);
             Client rc = retrying(engine, p.target());
             Client nc = nonIdempotent(engine, p.target());
             Handle hr = call(rc, SimpleCalls.CLIENT_STREAMING, "cut-r-" + i, deadline(20));
@@ -469,9 +359,9 @@ class FaultToleranceTest {
     @Test
     void latencyIsSurvivedAndSlowAttemptsAreAbandonedByThePerAttemptTimeout() throws Exception {
         ScriptedServer server = ScriptedServer.startNetty();
-        closeables.add(server);
+        rig.closeAfter(server);
         FaultProxy proxy = FaultProxy.start(server.port()).latency(100);
-        closeables.add(proxy);
+        rig.closeAfter(proxy);
         Client r = retrying(Engine.INTERCEPTOR, proxy.target());
         Client n = nonIdempotent(Engine.INTERCEPTOR, proxy.target());
         warmUp(r, n);
@@ -494,9 +384,8 @@ class FaultToleranceTest {
         // abandoned after 300 ms; the stall ends during the backoff and the second attempt gets through
         // (the proxy keeps TCP order, so it waits for the first attempt's bytes: 300 + 350 ms < 300 + 240 + 300 ms)
         RetryPolicy perAttempt = Fixtures.policy(3, 300, 1000, Duration.ofMillis(300), Status.Code.UNAVAILABLE);
-        Client pa = Fixtures.netty(Engine.INTERCEPTOR, proxy.target(), Fixtures.channelConfig("pa",
-                Fixtures.service(perAttempt, null)), scheduler, live);
-        clients.add(pa);
+        Client pa = rig.netty(Engine.INTERCEPTOR, proxy.target(), Fixtures.channelConfig("pa",
+                Fixtures.service(perAttempt, null)));
         proxy.latency(0);
         warmUp(pa);
         proxy.latency(350);
@@ -518,7 +407,7 @@ class FaultToleranceTest {
     @EnumSource(Engine.class)
     void truncatedResponsesAreRetriedUnlessCommitted(Engine engine) throws Exception {
         ScriptedServer server = ScriptedServer.startNetty();
-        closeables.add(server);
+        rig.closeAfter(server);
         server.script(a -> Action.ok());
         Random random = new Random(4242);
         int cases = 16;
@@ -531,8 +420,8 @@ class FaultToleranceTest {
                     .plan(k -> k < 2 ? FaultProxy.Fault.truncateServer(cut, rst) : FaultProxy.Fault.NONE);
             FaultProxy pn = FaultProxy.start(server.port())
                     .plan(k -> k == 0 ? FaultProxy.Fault.truncateServer(cut, rst) : FaultProxy.Fault.NONE);
-            closeables.add(pr);
-            closeables.add(pn);
+            rig.closeAfter(pr);
+            rig.closeAfter(pn);
             Client rc = retrying(engine, pr.target());
             Client nc = nonIdempotent(engine, pn.target());
             MethodDescriptor<SimpleRequest, SimpleResponse> m = SimpleCalls.ALL.get(i % 4);

@@ -1,20 +1,19 @@
 package io.github.grpcretry.reliability;
 
-import static io.github.grpcretry.reliability.FaultToleranceTest.arrivals;
-import static io.github.grpcretry.reliability.FaultToleranceTest.call;
-import static io.github.grpcretry.reliability.FaultToleranceTest.deadline;
-import static io.github.grpcretry.reliability.FaultToleranceTest.startOnPort;
-import static io.github.grpcretry.reliability.FaultToleranceTest.warmUp;
+import static io.github.grpcretry.reliability.FaultRig.arrivals;
+import static io.github.grpcretry.reliability.FaultRig.arrivalsOf;
+import static io.github.grpcretry.reliability.FaultRig.call;
+import static io.github.grpcretry.reliability.FaultRig.deadline;
+import static io.github.grpcretry.reliability.FaultRig.startOnPort;
+import static io.github.grpcretry.reliability.FaultRig.warmUp;
 import static io.github.grpcretry.testing.ScriptedServer.Action;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.reliability.Fixtures.Client;
 import io.github.grpcretry.reliability.Fixtures.Engine;
 import io.github.grpcretry.testing.FaultProxy;
-import io.github.grpcretry.testing.LiveObjects;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.SimpleCalls;
 import io.github.grpcretry.testing.SimpleCalls.Handle;
@@ -27,14 +26,10 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -57,50 +52,18 @@ class HedgingFaultToleranceTest {
 
     private static final String[] NON_IDEMPOTENT = {"UnaryRpc", "BidiStreamingRpc"};
 
-    private final LiveObjects live = new LiveObjects();
-    private ScheduledThreadPoolExecutor timers;
-    private ExecutorService work;
-    private RetryScheduler scheduler;
-    private final List<Client> clients = new ArrayList<>();
-    private final List<AutoCloseable> closeables = new ArrayList<>();
-
-    @BeforeEach
-    void setUp() {
-        timers = live.timers(2, "hedging-faults");
-        work = Executors.newCachedThreadPool();
-        scheduler = RetryScheduler.of(timers, work);
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        FaultToleranceTest.afterEach(clients, closeables, scheduler, timers, work, live);
-    }
+    @RegisterExtension
+    final FaultRig rig = new FaultRig("hedging-faults");
 
     private Client hedged(Engine engine, String target, String name, HedgingPolicy policy, String... withoutPolicy) {
-        Client c = Fixtures.netty(engine, target, Fixtures.channelConfig(name,
-                Fixtures.hedgedService(policy, withoutPolicy)), scheduler, live);
-        clients.add(c);
-        return c;
+        return rig.netty(engine, target, Fixtures.channelConfig(name,
+                Fixtures.hedgedService(policy, withoutPolicy)));
     }
 
     /** grpc-java's own engine under {@code policy}, observed by the starter's NativeAttemptInterceptor. */
     private Client nativeClient(String target, String name, RetryPolicy policy, String... withoutRetry) {
-        Client c = Fixtures.netty(Engine.NATIVE, target, Fixtures.channelConfig(name,
-                Fixtures.service(policy, null, withoutRetry)), scheduler, live);
-        clients.add(c);
-        return c;
-    }
-
-    private static List<ScriptedServer.Arrival> arrivalsOf(String id, ScriptedServer... servers) {
-        List<ScriptedServer.Arrival> out = new ArrayList<>();
-        for (ScriptedServer s : servers) {
-            for (ScriptedServer.Arrival a : s.arrivals()) {
-                if (id.equals(a.header("x-call-id"))) {
-                    out.add(a);
-                }
-            }
-        }
-        return out;
+        return rig.netty(Engine.NATIVE, target, Fixtures.channelConfig(name,
+                Fixtures.service(policy, null, withoutRetry)));
     }
 
     /** No attempt left running on the servers: each one was answered or cancelled. */
@@ -129,9 +92,9 @@ class HedgingFaultToleranceTest {
     @Test
     void slowOrFailedAttemptsAreOvertakenByAHedgeAndAFatalStatusEndsTheCall() throws Exception {
         ScriptedServer server = ScriptedServer.startNetty();
-        closeables.add(server);
+        rig.closeAfter(server);
         FaultProxy proxy = FaultProxy.start(server.port()).latency(10);
-        closeables.add(proxy);
+        rig.closeAfter(proxy);
         Client h = hedged(Engine.INTERCEPTOR, proxy.target(), "h", Fixtures.hedging(3, 200, Status.Code.UNAVAILABLE),
                 NON_IDEMPOTENT);
         Client all = hedged(Engine.INTERCEPTOR, proxy.target(), "all", Fixtures.hedging(3, 200, Status.Code.UNAVAILABLE));
@@ -202,16 +165,15 @@ class HedgingFaultToleranceTest {
     @Test
     void connectionResetMidCallUnderHedgingAndTheNativeEngine() throws Exception {
         ScriptedServer server = ScriptedServer.startNetty();
-        closeables.add(server);
+        rig.closeAfter(server);
         FaultProxy proxy = FaultProxy.start(server.port());
-        closeables.add(proxy);
+        rig.closeAfter(proxy);
         // a long hedging delay: what overtakes the reset attempt is the hedge sent at once on its failure
         Client h = hedged(Engine.INTERCEPTOR, proxy.target(), "h", Fixtures.hedging(4, 2000, Status.Code.UNAVAILABLE),
                 NON_IDEMPOTENT);
         RetryPolicy retry = Fixtures.policy(5, 200, 2000, null, Status.Code.UNAVAILABLE);
-        Client r = Fixtures.netty(Engine.INTERCEPTOR, proxy.target(), Fixtures.channelConfig("r",
-                Fixtures.service(retry, null, NON_IDEMPOTENT)), scheduler, live);
-        clients.add(r);
+        Client r = rig.netty(Engine.INTERCEPTOR, proxy.target(), Fixtures.channelConfig("r",
+                Fixtures.service(retry, null, NON_IDEMPOTENT)));
         Client nat = nativeClient(proxy.target(), "native", retry, NON_IDEMPOTENT);
         warmUp(h, r);
         Handle warm = call(nat.channel(), SimpleCalls.UNARY, "warm-native", deadline(10));
@@ -304,10 +266,10 @@ class HedgingFaultToleranceTest {
     @EnumSource(Engine.class)
     void hedgedCallsThroughACrashARestartAndAGracefulShutdown(Engine engine) throws Exception {
         ScriptedServer first = ScriptedServer.startNetty();
-        closeables.add(first);
+        rig.closeAfter(first);
         int port = first.port();
         FaultProxy host = FaultProxy.start(port);
-        closeables.add(host);
+        rig.closeAfter(host);
         HedgingPolicy policy = Fixtures.hedging(4, 1000, Status.Code.UNAVAILABLE);
         Client h = hedged(engine, host.target(), "h", policy, NON_IDEMPOTENT);
         Client all = hedged(engine, host.target(), "all", policy);
@@ -327,7 +289,7 @@ class HedgingFaultToleranceTest {
         host.resetAll();
         first.close();
         ScriptedServer second = startOnPort(port);
-        closeables.add(second);
+        rig.closeAfter(second);
         second.script(a -> Action.ok());
         Map<String, Integer> codes = new java.util.TreeMap<>();
         for (Handle c : hedgedCalls) {
@@ -399,7 +361,7 @@ class HedgingFaultToleranceTest {
         Thread drain = new Thread(() -> second.shutdownGracefully(10_000), "graceful-shutdown");
         drain.start();
         ScriptedServer third = startOnPort(port);
-        closeables.add(third);
+        rig.closeAfter(third);
         third.script(a -> a.index % 3 == 0 ? Action.ok().delay(150) : Action.ok().delay(20));
         drain.join(15_000);
         // the traffic goes on to the new server until at least 40 calls arrived there
@@ -466,7 +428,7 @@ class HedgingFaultToleranceTest {
     @EnumSource(Engine.class)
     void truncatedResponsesAndLatencyUnderHedging(Engine engine) throws Exception {
         ScriptedServer server = ScriptedServer.startNetty();
-        closeables.add(server);
+        rig.closeAfter(server);
         server.script(a -> Action.ok());
         HedgingPolicy policy = Fixtures.hedging(4, 100, Status.Code.UNAVAILABLE);
         java.util.Random random = new java.util.Random(4343);
@@ -477,7 +439,7 @@ class HedgingFaultToleranceTest {
             boolean rst = random.nextBoolean();
             FaultProxy p = FaultProxy.start(server.port())
                     .plan(k -> k < 2 ? FaultProxy.Fault.truncateServer(cut, rst) : FaultProxy.Fault.NONE);
-            closeables.add(p);
+            rig.closeAfter(p);
             Client c = hedged(engine, p.target(), "t" + i, policy, "UnaryRpc");
             MethodDescriptor<SimpleRequest, SimpleResponse> m = SimpleCalls.ALL.get(1 + i % 3);
             String id = "trunc-h-" + i;
@@ -496,7 +458,7 @@ class HedgingFaultToleranceTest {
             String nid = "trunc-n-" + i;
             FaultProxy pn = FaultProxy.start(server.port())
                     .plan(k -> k == 0 ? FaultProxy.Fault.truncateServer(cut, rst) : FaultProxy.Fault.NONE);
-            closeables.add(pn);
+            rig.closeAfter(pn);
             Client cn = hedged(engine, pn.target(), "tn" + i, policy, "UnaryRpc");
             Handle hn = call(cn, SimpleCalls.UNARY, nid, deadline(20));
             Status sn = hn.listener.awaitClose(20, TimeUnit.SECONDS);
@@ -510,7 +472,7 @@ class HedgingFaultToleranceTest {
         // latency: every hedge is as slow as the first; a deadline shorter than the latency ends the
         // call in time, with no hedge scheduled at or after it
         FaultProxy slow = FaultProxy.start(server.port()).latency(0);
-        closeables.add(slow);
+        rig.closeAfter(slow);
         Client c = hedged(engine, slow.target(), "slow", Fixtures.hedging(4, 50, Status.Code.UNAVAILABLE));
         warmUp(c);
         slow.latency(150);

@@ -32,9 +32,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Edges of an attempt's life that the load tests reach only by chance: a retry whose channel call
@@ -45,19 +44,9 @@ import org.junit.jupiter.api.Test;
  */
 class AttemptLifecycleEdgeTest {
 
-    private EngineHarness harness;
-    private ScriptedServer server;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        harness = new EngineHarness("attempt-lifecycle");
-        server = harness.server;
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        harness.close();
-    }
+    @RegisterExtension
+    final EngineHarness harness = EngineHarness.of("attempt-lifecycle");
+    private final ScriptedServer server = harness.server;
 
     @Test
     void aRetryWhoseChannelCallCannotBeCreatedIsReportedEnded() throws Exception {

@@ -16,9 +16,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What the engine must hold against input no validator saw: a {@code grpc-previous-rpc-attempts}
@@ -32,21 +31,10 @@ class EngineHardeningTest {
     /** About 292 billion years: far past 2^63-1 ns. */
     private static final Duration HUGE = Duration.ofSeconds(Long.MAX_VALUE);
 
-    private EngineHarness harness;
-    private ScriptedServer server;
-    private RetryScheduler scheduler;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        harness = new EngineHarness("hardening");
-        server = harness.server;
-        scheduler = harness.scheduler;
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        harness.close();
-    }
+    @RegisterExtension
+    final EngineHarness harness = EngineHarness.of("hardening");
+    private final ScriptedServer server = harness.server;
+    private final RetryScheduler scheduler = harness.scheduler;
 
     private Engines.Client client(ChannelRetryConfig config) {
         return harness.client(config);
@@ -117,8 +105,9 @@ class EngineHardeningTest {
         CallOptions options = GrpcRetryCallOptions.withPolicy(CallOptions.DEFAULT.withDeadlineAfter(1, TimeUnit.SECONDS),
                 huge);
         Rpc.Outcome o = Rpc.start(c.channel(), Rpc.UNARY, options).send("x").halfClose().await(5, TimeUnit.SECONDS);
+        // ended at the decision with the attempt's status: had it waited for the backoff, the deadline would
+        // have ended it with DEADLINE_EXCEEDED (no wall-clock bound needed)
         assertThat(o.code()).isEqualTo(Status.Code.UNAVAILABLE);
-        assertThat(o.elapsedMillis()).isLessThan(900); // ended at the decision, not at the deadline
         assertThat(server.arrivalCount()).isEqualTo(1);
         assertThat(c.events().suppressions()).containsExactly(SuppressionReason.DEADLINE);
     }
@@ -227,8 +216,8 @@ class EngineHardeningTest {
         server.script(a -> Action.fail(Status.Code.UNAVAILABLE).pushback(max));
 
         Rpc.Outcome bounded = Rpc.unary(c.channel(), CallOptions.DEFAULT.withDeadlineAfter(2, TimeUnit.SECONDS), "x");
+        // the attempt's status, not DEADLINE_EXCEEDED: the engine gave up at the decision instead of waiting
         assertThat(bounded.code()).isEqualTo(Status.Code.UNAVAILABLE);
-        assertThat(bounded.elapsedMillis()).isLessThan(1500);
         assertThat(c.events().suppressions()).containsExactly(SuppressionReason.DEADLINE);
 
         server.reset();

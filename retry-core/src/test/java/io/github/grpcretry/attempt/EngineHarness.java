@@ -6,23 +6,40 @@ import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.ClientInterceptor;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A scripted in-process server, a retry scheduler and the interceptor-engine clients a test opens on
- * them. Closing it closes the clients and checks that no request bytes stay buffered and no timers
- * stay scheduled.
+ * them, one per test: registered with {@code @RegisterExtension} on an instance field, it is made with
+ * the test instance and closed after each test, when it closes the clients and checks that no request
+ * bytes stay buffered and no timers stay scheduled.
  */
-final class EngineHarness implements AutoCloseable {
+final class EngineHarness implements AfterEachCallback, AutoCloseable {
 
     final ScriptedServer server;
     final RetryScheduler scheduler;
     private final List<Engines.Client> clients = new ArrayList<>();
 
-    EngineHarness(String name) throws IOException {
+    private EngineHarness(String name) throws IOException {
         server = ScriptedServer.start(name + "-" + System.nanoTime());
         scheduler = RetryScheduler.create(1, "test-" + name);
+    }
+
+    static EngineHarness of(String name) {
+        try {
+            return new EngineHarness(name);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) throws InterruptedException {
+        close();
     }
 
     /** An interceptor-engine client over {@code below} (interceptors that see every attempt's call). */

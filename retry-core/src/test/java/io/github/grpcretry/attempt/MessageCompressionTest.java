@@ -24,6 +24,7 @@ import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@link ClientCall#setMessageCompression} reaches every attempt: set before the call starts, while it
@@ -32,8 +33,9 @@ import org.junit.jupiter.api.Test;
  */
 class MessageCompressionTest {
 
-    private EngineHarness harness;
-    private ScriptedServer server;
+    @RegisterExtension
+    final EngineHarness harness = EngineHarness.of("compression");
+    private final ScriptedServer server = harness.server;
     private ManagedChannel channel;
     private final List<List<String>> attempts = Collections.synchronizedList(new ArrayList<>());
     /** Blocks the attempt's sendMessage of the matching message (on the thread replaying it). */
@@ -43,15 +45,12 @@ class MessageCompressionTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        harness = new EngineHarness("compression");
-        server = harness.server;
         channel = harness.client(Configs.channel(Configs.service(Configs.policy(3, 300, 300, 1, Status.Code.UNAVAILABLE), null)), new Recorder()).channel();
     }
 
     @AfterEach
     void tearDown() throws Exception {
         release.countDown();
-        harness.close();
     }
 
     @Test

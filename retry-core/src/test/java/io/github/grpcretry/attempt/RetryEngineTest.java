@@ -28,28 +28,16 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The interceptor engine alone, in-process: docs/design.md §17 (R1) and the behaviour docs/design.md §1–§4 fixes. */
 class RetryEngineTest {
 
-    private EngineHarness harness;
-    private ScriptedServer server;
-    private RetryScheduler scheduler;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        harness = new EngineHarness("engine");
-        server = harness.server;
-        scheduler = harness.scheduler;
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        harness.close();
-    }
+    @RegisterExtension
+    final EngineHarness harness = EngineHarness.of("engine");
+    private final ScriptedServer server = harness.server;
+    private final RetryScheduler scheduler = harness.scheduler;
 
     private Engines.Client client(ChannelRetryConfig config) {
         return harness.client(config);

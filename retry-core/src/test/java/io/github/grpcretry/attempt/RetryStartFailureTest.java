@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A retry attempt that fails while it is being started (an interceptor below the engine throws from
@@ -33,8 +34,9 @@ import org.junit.jupiter.api.Test;
  */
 class RetryStartFailureTest {
 
-    private EngineHarness harness;
-    private ScriptedServer server;
+    @RegisterExtension
+    final EngineHarness harness = EngineHarness.of("retry-start-failure");
+    private final ScriptedServer server = harness.server;
     private ManagedChannel channel;
     private final CountDownLatch secondAttemptHeaders = new CountDownLatch(1);
     private final CallbackExecutor callbacks = new CallbackExecutor();
@@ -43,14 +45,11 @@ class RetryStartFailureTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        harness = new EngineHarness("retry-start-failure");
-        server = harness.server;
         channel = harness.client(Configs.channel(Configs.service(Configs.policy(3, 20, 20, 1, Status.Code.UNAVAILABLE), null)), new ThrowOnSecondAttemptsSecondMessage()).channel();
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        harness.close();
         callbacks.close();
     }
 

@@ -38,9 +38,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -74,27 +73,11 @@ class HedgingDifferencesSideBySideTest {
     /** Throttle of 2 tokens (threshold 1), a whole token back per success: one failure throttles, one success undoes it. */
     private static final RetryThrottlingPolicy TIGHT = new RetryThrottlingPolicy(2, 1.0);
 
-    private static ScriptedServer inProcess;
-    private static ScriptedServer netty;
-    private static RetryScheduler scheduler;
-
-    @BeforeAll
-    static void startServers() throws Exception {
-        inProcess = ScriptedServer.start("hedging-differences");
-        netty = ScriptedServer.startNetty();
-        scheduler = RetryScheduler.create(1, "hedging-differences");
-    }
-
-    @AfterAll
-    static void stopServers() {
-        inProcess.close();
-        netty.close();
-        assertThat(scheduler.outstandingTimers()).isZero();
-        scheduler.close();
-    }
+    @RegisterExtension
+    static final SideBySideServers SERVERS = new SideBySideServers("hedging-differences");
 
     private static ScriptedServer server(Transport t) {
-        return t == Transport.IN_PROCESS ? inProcess : netty;
+        return SERVERS.server(t);
     }
 
     /** The roles the server's script answers. */
@@ -213,7 +196,7 @@ class HedgingDifferencesSideBySideTest {
                 throws InterruptedException {
             this(engine, transport, engine == Engine.NATIVE
                     ? Engines.nativeClient(server(transport), transport, config)
-                    : Engines.interceptorClient(server(transport), transport, config, scheduler, below));
+                    : Engines.interceptorClient(server(transport), transport, config, SERVERS.scheduler(), below));
         }
 
         Run(Engine engine, Transport transport, Engines.Client client) throws InterruptedException {
@@ -302,7 +285,7 @@ class HedgingDifferencesSideBySideTest {
                 waitFor(() -> ev.attemptsEnded.get() == ev.attemptsStarted.get(), id + ": every attempt reported its end");
                 assertThat(ev.callsEnded.get()).as("calls reported ended").isEqualTo(ev.callsStarted.get());
                 assertThat(client.interceptor().bufferPool().used()).as("bytes held after the scenario").isZero();
-                assertThat(scheduler.outstandingTimers()).as("timers left after the scenario").isZero();
+                assertThat(SERVERS.scheduler().outstandingTimers()).as("timers left after the scenario").isZero();
             }
         }
 
@@ -590,7 +573,7 @@ class HedgingDifferencesSideBySideTest {
         ChannelRetryConfig config = hedged(Configs.hedging(3, delayMillis, UNAVAILABLE), null);
         RecordingTimers timers = new RecordingTimers();
         try {
-            ManagedChannel nativeChannel = InProcessChannelBuilder.forName(inProcess.inProcessName())
+            ManagedChannel nativeChannel = InProcessChannelBuilder.forName(SERVERS.server(Transport.IN_PROCESS).inProcessName())
                     .scheduledExecutorService(timers)
                     .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(true))
                     .enableRetry()
@@ -613,14 +596,14 @@ class HedgingDifferencesSideBySideTest {
         try (Run r = new Run(Engine.INTERCEPTOR, Transport.IN_PROCESS, config)) {
             // ours decides inside ClientCall.start whether the next hedge's timer is set: read right after it
             Rpc.Handle h = r.start("probe", CallOptions.DEFAULT.withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS), null);
-            assertThat(scheduler.outstandingTimers()).as("ours: no hedge timer past the deadline").isZero();
+            assertThat(SERVERS.scheduler().outstandingTimers()).as("ours: no hedge timer past the deadline").isZero();
             Rpc.Outcome o = h.await(20, TimeUnit.SECONDS);
             r.settle();
             assertThat(o.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
             assertThat(r.arrivals("probe")).hasSize(1);
             // the same call with room before its deadline has the hedge's timer (then it is cancelled)
             Rpc.Handle roomy = r.start("probe", CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS), null);
-            assertThat(scheduler.outstandingTimers()).as("ours: the hedge's timer when it fits").isEqualTo(1);
+            assertThat(SERVERS.scheduler().outstandingTimers()).as("ours: the hedge's timer when it fits").isEqualTo(1);
             roomy.call.cancel("enough", null);
             assertThat(roomy.await(20, TimeUnit.SECONDS).code()).isEqualTo(Status.Code.CANCELLED);
             r.settle();

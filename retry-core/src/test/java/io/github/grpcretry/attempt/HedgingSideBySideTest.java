@@ -31,9 +31,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -64,15 +64,11 @@ class HedgingSideBySideTest {
     private static final long NEVER_MS = 10_000;
     private static final long MS = 1_000_000L;
 
-    private static ScriptedServer inProcess;
-    private static ScriptedServer netty;
-    private static RetryScheduler scheduler;
+    @RegisterExtension
+    static final SideBySideServers SERVERS = new SideBySideServers("hedging-side-by-side");
 
     @BeforeAll
-    static void startServers() throws Exception {
-        inProcess = ScriptedServer.start("hedging-side-by-side");
-        netty = ScriptedServer.startNetty();
-        scheduler = RetryScheduler.create(1, "hedging-side-by-side");
+    static void warmUpEngines() throws Exception {
         warmUp();
     }
 
@@ -86,20 +82,12 @@ class HedgingSideBySideTest {
             try (ScriptedServer own = t == Transport.IN_PROCESS ? ScriptedServer.start("hedging-warm-up")
                     : ScriptedServer.startNetty()) {
                 for (Engine engine : Engine.values()) {
-                    try (Engines.Client client = Engines.client(engine, own, t, config, scheduler)) {
+                    try (Engines.Client client = Engines.client(engine, own, t, config, SERVERS.scheduler())) {
                         Rpc.unary(client.channel(), CallOptions.DEFAULT, "warm-up");
                     }
                 }
             }
         }
-    }
-
-    @AfterAll
-    static void stopServers() {
-        inProcess.close();
-        netty.close();
-        assertThat(scheduler.outstandingTimers()).isZero();
-        scheduler.close();
     }
 
     /**
@@ -158,7 +146,7 @@ class HedgingSideBySideTest {
     }
 
     private static ScriptedServer server(Transport t) {
-        return t == Transport.IN_PROCESS ? inProcess : netty;
+        return SERVERS.server(t);
     }
 
     private static final Metadata.Key<String> RUN = Metadata.Key.of("x-run", Metadata.ASCII_STRING_MARSHALLER);
@@ -185,7 +173,7 @@ class HedgingSideBySideTest {
             Function<Arrival, Action> script, Drive drive) throws Exception {
         ScriptedServer server = server(transport);
         String id = engine + "-" + RUNS.incrementAndGet();
-        try (Engines.Client client = Engines.client(engine, server, transport, config, scheduler)) {
+        try (Engines.Client client = Engines.client(engine, server, transport, config, SERVERS.scheduler())) {
             AttemptStreams streams = new AttemptStreams();
             Channel channel = ClientInterceptors.intercept(client.channel(), streams.interceptor(), tag(id));
             // a connected transport, so no attempt waits in a delayed stream (no warm-up call: grpc-java's
@@ -229,7 +217,7 @@ class HedgingSideBySideTest {
             }
             if (client.interceptor() != null) {
                 assertThat(client.interceptor().bufferPool().used()).as("bytes held after the scenario").isZero();
-                assertThat(scheduler.outstandingTimers()).as("timers left after the scenario").isZero();
+                assertThat(SERVERS.scheduler().outstandingTimers()).as("timers left after the scenario").isZero();
                 assertThat(client.events().callsEnded.get()).as("calls reported ended")
                         .isEqualTo(client.events().callsStarted.get());
                 // a cancelled loser reports its end when its cancellation completes, possibly after the call's
@@ -542,10 +530,12 @@ class HedgingSideBySideTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void throttledHedgeFailureLetsAttemptsInFlightFinish(Transport t) throws Exception {
-        // the hedge at 400 ms fails; a third would go at 800 ms; the first attempt answers at 1200 ms
+        // the hedge at 1 s fails; a third would go at 2 s, so the hedge's failure has a whole hedging delay to
+        // come back (a 400 ms delay was missed on a loaded machine: both engines then sent the third hedge);
+        // the first attempt answers at 3 s
         ChannelRetryConfig config = Configs.channel(
-                Configs.hedged(Configs.hedging(3, MARGIN_MS, UNAVAILABLE), new RetryThrottlingPolicy(2, 0.1)));
-        Function<Arrival, Action> script = a -> first(a) ? Action.ok().delay(3 * MARGIN_MS) : Action.fail(UNAVAILABLE);
+                Configs.hedged(Configs.hedging(3, LONG_DELAY_MS, UNAVAILABLE), new RetryThrottlingPolicy(2, 0.1)));
+        Function<Arrival, Action> script = a -> first(a) ? Action.ok().delay(3 * LONG_DELAY_MS) : Action.fail(UNAVAILABLE);
         Observed nat = run(Engine.NATIVE, t, config, script, UNARY);
         Observed ours = run(Engine.INTERCEPTOR, t, config, script, UNARY);
         assertThat(nat.arrivals()).isEqualTo(2);

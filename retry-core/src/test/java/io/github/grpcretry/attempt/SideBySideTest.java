@@ -17,8 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -42,24 +41,8 @@ class SideBySideTest {
     private static final long MARGIN_MS = 1_000;
     private static final long MS = 1_000_000L;
 
-    private static ScriptedServer inProcess;
-    private static ScriptedServer netty;
-    private static RetryScheduler scheduler;
-
-    @BeforeAll
-    static void startServers() throws Exception {
-        inProcess = ScriptedServer.start("side-by-side");
-        netty = ScriptedServer.startNetty();
-        scheduler = RetryScheduler.create(1, "side-by-side");
-    }
-
-    @AfterAll
-    static void stopServers() {
-        inProcess.close();
-        netty.close();
-        assertThat(scheduler.outstandingTimers()).isZero();
-        scheduler.close();
-    }
+    @RegisterExtension
+    static final SideBySideServers SERVERS = new SideBySideServers("side-by-side");
 
     /**
      * What one engine did in one scenario: {@code gapsNanos} between consecutive arrivals as the server
@@ -85,7 +68,7 @@ class SideBySideTest {
     }
 
     private static ScriptedServer server(Transport t) {
-        return t == Transport.IN_PROCESS ? inProcess : netty;
+        return SERVERS.server(t);
     }
 
     /** The scenario in progress (the tests of this class run one at a time), for drives that wait on it. */
@@ -100,7 +83,7 @@ class SideBySideTest {
         ScriptedServer server = server(transport);
         try (NativeTimers timers = new NativeTimers(LONG_BACKOFF_MS * 8 / 10 * MS, LONG_BACKOFF_MS * 12 / 10 * MS);
                 Engines.Client client = engine == Engine.NATIVE ? Engines.nativeClient(server, transport, config, timers)
-                        : Engines.interceptorClient(server, transport, config, scheduler)) {
+                        : Engines.interceptorClient(server, transport, config, SERVERS.scheduler())) {
             currentBackoffs = engine == Engine.NATIVE ? timers::scheduled
                     : () -> client.events().ofType("retryScheduled").size();
             // warm up: a connected transport, so no attempt waits in a delayed stream

@@ -37,4 +37,16 @@ class OptionalDependenciesTest {
                     assertThat(context).doesNotHaveBean(GrpcRetryActuatorAutoConfiguration.class);
                 });
     }
+
+    @Test
+    void aResilience4jRetryNameWithoutResilience4jStopsStartUp() {
+        new ApplicationContextRunner()
+                .withClassLoader(new FilteredClassLoader("io.github.resilience4j"))
+                .withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class, GrpcClientAutoConfiguration.class,
+                        GrpcRetryAutoConfiguration.class, GrpcRetryResilience4jAutoConfiguration.class))
+                .withPropertyValues("grpc.retry.clients.inventory.resilience4j-retry=backend")
+                .run(context -> assertThat(context).getFailure().rootCause()
+                        .hasMessageContaining("grpc.retry.clients.inventory.resilience4j-retry")
+                        .hasMessageContaining("resilience4j-retry is not on the classpath"));
+    }
 }

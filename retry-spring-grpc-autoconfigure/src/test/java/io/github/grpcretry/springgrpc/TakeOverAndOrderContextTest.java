@@ -186,6 +186,15 @@ class TakeOverAndOrderContextTest {
         assertThat(FailureReports.report(failure)).contains("grpc.retry.clients.orders.resilience4j-retry", "nosuchretry");
     }
 
+    /** A name with no RetryRegistry bean to look it up in is not ignored: start-up stops, naming the property. */
+    @Test
+    void aResilience4jRetryNameWithoutARetryRegistryStopsStartUp() {
+        Throwable failure = catchThrowableOfType(Throwable.class,
+                () -> GrpcClientContext.start("grpc.retry.clients.GLOBAL.resilience4j-retry=inventory"));
+        assertThat(FailureReports.report(failure)).contains("grpc.retry.clients.GLOBAL.resilience4j-retry", "inventory",
+                "no RetryRegistry bean", "declare a RetryRegistry @Bean");
+    }
+
     /** Records at the three levels: a user's global interceptor of the highest precedence, one without order, observations. */
     @Configuration(proxyBeanMethods = false)
     static class Recorders {

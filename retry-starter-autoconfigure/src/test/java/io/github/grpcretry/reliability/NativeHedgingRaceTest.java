@@ -77,7 +77,7 @@ class NativeHedgingRaceTest {
             // grpc-java's engine: no scheduler of ours
             try (Client c = Fixtures.netty(Engine.NATIVE, server.target(),
                     Fixtures.channelConfig("race", Fixtures.hedgedService(policy)), null)) {
-                FaultToleranceTest.warmUp(c);
+                FaultRig.warmUp(c);
                 HoldingHedgeTasks executor = new HoldingHedgeTasks();
                 Handle h = SimpleCalls.run(c.channel(), SimpleCalls.UNARY,
                         CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS).withExecutor(executor), "race",

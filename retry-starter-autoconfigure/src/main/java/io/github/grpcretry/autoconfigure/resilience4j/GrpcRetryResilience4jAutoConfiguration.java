@@ -3,11 +3,14 @@ package io.github.grpcretry.autoconfigure.resilience4j;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
 import io.github.grpcretry.autoconfigure.GrpcRetryProperties;
+import io.github.grpcretry.integration.Resilience4jRetryReferences;
 import io.github.grpcretry.resilience4j.Resilience4jRetryDeciderSource;
 import io.github.resilience4j.retry.Retry;
 import io.github.resilience4j.retry.RetryRegistry;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -57,7 +60,7 @@ public class GrpcRetryResilience4jAutoConfiguration {
         @Bean
         RetryDeciderSource grpcRetryResilience4jDeciderSource(GrpcRetryProperties properties,
                 ObjectProvider<RetryRegistry> registries) {
-            Resilience4jRetryReferences refs = Resilience4jRetryReferences.of(properties);
+            Resilience4jRetryReferences refs = references(properties);
             RetryRegistry registry = registries.getIfUnique();
             List<String> instances = null;
             if (registry != null) {
@@ -67,7 +70,9 @@ public class GrpcRetryResilience4jAutoConfiguration {
                 }
             }
             refs.check(instances);
-            refs.warnIfNativeEngine(properties.getEngine(), log::warn);
+            if (properties.getEngine() == GrpcRetryProperties.Engine.NATIVE) {
+                refs.nativeEngineWarnings().forEach(log::warn);
+            }
             if (registry == null) {
                 return config -> null;
             }
@@ -83,9 +88,17 @@ public class GrpcRetryResilience4jAutoConfiguration {
         /** Fails start-up when a channel names a resilience4j instance. */
         @Bean
         Resilience4jRetryReferences grpcRetryResilience4jCheck(GrpcRetryProperties properties) {
-            Resilience4jRetryReferences refs = Resilience4jRetryReferences.of(properties);
+            Resilience4jRetryReferences refs = references(properties);
             refs.checkWithoutResilience4j();
             return refs;
         }
+    }
+
+    static Resilience4jRetryReferences references(GrpcRetryProperties properties) {
+        Map<String, String> names = new HashMap<>();
+        properties.getClients().forEach((channel, client) -> names.put(channel,
+                client == null ? null : client.getResilience4jRetry()));
+        return Resilience4jRetryReferences.of(names, "add io.github.resilience4j:resilience4j-spring-boot3 (it makes a"
+                + " RetryRegistry from resilience4j.retry.*)");
     }
 }

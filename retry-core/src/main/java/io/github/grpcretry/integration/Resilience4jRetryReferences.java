@@ -1,6 +1,5 @@
-package io.github.grpcretry.autoconfigure.resilience4j;
+package io.github.grpcretry.integration;
 
-import io.github.grpcretry.autoconfigure.GrpcRetryProperties;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
@@ -10,12 +9,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
- * The {@code resilience4j-retry} names of the configuration, each with the property that set it
- * ({@code grpc.retry.clients.<channel>.resilience4j-retry}, or GLOBAL's for the channels that inherit
- * it), and their start-up validation. Loads no resilience4j class.
+ * The {@code resilience4j-retry} names of a configuration, each with the property that set it
+ * ({@code grpc.retry.clients.<channel>.resilience4j-retry}), and their start-up checks, shared by both
+ * Spring Boot lines: a name must be an instance of the application's resilience4j {@code RetryRegistry};
+ * without resilience4j or without a registry bean, any name stops start-up; the native engine ignores
+ * the names (a WARN each). Loads no resilience4j class.
  */
 public final class Resilience4jRetryReferences {
 
@@ -24,29 +25,36 @@ public final class Resilience4jRetryReferences {
     }
 
     private final List<Reference> references;
+    private final String howToAddARegistry;
 
-    private Resilience4jRetryReferences(List<Reference> references) {
+    private Resilience4jRetryReferences(List<Reference> references, String howToAddARegistry) {
         this.references = List.copyOf(references);
+        this.howToAddARegistry = howToAddARegistry;
     }
 
-    /** Every {@code resilience4j-retry} set in {@code properties} (GLOBAL first, then channels by name). */
-    public static Resilience4jRetryReferences of(GrpcRetryProperties properties) {
+    /**
+     * The names set per channel (GLOBAL first, then the channels by name; blank names ignored).
+     *
+     * @param byChannel the {@code resilience4j-retry} value of each channel, GLOBAL included (null for none)
+     * @param howToAddARegistry the fix that gives the application a {@code RetryRegistry} bean on this
+     *     Spring Boot line, e.g. {@code "add io.github.resilience4j:resilience4j-spring-boot3 (it makes a
+     *     RetryRegistry from resilience4j.retry.*)"}
+     */
+    public static Resilience4jRetryReferences of(Map<String, ? extends @Nullable String> byChannel,
+            String howToAddARegistry) {
         List<Reference> refs = new ArrayList<>();
-        Map<String, GrpcRetryProperties.ClientProperties> clients = properties.getClients();
-        GrpcRetryProperties.ClientProperties global = clients.get(ChannelRetryConfigs.GLOBAL);
-        add(refs, ChannelRetryConfigs.GLOBAL, global);
-        for (String channel : new TreeSet<>(clients.keySet())) {
+        add(refs, ChannelRetryConfigs.GLOBAL, byChannel.get(ChannelRetryConfigs.GLOBAL));
+        for (String channel : new TreeSet<>(byChannel.keySet())) {
             if (!channel.equals(ChannelRetryConfigs.GLOBAL)) {
-                add(refs, channel, clients.get(channel));
+                add(refs, channel, byChannel.get(channel));
             }
         }
-        return new Resilience4jRetryReferences(refs);
+        return new Resilience4jRetryReferences(refs, howToAddARegistry);
     }
 
-    private static void add(List<Reference> refs, String channel, GrpcRetryProperties.ClientProperties client) {
-        if (client != null && client.getResilience4jRetry() != null && !client.getResilience4jRetry().isBlank()) {
-            refs.add(new Reference("grpc.retry.clients." + channel + ".resilience4j-retry",
-                    client.getResilience4jRetry().trim()));
+    private static void add(List<Reference> refs, String channel, @Nullable String instance) {
+        if (instance != null && !instance.isBlank()) {
+            refs.add(new Reference("grpc.retry.clients." + channel + ".resilience4j-retry", instance.trim()));
         }
     }
 
@@ -59,13 +67,12 @@ public final class Resilience4jRetryReferences {
     }
 
     /** Fails start-up when any channel names an instance although resilience4j-retry is not on the classpath. */
-    void checkWithoutResilience4j() {
+    public void checkWithoutResilience4j() {
         List<ConfigProblem> problems = new ArrayList<>();
         for (Reference r : references) {
             problems.add(new ConfigProblem(r.path(), r.instance(),
                     "names a resilience4j Retry instance, but resilience4j-retry is not on the classpath",
-                    "add io.github.resilience4j:resilience4j-spring-boot3 (it makes a RetryRegistry from "
-                            + "resilience4j.retry.*) and declare resilience4j.retry.instances." + r.instance()
+                    howToAddARegistry + " and declare resilience4j.retry.instances." + r.instance()
                             + ".*, or remove the property"));
         }
         throwIfAny(problems);
@@ -76,14 +83,13 @@ public final class Resilience4jRetryReferences {
      *
      * @param instances the names the RetryRegistry holds; null when there is no RetryRegistry bean
      */
-    void check(Collection<String> instances) {
+    public void check(@Nullable Collection<String> instances) {
         List<ConfigProblem> problems = new ArrayList<>();
         for (Reference r : references) {
             if (instances == null) {
                 problems.add(new ConfigProblem(r.path(), r.instance(),
                         "names a resilience4j Retry instance, but the application has no RetryRegistry bean",
-                        "add io.github.resilience4j:resilience4j-spring-boot3 (it makes a RetryRegistry from "
-                                + "resilience4j.retry.*) or declare a RetryRegistry @Bean holding '" + r.instance()
+                        howToAddARegistry + ", or declare a RetryRegistry @Bean holding '" + r.instance()
                                 + "', or remove the property"));
             } else if (!instances.contains(r.instance())) {
                 Set<String> known = new TreeSet<>(instances);
@@ -98,16 +104,15 @@ public final class Resilience4jRetryReferences {
         throwIfAny(problems);
     }
 
-    /** Warns that the native engine ignores every {@code resilience4j-retry}. */
-    void warnIfNativeEngine(GrpcRetryProperties.Engine engine, Consumer<String> warnings) {
-        if (engine != GrpcRetryProperties.Engine.NATIVE) {
-            return;
-        }
+    /** One WARN line per name when the native engine (which ignores them all) is on. */
+    public List<String> nativeEngineWarnings() {
+        List<String> warnings = new ArrayList<>();
         for (Reference r : references) {
-            warnings.accept(r.path() + " = " + r.instance() + " is ignored: grpc.retry.engine=native (grpc-java's "
+            warnings.add(r.path() + " = " + r.instance() + " is ignored: grpc.retry.engine=native (grpc-java's "
                     + "own retry) takes its policies from the service config only; use engine=interceptor for "
                     + "the resilience4j bridge");
         }
+        return warnings;
     }
 
     private static void throwIfAny(List<ConfigProblem> problems) {

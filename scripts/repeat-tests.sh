@@ -11,9 +11,12 @@ if [ $# -lt 3 ]; then
 fi
 module=$1 runs=$2
 shift 2
-./mvnw -B -q -pl "$module" -am test-compile -Djacoco.skip=true
 cp_file=$module/target/repeat-tests.classpath
-./mvnw -B -q -pl "$module" dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/$cp_file"
+# One reactor build: the upstream modules (retry-core, its test-jar) resolve to their target/ folders, so
+# this works for every module without installing anything. Each module writes its classpath to the same
+# file in reactor order; the module asked for comes last.
+./mvnw -B -q -pl "$module" -am test-compile dependency:build-classpath -Djacoco.skip=true \
+  -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/$cp_file"
 # The JUnit Platform launcher that matches the module's junit-platform-engine.
 engine_jar=$(tr ':' '\n' < "$cp_file" | grep '/junit-platform-engine-' | head -1)
 version=$(basename "$engine_jar" .jar | sed 's/^junit-platform-engine-//')

@@ -44,8 +44,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The deliberate differences of the hedging engine from grpc-java's own hedging (README, "Deliberate
- * differences from grpc-java") that {@link HedgingSideBySideTest} does not assert, each run under
+ * The deliberate differences of the hedging engine from grpc-java's own hedging (docs/differences.md)
+ * that {@link HedgingSideBySideTest} does not assert, each run under
  * both engines against the same real server: when the throttle (and the budget) are consulted for a
  * hedge, when the throttle's success token is credited, when the application sees the close relative
  * to the losers' cancellation, that no hedge is scheduled past the call's deadline, and that after a

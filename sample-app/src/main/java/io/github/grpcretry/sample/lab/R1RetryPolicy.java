@@ -98,7 +98,7 @@ final class R1RetryPolicy {
                 // 250 ms deadline would let the shortest draws through), while the first backoff fits.
                 o = call(client.channel("r1-deadline"), server, failFirst(5), 0, 220);
                 // grpc-java waits like grpc-go: the seed's figure, exact; ours ends at once with the last
-                // status, a deliberate difference (README, "Deliberate differences from grpc-java"): a rule
+                // status, a deliberate difference (docs/differences.md): a rule
                 boolean deadlinePass = o.count() == 2
                         && o.code() == (nativeEngine ? Status.Code.DEADLINE_EXCEEDED : Status.Code.UNAVAILABLE);
                 String deadlineCase = "deadline 220 ms, shorter than the second backoff";

@@ -33,6 +33,20 @@ public final class ArchitectureRules {
             .should().dependOnClassesThat().resideInAPackage("io.github.grpcretry.internal..")
             .because("the auto-configuration modules may use only retry-core's API and integration packages (docs/api.md)");
 
+    /**
+     * Code in {@code packages} (an application, such as the samples) uses the starter through its API
+     * packages only: never an {@code internal} package, the {@code integration} package meant for the
+     * Boot lines, or a Boot line's own classes.
+     */
+    public static ArchRule usesOnlyThePublicApi(String packages) {
+        return noClasses()
+                .that().resideInAPackage(packages)
+                .should().dependOnClassesThat().resideInAnyPackage("io.github.grpcretry.internal..",
+                        "io.github.grpcretry.integration..", "io.github.grpcretry.autoconfigure..",
+                        "io.github.grpcretry.springgrpc..")
+                .because("an application uses the starter through its properties, beans and API packages (docs/api.md)");
+    }
+
     private ArchitectureRules() {
     }
 }

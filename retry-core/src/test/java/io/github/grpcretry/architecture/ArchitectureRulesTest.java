@@ -5,10 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
+import io.github.grpcretry.archfixture.app.UsesApi;
+import io.github.grpcretry.archfixture.app.UsesInternal;
 import io.github.grpcretry.archfixture.cycle.a.A;
 import io.github.grpcretry.archfixture.cycle.b.B;
 import io.github.grpcretry.archfixture.spring.UsesSpring;
+import io.github.grpcretry.internal.commit.RetryBufferPool;
 import io.github.grpcretry.policy.ServiceConfig;
+import io.github.grpcretry.throttle.RetryThrottle;
 import org.junit.jupiter.api.Test;
 import org.springframework.archfixture.SpringLike;
 
@@ -36,5 +40,28 @@ class ArchitectureRulesTest {
                 .hasMessageContaining("archfixture.cycle.b");
         assertThatCode(() -> ArchitectureRules.NO_PACKAGE_CYCLES.check(new ClassFileImporter().importClasses(A.class)))
                 .doesNotThrowAnyException();
+    }
+
+    @Test
+    void noInternalsRuleFailsOnAClassThatUsesAnInternalPackage() {
+        JavaClasses bad = new ClassFileImporter().importClasses(UsesInternal.class, RetryBufferPool.class);
+        assertThatThrownBy(() -> ArchitectureRules.AUTOCONFIGURE_USES_NO_INTERNALS.check(bad))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("UsesInternal")
+                .hasMessageContaining("RetryBufferPool");
+        assertThatCode(() -> ArchitectureRules.AUTOCONFIGURE_USES_NO_INTERNALS.check(
+                new ClassFileImporter().importClasses(UsesApi.class, RetryThrottle.class))).doesNotThrowAnyException();
+    }
+
+    @Test
+    void publicApiRuleFailsOnApplicationCodeThatUsesAnInternalPackage() {
+        String app = "io.github.grpcretry.archfixture.app..";
+        JavaClasses bad = new ClassFileImporter().importClasses(UsesInternal.class, RetryBufferPool.class);
+        assertThatThrownBy(() -> ArchitectureRules.usesOnlyThePublicApi(app).check(bad))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("UsesInternal")
+                .hasMessageContaining("RetryBufferPool");
+        assertThatCode(() -> ArchitectureRules.usesOnlyThePublicApi(app).check(
+                new ClassFileImporter().importClasses(UsesApi.class, RetryThrottle.class))).doesNotThrowAnyException();
     }
 }

@@ -6,7 +6,8 @@ import java.time.Duration;
  * The one place for the rules about durations that every part of grpc-retry shares: the longest
  * duration accepted (what fits in a signed 64-bit count of nanoseconds, about 292 years: the unit
  * grpc-java and the engine work in), the conversion to nanoseconds that never overflows, and the
- * protobuf-JSON form used in service configs and in problem reports ({@code "1.5s"}).
+ * protobuf-JSON form used in service configs ({@code "1.5s"}), and the form users write in
+ * {@code application.yml} ({@code "50ms"}, {@code "10s"}) used in reports.
  */
 public final class Durations {
 
@@ -56,5 +57,30 @@ public final class Durations {
         }
         String frac = String.format("%09d", nanos).replaceFirst("0+$", "");
         return sign + seconds + "." + frac + "s";
+    }
+
+    private static final long[] UNIT_NANOS = {86_400_000_000_000L, 3_600_000_000_000L, 60_000_000_000L,
+            1_000_000_000L, 1_000_000L, 1_000L, 1L};
+    private static final String[] UNIT_NAMES = {"d", "h", "m", "s", "ms", "us", "ns"};
+
+    /**
+     * {@code d} as a user writes it in {@code application.yml}: a whole number in the largest unit that
+     * holds it exactly ({@code "50ms"}, {@code "1s"}, {@code "1500ms"}, {@code "2m"}, {@code "0s"}), the
+     * form Spring Boot reads back. A duration past {@link #MAX} is written in seconds.
+     */
+    public static String toText(Duration d) {
+        if (!fitsInNanos(d)) {
+            return d.getNano() == 0 ? d.getSeconds() + "s" : toJson(d);
+        }
+        long nanos = d.toNanos();
+        if (nanos == 0) {
+            return "0s";
+        }
+        for (int i = 0; i < UNIT_NANOS.length; i++) {
+            if (nanos % UNIT_NANOS[i] == 0) {
+                return nanos / UNIT_NANOS[i] + UNIT_NAMES[i];
+            }
+        }
+        throw new AssertionError(); // the last unit divides every count
     }
 }

@@ -92,12 +92,12 @@ class DeadlineServerInterceptorTest {
         }
 
         Status next() throws InterruptedException {
-            return closed.poll(3, TimeUnit.SECONDS);
+            return closed.poll(20, TimeUnit.SECONDS);
         }
 
         /** Waits for the next call's end (its listener completed or cancelled). */
         String nextEnd() throws InterruptedException {
-            return ended.poll(3, TimeUnit.SECONDS);
+            return ended.poll(20, TimeUnit.SECONDS);
         }
     }
 

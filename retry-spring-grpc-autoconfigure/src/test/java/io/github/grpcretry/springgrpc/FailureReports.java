@@ -6,6 +6,8 @@ import java.util.List;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.core.annotation.AnnotationAwareOrderComparator;
+import org.springframework.core.env.Environment;
+import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.io.support.SpringFactoriesLoader;
 
 /** What Spring Boot prints for a start-up failure, from the FailureAnalyzers registered in spring.factories. */
@@ -18,7 +20,8 @@ public final class FailureReports {
     @SuppressWarnings({"unchecked", "rawtypes"})
     public static String report(Throwable failure) {
         List<FailureAnalyzer> analyzers = new ArrayList<>(SpringFactoriesLoader.forDefaultResourceLocation()
-                .load(FailureAnalyzer.class, SpringFactoriesLoader.FailureHandler.handleMessage((m, e) -> { })));
+                .load(FailureAnalyzer.class, SpringFactoriesLoader.ArgumentResolver.of(Environment.class, new StandardEnvironment()),
+                        SpringFactoriesLoader.FailureHandler.handleMessage((m, e) -> { })));
         analyzers.sort((Comparator) AnnotationAwareOrderComparator.INSTANCE);
         for (FailureAnalyzer analyzer : analyzers) {
             FailureAnalysis analysis = analyzer.analyze(failure);

@@ -1,28 +1,44 @@
 package io.github.grpcretry.autoconfigure;
 
-import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.integration.ConfigProblemReport;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import org.springframework.boot.context.properties.source.ConfigurationProperty;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.core.env.Environment;
 
 /**
- * Reports an invalid gRPC retry configuration: every problem with its property path (or file and
- * JSON path), value and rule, then what to change.
+ * Reports an invalid retry configuration: each problem with its property path (grpc.retry.* and, for a
+ * service-config file, its JSON path), the value, where the value was set (its origin: file and line,
+ * environment variable, ...) and the rule, then what to change. Spring Boot passes the application's
+ * {@link Environment} to the constructor.
  */
 public class InvalidRetryConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<InvalidRetryConfigurationException> {
 
+    private final Environment environment;
+
+    public InvalidRetryConfigurationFailureAnalyzer(Environment environment) {
+        this.environment = environment;
+    }
+
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, InvalidRetryConfigurationException cause) {
-        int n = cause.getProblems().size();
-        StringBuilder description = new StringBuilder("The gRPC retry configuration (grpc.retry.*) has ")
-                .append(n).append(n == 1 ? " invalid value" : " invalid values").append(":\n");
-        StringBuilder action = new StringBuilder("Update your configuration:\n");
-        for (ConfigProblem p : cause.getProblems()) {
-            description.append("\n    Property: ").append(p.path())
-                    .append("\n    Value:    ").append(p.value() == null ? "(not set)" : p.value())
-                    .append("\n    Reason:   ").append(p.rule()).append('\n');
-            action.append("\n    ").append(p.path()).append(": ").append(p.fix());
+        return new FailureAnalysis(ConfigProblemReport.description(cause.getProblems(), this::origin),
+                ConfigProblemReport.action(cause.getProblems()), cause);
+    }
+
+    /** Where the value of {@code path} was set, as Spring Boot's own reports name it; null when unknown. */
+    private String origin(String path) {
+        ConfigurationPropertyName name = ConfigurationPropertyName.adapt(path, '.');
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+            ConfigurationProperty property = source.getConfigurationProperty(name);
+            if (property != null && property.getOrigin() != null) {
+                return property.getOrigin().toString();
+            }
         }
-        return new FailureAnalysis(description.toString(), action.toString(), cause);
+        return null;
     }
 }

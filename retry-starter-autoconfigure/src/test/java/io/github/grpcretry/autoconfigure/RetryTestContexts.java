@@ -9,6 +9,8 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.core.annotation.AnnotationAwareOrderComparator;
+import org.springframework.core.env.Environment;
+import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.io.support.SpringFactoriesLoader;
 
 /** Real Spring contexts with net.devh's client auto-configuration and this starter's. */
@@ -28,7 +30,8 @@ final class RetryTestContexts {
      */
     static String failureReport(Throwable failure) {
         List<FailureAnalyzer> analyzers = new ArrayList<>(SpringFactoriesLoader.forDefaultResourceLocation()
-                .load(FailureAnalyzer.class, SpringFactoriesLoader.FailureHandler.handleMessage((m, e) -> { })));
+                .load(FailureAnalyzer.class, SpringFactoriesLoader.ArgumentResolver.of(Environment.class, new StandardEnvironment()),
+                        SpringFactoriesLoader.FailureHandler.handleMessage((m, e) -> { })));
         analyzers.sort((Comparator<Object>) AnnotationAwareOrderComparator.INSTANCE);
         for (FailureAnalyzer a : analyzers) {
             FailureAnalysis analysis = a.analyze(failure);

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
 import io.github.grpcretry.autoconfigure.deadline.GrpcRetryDeadlineAutoConfiguration;
-import io.github.grpcretry.autoconfigure.deadline.InvalidDeadlinePropertyException;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.SimpleCalls;
@@ -32,6 +31,8 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.core.annotation.AnnotationAwareOrderComparator;
+import org.springframework.core.env.Environment;
+import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.io.support.SpringFactoriesLoader;
 
 /**
@@ -40,7 +41,7 @@ import org.springframework.core.io.support.SpringFactoriesLoader;
  * valid configuration (values replaced by hostile ones, keys dropped or added, list indexes moved).
  * Each case must either start, and then give a working channel (a call through it ends with a
  * status), or fail start-up with a failure report: the starter's
- * ({@link InvalidRetryConfigurationException}, {@link InvalidDeadlinePropertyException}) or Boot's
+ * ({@link InvalidRetryConfigurationException}) or Boot's
  * for values it cannot bind ({@link BindException}), naming a {@code grpc.retry} property. Any other
  * exception, or a hang, fails the test.
  */
@@ -252,9 +253,6 @@ class PropertyFuzzTest {
             if (t instanceof InvalidRetryConfigurationException) {
                 return "InvalidRetryConfigurationException";
             }
-            if (t instanceof InvalidDeadlinePropertyException) {
-                return "InvalidDeadlinePropertyException";
-            }
             if (t instanceof BindException) {
                 return "BindException";
             }
@@ -264,7 +262,8 @@ class PropertyFuzzTest {
 
     private static List<FailureAnalyzer> analyzers() {
         List<FailureAnalyzer> analyzers = new ArrayList<>(SpringFactoriesLoader.forDefaultResourceLocation()
-                .load(FailureAnalyzer.class, SpringFactoriesLoader.FailureHandler.handleMessage((m, e) -> { })));
+                .load(FailureAnalyzer.class, SpringFactoriesLoader.ArgumentResolver.of(Environment.class, new StandardEnvironment()),
+                        SpringFactoriesLoader.FailureHandler.handleMessage((m, e) -> { })));
         analyzers.sort((Comparator<Object>) AnnotationAwareOrderComparator.INSTANCE);
         return analyzers;
     }

@@ -1,8 +1,11 @@
 package io.github.grpcretry.autoconfigure.deadline;
 
-import io.github.grpcretry.policy.Durations;
 import io.github.grpcretry.deadline.DeadlineSettings;
+import io.github.grpcretry.integration.DeadlinePropertyChecks;
+import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import java.time.Duration;
+import java.util.List;
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -75,77 +78,13 @@ public class GrpcRetryDeadlineProperties implements InitializingBean {
         validate();
     }
 
-    /** The longest duration accepted: {@link Durations#MAX} (what fits in a signed 64-bit count of nanoseconds). */
-    static final Duration MAX_DURATION = Durations.MAX;
-
-    /** Checks every value; the first invalid one stops start-up, naming its property path. */
+    /** Checks every value; all broken rules stop start-up together, each named by its property path. */
     public void validate() {
-        tooLong(".default-timeout", defaultTimeout);
-        tooLong(".reserve", reserve);
-        tooLong(".min-remaining", minRemaining);
-        tooLong(".http.max", http.max);
-        if (defaultTimeout != null && (defaultTimeout.isNegative() || defaultTimeout.isZero())) {
-            throw new InvalidDeadlinePropertyException(PREFIX + ".default-timeout", show(defaultTimeout), "must be > 0",
-                    "give a positive duration such as 5s, or remove the property for no default deadline");
+        List<ConfigProblem> problems = DeadlinePropertyChecks.problems(defaultTimeout, reserve, minRemaining,
+                http.max, http.header);
+        if (!problems.isEmpty()) {
+            throw new InvalidRetryConfigurationException(problems);
         }
-        if (reserve == null || reserve.isNegative()) {
-            throw new InvalidDeadlinePropertyException(PREFIX + ".reserve", show(reserve), "must be >= 0",
-                    "give a non-negative duration such as 20ms (0 = no reserve)");
-        }
-        if (minRemaining == null || minRemaining.isNegative()) {
-            throw new InvalidDeadlinePropertyException(PREFIX + ".min-remaining", show(minRemaining), "must be >= 0",
-                    "give a non-negative duration such as 50ms (0 = off)");
-        }
-        if (defaultTimeout != null && !minRemaining.isZero() && defaultTimeout.compareTo(minRemaining) <= 0) {
-            throw new InvalidDeadlinePropertyException(PREFIX + ".default-timeout", show(defaultTimeout),
-                    "must be greater than " + PREFIX + ".min-remaining (" + show(minRemaining)
-                            + "), else every call without a deadline would be refused",
-                    "raise default-timeout or lower min-remaining");
-        }
-        if (http.max == null || http.max.isNegative() || http.max.isZero()) {
-            throw new InvalidDeadlinePropertyException(PREFIX + ".http.max", show(http.max), "must be > 0",
-                    "give a positive duration such as 30s");
-        }
-        String header = http.header == null ? "" : http.header.trim();
-        for (int i = 0; i < header.length(); i++) {
-            if (!isTokenChar(header.charAt(i))) {
-                throw new InvalidDeadlinePropertyException(PREFIX + ".http.header", http.header,
-                        "must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)",
-                        "give a header name such as X-Request-Timeout-Ms, or leave it empty to turn HTTP ingress off");
-            }
-        }
-    }
-
-    /** Whether {@code d} does not fit in a signed 64-bit count of nanoseconds (no abs(): it overflows too). */
-    private static boolean outOfNanos(Duration d) {
-        return !Durations.fitsInNanos(d);
-    }
-
-    private static void tooLong(String property, Duration d) {
-        if (d != null && outOfNanos(d)) {
-            throw new InvalidDeadlinePropertyException(PREFIX + property, show(d),
-                    "must be at most 292 years (the longest duration in nanoseconds)",
-                    "give a duration such as 5s");
-        }
-    }
-
-    /** A duration as a user writes it: "250ms", "-1s", "1.5ms". */
-    static String show(Duration d) {
-        if (d == null) {
-            return "(none)";
-        }
-        if (outOfNanos(d)) {
-            return d.getSeconds() + "s" + (d.getNano() == 0 ? "" : " and " + d.getNano() + "ns");
-        }
-        if (d.toNanos() % 1_000_000 != 0) {
-            return d.toNanos() / 1e6 + "ms";
-        }
-        long ms = d.toMillis();
-        return ms % 1000 == 0 && ms != 0 ? ms / 1000 + "s" : ms + "ms";
-    }
-
-    private static boolean isTokenChar(char c) {
-        return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
     }
 
     /** HTTP ingress settings. */

@@ -26,6 +26,10 @@ import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import io.github.grpcretry.autoconfigure.InvalidRetryConfigurationFailureAnalyzer;
+import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import org.springframework.core.env.StandardEnvironment;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -143,18 +147,19 @@ class GrpcRetryDeadlineAutoConfigurationTest {
         runner.withPropertyValues(values).run(ctx -> {
             assertThat(ctx).hasFailed();
             Throwable failure = ctx.getStartupFailure();
-            InvalidDeadlinePropertyException cause = findCause(failure);
+            InvalidRetryConfigurationException cause = findCause(failure);
             assertThat(cause).as("cause of %s", failure).isNotNull();
-            assertThat(cause.getProperty()).isEqualTo(property);
-            FailureAnalysis analysis = new InvalidDeadlinePropertyFailureAnalyzer().analyze(failure);
-            assertThat(analysis.getDescription()).contains("Property: " + property).contains("Rule:");
+            assertThat(cause.getProblems()).extracting(ConfigProblem::path).contains(property);
+            FailureAnalysis analysis = new InvalidRetryConfigurationFailureAnalyzer(new StandardEnvironment())
+                    .analyze(failure);
+            assertThat(analysis.getDescription()).contains("Property: " + property).contains("Reason:");
             assertThat(analysis.getAction()).contains(property);
         });
     }
 
-    private static InvalidDeadlinePropertyException findCause(Throwable t) {
+    private static InvalidRetryConfigurationException findCause(Throwable t) {
         while (t != null) {
-            if (t instanceof InvalidDeadlinePropertyException e) {
+            if (t instanceof InvalidRetryConfigurationException e) {
                 return e;
             }
             t = t.getCause();

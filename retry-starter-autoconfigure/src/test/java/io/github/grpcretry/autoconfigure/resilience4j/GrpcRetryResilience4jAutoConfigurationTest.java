@@ -253,7 +253,7 @@ class GrpcRetryResilience4jAutoConfigurationTest {
             t = t.getCause();
         }
         assertThat(t).as("an InvalidRetryConfigurationException in " + failure).isNotNull();
-        FailureAnalysis analysis = new InvalidRetryConfigurationFailureAnalyzer().analyze(failure);
+        FailureAnalysis analysis = new InvalidRetryConfigurationFailureAnalyzer(new org.springframework.core.env.StandardEnvironment()).analyze(failure);
         assertThat(analysis).isNotNull();
         return analysis.getDescription() + "\n---\n" + analysis.getAction();
     }

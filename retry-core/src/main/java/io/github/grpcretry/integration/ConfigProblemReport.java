@@ -1,0 +1,47 @@
+package io.github.grpcretry.integration;
+
+import io.github.grpcretry.policy.ConfigProblem;
+import java.util.List;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The text of a start-up report of configuration problems, written once for both Spring Boot lines'
+ * FailureAnalyzers, in the layout of Spring Boot's own binding report: per problem the property path
+ * (or the service-config file and its JSON path), the value, where the value was set (the origin, when
+ * the Boot line can tell: {@code class path resource [application.yml] - 14:27}, an environment
+ * variable, ...), and the rule; then one fix per property.
+ */
+public final class ConfigProblemReport {
+
+    private ConfigProblemReport() {
+    }
+
+    /**
+     * @param originOf where the value of a property path was set, or null when unknown (a JSON file's
+     *     problem names its file and JSON path in its path already)
+     */
+    public static String description(List<ConfigProblem> problems, Function<String, @Nullable String> originOf) {
+        int n = problems.size();
+        StringBuilder description = new StringBuilder("The gRPC retry configuration has ").append(n)
+                .append(n == 1 ? " invalid value:\n" : " invalid values:\n");
+        for (ConfigProblem p : problems) {
+            description.append("\n    Property: ").append(p.path())
+                    .append("\n    Value:    ").append(p.value() == null ? "(not set)" : p.value());
+            String origin = originOf.apply(p.path());
+            if (origin != null) {
+                description.append("\n    Origin:   ").append(origin);
+            }
+            description.append("\n    Reason:   ").append(p.rule()).append('\n');
+        }
+        return description.toString();
+    }
+
+    public static String action(List<ConfigProblem> problems) {
+        StringBuilder action = new StringBuilder("Update your configuration:\n");
+        for (ConfigProblem p : problems) {
+            action.append("\n    ").append(p.path()).append(": ").append(p.fix());
+        }
+        return action.toString();
+    }
+}

@@ -127,24 +127,29 @@ final class R6Metastable {
 
     /**
      * Recovery ≈ (backlog at the stall's end − μ × the wait a call tolerates) ÷ (μ − λ × attempts per
-     * call while calls fail); never when λ × attempts per call ≥ μ.
+     * call while calls fail); never when λ × attempts per call ≥ μ. {@code stallArrivals}: the calls
+     * offered during the stall (λ × 2 s on average; the seeded schedule's own count in a run).
      */
-    static Estimate estimate(Strategy s) {
-        double stall = STALL.toMillis() / 1000.0;
+    static Estimate estimate(Strategy s, double stallArrivals) {
         double service = SERVICE_TIME.toMillis() / 1000.0;
         double attemptTimeout = ATTEMPT_TIMEOUT.toMillis() / 1000.0;
         return switch (s) {
-            case NONE -> recovery(RATE * stall, 1, DEADLINE.toMillis() / 1000.0 - service);
+            case NONE -> recovery(stallArrivals, 1, DEADLINE.toMillis() / 1000.0 - service);
             case RETRY -> new Estimate(Double.NaN, MAX_ATTEMPTS, Double.POSITIVE_INFINITY);
             // the bucket allows (max − threshold − 1) retries before it stops them, then none until calls succeed
-            case THROTTLED -> recovery(RATE * stall + THROTTLE_MAX_TOKENS / 2.0 - 1, 1, attemptTimeout - service);
+            case THROTTLED -> recovery(stallArrivals + THROTTLE_MAX_TOKENS / 2.0 - 1, 1, attemptTimeout - service);
             // the budget spends what the last ttl of calls deposited, then ratio × λ
-            case BUDGET -> recovery(RATE * stall + BUDGET_RATIO * RATE * ttlSeconds(), 1 + BUDGET_RATIO,
+            case BUDGET -> recovery(stallArrivals + BUDGET_RATIO * RATE * ttlSeconds(), 1 + BUDGET_RATIO,
                     attemptTimeout - service);
             // expired calls cost nothing: only the last attempt timeout's arrivals are live work
             case BUDGET_DROP -> recovery(RATE * (1 + BUDGET_RATIO) * attemptTimeout, 1 + BUDGET_RATIO,
                     attemptTimeout - service);
         };
+    }
+
+    /** The estimate for the average stall (λ × 2 s arrivals in it). */
+    static Estimate estimate(Strategy s) {
+        return estimate(s, RATE * STALL.toMillis() / 1000.0);
     }
 
     private static double ttlSeconds() {
@@ -380,9 +385,13 @@ final class R6Metastable {
 
     static void rows(LabTable t, Result r) {
         Plan plan = r.plan();
+        int inStall = r.runs().get(0).window(plan.stallAt(), plan.stallEnd())[0];
+        t.add(LabRow.info("calls offered during the stall", String.format(Locale.ROOT, "λ × %d s = %.0f on average",
+                STALL.toSeconds(), RATE * STALL.toSeconds()), inStall + " (this seed's schedule; the estimates below use it)",
+                "the same seeded arrival times for every strategy"));
         for (Strategy s : Strategy.values()) {
             Run run = r.run(s, true);
-            t.add(LabRow.info(s.label + ", stall", estimate(s).text(), figures(run),
+            t.add(LabRow.info(s.label + ", stall", estimate(s, inStall).text(), figures(run),
                     "recovery: from the stall's end until goodput ≥ 95 % of offered in 3 consecutive 1 s windows"));
             t.add(LabRow.info("  per second: goodput % · max queue", "", join(run.goodputPercent()) + " · " + join(run.maxQueue(), plan.seconds()),
                     "goodput: calls offered in that second that succeeded"));
@@ -400,14 +409,14 @@ final class R6Metastable {
                         CAPACITY)));
         for (Strategy s : List.of(Strategy.THROTTLED, Strategy.BUDGET)) {
             Double rec = r.run(s, true).recovery();
-            t.add(LabRow.rule(s.label + " recovers within the run", estimate(s).text(), recoveryText(rec), rec != null,
+            t.add(LabRow.rule(s.label + " recovers within the run", estimate(s, inStall).text(), recoveryText(rec), rec != null,
                     String.format(Locale.ROOT, "recovers, at the latest %.0f s after the stall (the model's figure leaves ≥ 2 s to spare)",
                             plan.latestRecovery())));
         }
         Double drop = r.run(Strategy.BUDGET_DROP, true).recovery();
         Double none = r.run(Strategy.NONE, true).recovery();
         t.add(LabRow.rule("budget + server drops expired: no later than no retry + 1 s",
-                estimate(Strategy.BUDGET_DROP).text() + "; no retry " + estimate(Strategy.NONE).text(),
+                estimate(Strategy.BUDGET_DROP, inStall).text() + "; no retry " + estimate(Strategy.NONE, inStall).text(),
                 recoveryText(drop) + "; no retry " + recoveryText(none).replace("recovered ", ""),
                 drop != null && none != null && drop <= none + 1 + 1e-9, "both recover, budget + drop ≤ no retry + 1 s"));
         StringBuilder amp = new StringBuilder();

@@ -115,13 +115,10 @@ class DemoStallDashboardTest {
             wait.until(d -> Boolean.TRUE.equals(js.executeScript("return window.dashboard && window.dashboard.ready === true")));
             assertThat(driver.findElement(By.id("serverState")).getText()).contains("4 workers × 40 ms = 100 calls/s");
 
-            // the demo starts on "none" (a cold start is itself a trigger for plain retries), healthy
-            until(driver, js, 60, () -> healthy(js), "healthy on none");
-            // on "retry": three points in a row with (next to) nothing waiting and every call OK
-            new Select(driver.findElement(By.id("strategy"))).selectByValue("RETRY");
-            driver.findElement(By.id("apply")).click();
-            wait.until(d -> ((Number) js.executeScript("return window.dashboard.applied || 0")).intValue() >= 1);
-            until(driver, js, 60, () -> healthy(js), "healthy on retry");
+            // healthy on "retry" first. A cold or overloaded machine can itself be the trigger that tips plain
+            // retries over (that is the point of the experiment), so the strategy is re-armed from "none" (a
+            // strategy change cancels the calls in flight and empties the queue) until it starts healthy
+            armRetry(driver, js);
 
             // stall on "retry": the queue rises past UP and stays up, goodput near zero
             stall(driver, js, 1);
@@ -143,9 +140,7 @@ class DemoStallDashboardTest {
             screenshot(driver, "dashboard-stall-retry-browser-test.png");
 
             // switch to "retry + budget": the old strategy's calls are cancelled and the queue emptied ...
-            new Select(driver.findElement(By.id("strategy"))).selectByValue("BUDGET");
-            driver.findElement(By.id("apply")).click();
-            wait.until(d -> ((Number) js.executeScript("return window.dashboard.applied || 0")).intValue() >= 2);
+            apply(driver, js, "BUDGET");
             until(driver, js, 60, () -> healthy(js), "healthy on retry + budget");
 
             // ... and the same stall drains: the queue rises, then is empty again with every call OK
@@ -158,6 +153,32 @@ class DemoStallDashboardTest {
             screenshot(driver, "dashboard-stall-budget-browser-test.png");
         } finally {
             driver.quit();
+        }
+    }
+
+    /** Selects {@code strategy} in the form and applies it. */
+    private static void apply(ChromeDriver driver, JavascriptExecutor js, String strategy) {
+        int applied = ((Number) js.executeScript("return window.dashboard.applied || 0")).intValue();
+        new Select(driver.findElement(By.id("strategy"))).selectByValue(strategy);
+        driver.findElement(By.id("apply")).click();
+        new WebDriverWait(driver, Duration.ofSeconds(30))
+                .until(d -> ((Number) js.executeScript("return window.dashboard.applied || 0")).intValue() > applied);
+    }
+
+    /** "retry", healthy: from "none" (healthy), switched to "retry", healthy within 20 s; up to three tries. */
+    private static void armRetry(ChromeDriver driver, JavascriptExecutor js) {
+        for (int attempt = 1; ; attempt++) {
+            apply(driver, js, "NONE");
+            until(driver, js, 60, () -> healthy(js), "healthy on none");
+            apply(driver, js, "RETRY");
+            try {
+                until(driver, js, 20, () -> healthy(js), "healthy on retry");
+                return;
+            } catch (AssertionError e) {
+                if (attempt == 3) {
+                    throw e;
+                }
+            }
         }
     }
 

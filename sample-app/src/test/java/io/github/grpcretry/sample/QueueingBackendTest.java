@@ -86,6 +86,7 @@ class QueueingBackendTest {
             for (int i = 0; i < 40; i++) {
                 assertThat(b.submit(new Probe(i, null, order, done))).isNull();
             }
+            long submitted = System.nanoTime() - start;
             assertThat(done.await(TIMEOUT_S, TimeUnit.SECONDS)).isTrue();
             // 40 calls on 4 workers of 20 ms: ten rounds, so at least 200 ms (a timer never fires early)
             assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(200));
@@ -99,7 +100,11 @@ class QueueingBackendTest {
             assertThat(s.arrivals()).isEqualTo(40);
             assertThat(s.served()).isEqualTo(40);
             assertThat(s.wasted()).isZero();
-            assertThat(s.maxQueueLength()).isGreaterThanOrEqualTo(36);
+            if (submitted < TimeUnit.MILLISECONDS.toNanos(20)) {
+                // all submitted within one service time (not guaranteed on a loaded machine, so only then):
+                // 36 waited behind the first four
+                assertThat(s.maxQueueLength()).isGreaterThanOrEqualTo(36);
+            }
             assertThat(s.queueLength()).isZero();
         }
     }

@@ -6,6 +6,7 @@ import io.github.grpcretry.sample.lab.Lab;
 import io.github.grpcretry.sample.lab.LabReport;
 import io.github.grpcretry.sample.lab.LabRow;
 import io.github.grpcretry.sample.lab.LabTable;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
@@ -26,7 +27,7 @@ class R6MetastableTest {
     Path out;
 
     @Test
-    void theStallOutlivesItselfOnlyWithPlainRetries() {
+    void theStallOutlivesItselfOnlyWithPlainRetries() throws Exception {
         LabReport report = Lab.run(new Lab.Options("interceptor", out, Lab.DEFAULT_SEED, true, Set.of("R6")));
         System.out.println(report.console());
         assertThat(report.tables()).extracting(LabTable::id).containsExactly("R6");
@@ -45,5 +46,12 @@ class R6MetastableTest {
                 .as(r.caseName() + " → " + r.measured() + " (rule: " + r.rule() + ")").isTrue());
         assertThat(rows).noneMatch(r -> r.check() == LabRow.Check.NOT_AVAILABLE);
         assertThat(report.exitCode()).isZero();
+
+        // the per-second series of every run next to lab.md: 5 strategies × (stall, control) × 12 s
+        report.write(out);
+        List<String> series = Files.readAllLines(out.resolve("r6-series.csv"));
+        assertThat(series.get(0)).isEqualTo("strategy,stall,second,offered,arrivals,goodput,wasted,dropped,max_queue");
+        assertThat(series).hasSize(1 + 10 * 12);
+        assertThat(series).anyMatch(l -> l.startsWith("\"A6 retry\",true,11,"));
     }
 }

@@ -367,7 +367,27 @@ final class R6Metastable {
         }
         Result r = run(engine, seed, plan);
         rows(t, r);
+        t.attach("r6-series.csv", series(r));
         return t;
+    }
+
+    /**
+     * Every run per second: offered calls, attempts arriving at the server, goodput (calls offered in
+     * that second that succeeded), wasted services, dropped calls, the longest queue.
+     */
+    static String series(Result r) {
+        StringBuilder b = new StringBuilder("strategy,stall,second,offered,arrivals,goodput,wasted,dropped,max_queue\n");
+        for (Run run : r.runs()) {
+            int[] offered = run.offeredPerSecond();
+            for (int s = 0; s < r.plan().seconds(); s++) {
+                int good = run.window(s, s + 1)[1];
+                b.append('"').append(run.strategy().label).append("\",").append(run.stalled()).append(',').append(s).append(',')
+                        .append(offered[s]).append(',').append(run.arrivals()[s]).append(',').append(good).append(',')
+                        .append(run.wasted()[s]).append(',').append(run.dropped()[s]).append(',').append(run.maxQueue()[s])
+                        .append('\n');
+            }
+        }
+        return b.toString();
     }
 
     static String recoveryText(Double recovery) {

@@ -66,6 +66,7 @@
   }
 
   function redraw() {
+    redrawQueue();
     const pts = state.points;
     const xs = pts.map(p => p.t / 1000);
     for (const d of defs) {
@@ -160,9 +161,84 @@
     fillForm(overview.settings);
     document.getElementById('controls').addEventListener('submit', apply);
     createCharts();
+    await initQueue();
     await poll();
     setInterval(poll, 1000);
     state.ready = true;
+  }
+
+  // --- server queue: the stall control and the queue / goodput chart ----------------------------------
+  // The backend serves successful attempts with a fixed number of workers behind a FIFO queue
+  // (/api/demo/server). "Stall" sets its capacity to 0 for 2 s; the chart shows the queue (left axis)
+  // against offered calls and goodput (right axis). The queue is emptied when the strategy changes.
+
+  const queueSeries = [
+    { label: 'queue (end of second)', value: p => p.queue ? p.queue.length : null, stroke: COLORS[1], scale: 'q' },
+    { label: 'queue (max in second)', value: p => p.queue ? p.queue.maxLength : null, stroke: COLORS[1], scale: 'q', dash: [4, 4] },
+    { label: 'offered calls/s', value: p => p.queue ? p.queue.offered : null, stroke: '#999', scale: 'r' },
+    { label: 'goodput (OK calls/s)', value: p => p.queue ? p.queue.goodput : null, stroke: COLORS[2], scale: 'r' },
+    { label: 'capacity (calls/s)', value: p => p.queue ? p.queue.capacity : null, stroke: COLORS[0], scale: 'r', dash: [6, 6] },
+  ];
+
+  async function initQueue() {
+    const box = document.getElementById('queue-chart');
+    const h = document.createElement('h2');
+    h.innerHTML = 'Server queue and goodput <span class="value" id="value-queue"></span>';
+    box.appendChild(h);
+    const opts = {
+      width: Math.max(320, document.getElementById('charts').clientWidth - 4), height: 220,
+      scales: { x: { time: true }, q: { range: (u, lo, hi) => [0, Math.max(10, hi * 1.1)] },
+        r: { range: (u, lo, hi) => [0, Math.max(10, hi * 1.1)] } },
+      series: [{}].concat(queueSeries.map(s => ({ label: s.label, stroke: s.stroke, width: 2, dash: s.dash, scale: s.scale,
+        spanGaps: false, points: { show: false } }))),
+      axes: [{}, { scale: 'q', size: 60, label: 'calls waiting' }, { scale: 'r', side: 1, size: 50, label: 'calls/s', grid: { show: false } }],
+      legend: { live: false },
+    };
+    state.charts.queue = new uPlot(opts, [[]].concat(queueSeries.map(() => [])), box);
+    window.addEventListener('resize', () => state.charts.queue.setSize({
+      width: Math.max(320, document.getElementById('charts').clientWidth - 4), height: 220 }));
+    state.stalls = 0;
+    document.getElementById('stall').addEventListener('click', async () => {
+      const r = await fetch('/api/demo/server/stall', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ seconds: 2 }) });
+      if (r.ok) {
+        state.stalls++;
+        showServer(await r.json());
+      }
+    });
+    document.getElementById('dropExpired').addEventListener('change', async ev => {
+      const r = await fetch('/api/demo/server', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ dropExpired: ev.target.checked }) });
+      if (r.ok) showServer(await r.json());
+    });
+    const r = await fetch('/api/demo/server', { cache: 'no-store' });
+    if (r.ok) showServer(await r.json());
+  }
+
+  function showServer(s) {
+    state.server = s;
+    document.getElementById('dropExpired').checked = s.dropExpired;
+    showServerText(s.stalled);
+  }
+
+  function showServerText(stalled) {
+    const s = state.server;
+    if (!s) return;
+    document.getElementById('serverState').textContent = s.workers + ' workers × ' + s.serviceTimeMs + ' ms = '
+      + Math.round(s.capacity) + ' calls/s, at most ' + s.queueLimit + ' waiting' + (stalled ? ' · STALLED' : '');
+  }
+
+  function redrawQueue() {
+    const chart = state.charts.queue;
+    if (!chart) return;
+    const pts = state.points;
+    chart.setData([pts.map(p => p.t / 1000)].concat(queueSeries.map(s => pts.map(p => { const v = s.value(p); return v === undefined ? null : v; }))));
+    const last = pts.length ? pts[pts.length - 1] : null;
+    if (last && last.queue) {
+      showServerText(last.queue.stalled);
+      document.getElementById('value-queue').textContent = '· now ' + last.queue.length + ' waiting, '
+        + last.queue.goodput + ' of ' + last.queue.offered + ' calls OK' + (last.queue.stalled ? ' · stalled' : '');
+    }
   }
 
   init().catch(e => { document.getElementById('status').textContent = 'start-up failed: ' + e; });

@@ -9,6 +9,7 @@ import io.github.grpcretry.sample.lab.LabTable;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -28,7 +29,8 @@ class LabTest {
 
     @BeforeAll
     void runLab() {
-        report = Lab.run(new Lab.Options("auto", out, Lab.DEFAULT_SEED));
+        // R6 (the retry storm) has its own, shortened run: R6MetastableTest
+        report = Lab.run(new Lab.Options("auto", out, Lab.DEFAULT_SEED, false, Set.of("R1", "R2", "R3A", "R3B", "R3C")));
         report.write(out);
         System.out.println(report.console());
     }

@@ -2,6 +2,8 @@ package io.github.grpcretry.sample.demo;
 
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.sample.server.ArrivalLog;
+import io.github.grpcretry.sample.server.QueueingBackend;
+import io.grpc.Status;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import org.springframework.beans.factory.annotation.Value;
@@ -27,7 +29,9 @@ public class DemoConfiguration {
 
     @Bean
     DemoSampler demoSampler(MeterRegistry registry, RetryLimiterRegistry limiters, TrafficGenerator generator,
-            ArrivalLog arrivals) {
-        return new DemoSampler(registry, limiters, generator, arrivals);
+            ArrivalLog arrivals, QueueingBackend backend) {
+        // one strategy's backlog must not leak into the next: a strategy change empties the queue
+        generator.onStrategyChange(s -> backend.reset(Status.ABORTED.withDescription("queue reset: strategy changed to " + s)));
+        return new DemoSampler(registry, limiters, generator, arrivals, backend);
     }
 }

@@ -3,6 +3,7 @@ package io.github.grpcretry.sample.demo;
 import io.github.grpcretry.budget.RetryBudget;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.sample.server.ArrivalLog;
+import io.github.grpcretry.sample.server.QueueingBackend;
 import io.github.grpcretry.throttle.RetryThrottle;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -52,16 +53,35 @@ public class DemoSampler implements ApplicationListener<ApplicationEvent> {
      * @param p50Ms median latency of the current strategy's calls over the last seconds
      * @param p99Ms 99th percentile
      * @param strategy the strategy in use
+     * @param queue the backend's queue in this second (the stall control's chart)
      */
     public record Point(long t, double calls, double ok, double attempts, Double clientAttempts, Double amplification,
             Double successRate, Double tokens, Double threshold, Double maxTokens, Double budgetBalance,
-            Map<String, Double> suppressed, Double p50Ms, Double p99Ms, String strategy) {
+            Map<String, Double> suppressed, Double p50Ms, Double p99Ms, String strategy, QueuePoint queue) {
+    }
+
+    /**
+     * The backend's queue in one second of the demo.
+     *
+     * @param offered calls the generator fired in this second
+     * @param goodput calls that ended OK in this second
+     * @param length calls waiting at the end of the second
+     * @param maxLength the longest the queue was in the second
+     * @param stalled whether the backend was stalled at the end of the second
+     * @param wasted services in this second whose caller had given up
+     * @param dropped expired calls skipped in this second
+     * @param rejected arrivals in this second that found the queue full
+     * @param capacity calls per second the backend's workers serve
+     */
+    public record QueuePoint(double offered, double goodput, int length, int maxLength, boolean stalled, double wasted,
+            double dropped, double rejected, double capacity) {
     }
 
     private final MeterRegistry registry;
     private final RetryLimiterRegistry limiters;
     private final TrafficGenerator generator;
     private final ArrivalLog arrivals;
+    private final QueueingBackend backend;
     private final Deque<Point> points = new ArrayDeque<>();
     private ScheduledExecutorService ticker;
     private double lastCalls;
@@ -69,12 +89,17 @@ public class DemoSampler implements ApplicationListener<ApplicationEvent> {
     private double lastArrivals;
     private double lastClientAttempts;
     private Map<String, Double> lastSuppressed = Map.of();
+    private double lastOffered;
+    private QueueingBackend.Snapshot lastQueue;
 
-    public DemoSampler(MeterRegistry registry, RetryLimiterRegistry limiters, TrafficGenerator generator, ArrivalLog arrivals) {
+    public DemoSampler(MeterRegistry registry, RetryLimiterRegistry limiters, TrafficGenerator generator, ArrivalLog arrivals,
+            QueueingBackend backend) {
         this.registry = registry;
         this.limiters = limiters;
         this.generator = generator;
         this.arrivals = arrivals;
+        this.backend = backend;
+        this.lastQueue = backend.snapshot();
         FunctionCounter.builder(ARRIVALS, arrivals, ArrivalLog::total)
                 .description("Attempts that reached the sample's flaky backend").register(registry);
     }
@@ -140,7 +165,7 @@ public class DemoSampler implements ApplicationListener<ApplicationEvent> {
                 dCalls > 0 ? dArrivals / dCalls : null, dCalls > 0 ? 100.0 * dOk / dCalls : null,
                 throttle == null ? null : throttle.tokens(), throttle == null ? null : throttle.threshold(),
                 throttle == null ? null : throttle.maxTokens(), budget == null ? null : budget.balance(),
-                dSuppressed, p50, p99, strategy.name());
+                dSuppressed, p50, p99, strategy.name(), queuePoint(dOk));
         synchronized (points) {
             points.addLast(p);
             while (points.size() > KEEP) {
@@ -148,6 +173,18 @@ public class DemoSampler implements ApplicationListener<ApplicationEvent> {
             }
         }
         arrivals.forgetKeys();
+    }
+
+    /** This second of the backend's queue (offered from the generator, goodput = calls that ended OK). */
+    private QueuePoint queuePoint(double goodput) {
+        double offered = generator.offered();
+        double dOffered = offered - lastOffered;
+        lastOffered = offered;
+        QueueingBackend.Snapshot q = backend.snapshot();
+        QueueingBackend.Snapshot before = lastQueue;
+        lastQueue = q;
+        return new QueuePoint(dOffered, goodput, q.queueLength(), q.maxQueueLength(), q.stalled(), q.wasted() - before.wasted(),
+                q.dropped() - before.dropped(), q.rejected() - before.rejected(), backend.capacityPerSecond());
     }
 
     @Override

@@ -7,7 +7,7 @@ package io.github.grpcretry.sample.demo;
  */
 public enum DemoStrategy {
     NONE("none", "flaky-none", "no retry policy"),
-    RETRY("retry", "flaky-retry", "retryPolicy: 3 attempts, exponential backoff"),
+    RETRY("retry", "flaky-retry", "retryPolicy: 3 attempts, exponential backoff, 500 ms per attempt"),
     THROTTLED("retry + throttling", "flaky-throttled", "retryPolicy + retryThrottling (max-tokens 10, token-ratio 0.1)"),
     BUDGET("retry + budget", "flaky-budget", "retryPolicy + retry budget (10 % of calls, floor 1 retry/s)"),
     HEDGING("hedging", "flaky-hedging", "hedgingPolicy: up to 3 attempts, one every 100 ms");

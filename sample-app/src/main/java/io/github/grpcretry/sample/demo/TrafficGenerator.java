@@ -4,6 +4,7 @@ import io.github.grpcretry.sample.proto.FlakyGrpc;
 import io.github.grpcretry.sample.proto.FlakyReply;
 import io.github.grpcretry.sample.proto.FlakyRequest;
 import io.github.grpcretry.sample.proto.Script;
+import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.Counter;
@@ -11,8 +12,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -20,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import net.devh.boot.grpc.client.inject.GrpcClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,6 +64,10 @@ public class TrafficGenerator implements ApplicationListener<ApplicationEvent> {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicLong sequence = new AtomicLong();
     private final AtomicLong dropped = new AtomicLong();
+    private final AtomicLong offered = new AtomicLong();
+    private final List<Consumer<DemoStrategy>> strategyListeners = new CopyOnWriteArrayList<>();
+    /** The current strategy's calls run in this context; a strategy change cancels it (calls and pending retries). */
+    private volatile Context.CancellableContext callScope = Context.ROOT.withCancellation();
     private volatile ScheduledExecutorService ticker;
     private volatile ScheduledFuture<?> task;
     private double credit;
@@ -84,7 +92,26 @@ public class TrafficGenerator implements ApplicationListener<ApplicationEvent> {
     }
 
     public DemoSettings update(DemoSettings.Update update) {
-        return settings.updateAndGet(s -> s.with(update));
+        DemoSettings before = settings.get();
+        DemoSettings after = settings.updateAndGet(s -> s.with(update));
+        if (after.strategy() != before.strategy()) {
+            // the old strategy's calls still in flight end now, so their retries do not land on the next one's backend
+            Context.CancellableContext old = callScope;
+            callScope = Context.ROOT.withCancellation();
+            old.cancel(null);
+            strategyListeners.forEach(l -> l.accept(after.strategy()));
+        }
+        return after;
+    }
+
+    /** Called with the new strategy whenever an update changes it (the demo resets the backend's queue). */
+    public void onStrategyChange(Consumer<DemoStrategy> listener) {
+        strategyListeners.add(listener);
+    }
+
+    /** Calls fired since start (the offered load, whatever became of them). */
+    public long offered() {
+        return offered.get();
     }
 
     public Timer latency(DemoStrategy strategy) {
@@ -139,7 +166,18 @@ public class TrafficGenerator implements ApplicationListener<ApplicationEvent> {
                 .setSlowMs(s.slowMs()).build();
         FlakyRequest request = FlakyRequest.newBuilder().setKey("demo-" + sequence.incrementAndGet()).setScript(script).build();
         long start = System.nanoTime();
+        offered.incrementAndGet();
         inFlight.incrementAndGet();
+        Context.CancellableContext scope = callScope;
+        Context previous = scope.attach();
+        try {
+            send(strategy, request, start);
+        } finally {
+            scope.detach(previous);
+        }
+    }
+
+    private void send(DemoStrategy strategy, FlakyRequest request, long start) {
         stub(strategy).withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS).call(request, new StreamObserver<>() {
             @Override
             public void onNext(FlakyReply value) {

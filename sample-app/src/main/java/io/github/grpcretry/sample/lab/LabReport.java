@@ -114,6 +114,11 @@ public record LabReport(String engine, String engineNote, List<LabTable> tables,
             Files.createDirectories(dir);
             Files.writeString(dir.resolve("lab.md"), markdown(), StandardCharsets.UTF_8);
             Files.writeString(dir.resolve("lab.csv"), csv(), StandardCharsets.UTF_8);
+            for (LabTable t : tables) {
+                for (java.util.Map.Entry<String, String> f : t.files().entrySet()) {
+                    Files.writeString(dir.resolve(f.getKey()), f.getValue(), StandardCharsets.UTF_8);
+                }
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

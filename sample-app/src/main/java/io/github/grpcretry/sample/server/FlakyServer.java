@@ -25,7 +25,11 @@ public final class FlakyServer implements AutoCloseable {
     private final ArrivalLog arrivals = new ArrivalLog();
 
     private FlakyServer(long seed, FlakyService.Admission admission, boolean inProcess) {
-        FlakyService service = new FlakyService(arrivals, new FaultScript(seed), admission);
+        this(seed, admission, inProcess, null);
+    }
+
+    private FlakyServer(long seed, FlakyService.Admission admission, boolean inProcess, QueueingBackend queue) {
+        FlakyService service = new FlakyService(arrivals, new FaultScript(seed), admission, queue);
         ServerServiceDefinition definition = ServerInterceptors.intercept(service, new AttemptHeaderInterceptor());
         if (inProcess) {
             this.inProcessName = "flaky-" + NAMES.incrementAndGet();
@@ -60,6 +64,16 @@ public final class FlakyServer implements AutoCloseable {
      */
     public static FlakyServer startInProcess(long seed) {
         return new FlakyServer(seed, () -> null, true);
+    }
+
+    /**
+     * The service in queue mode ({@link QueueingBackend}: workers, a service time, a FIFO queue) on
+     * grpc-java's in-process transport, which carries the client's deadline in as the server call's
+     * Context deadline and the client's cancellation back, as Netty does. The backend stays the
+     * caller's to close.
+     */
+    public static FlakyServer startQueueing(long seed, QueueingBackend queue) {
+        return new FlakyServer(seed, () -> null, true, queue);
     }
 
     public int port() {

@@ -41,6 +41,8 @@ public class FlakyService extends FlakyGrpc.FlakyImplBase {
     private final ArrivalLog arrivals;
     private final FaultScript faults;
     private final Admission admission;
+    /** Queue mode: the server's capacity (null: every attempt is answered at once). */
+    private final QueueingBackend queue;
 
     /** Decides whether the server has room for an attempt at all (a capacity limit); null = admitted. */
     @FunctionalInterface
@@ -48,15 +50,31 @@ public class FlakyService extends FlakyGrpc.FlakyImplBase {
         Status admit();
     }
 
-    @Autowired
     public FlakyService(ArrivalLog arrivals, FaultScript faults) {
-        this(arrivals, faults, () -> null);
+        this(arrivals, faults, () -> null, null);
     }
 
     public FlakyService(ArrivalLog arrivals, FaultScript faults, Admission admission) {
+        this(arrivals, faults, admission, null);
+    }
+
+    /** The demo's backend: queue mode with the application's {@link QueueingBackend}. */
+    @Autowired
+    public FlakyService(ArrivalLog arrivals, FaultScript faults, QueueingBackend queue) {
+        this(arrivals, faults, () -> null, queue);
+    }
+
+    /**
+     * Queue mode when {@code queue} is not null: an attempt the script lets succeed waits in the
+     * queue for a worker (the server's capacity) before it is answered; a scripted failure is answered
+     * at once (the server rejects it without work), and a scripted sleep is added after the service
+     * (latency outside the workers, so it does not lower the capacity).
+     */
+    public FlakyService(ArrivalLog arrivals, FaultScript faults, Admission admission, QueueingBackend queue) {
         this.arrivals = arrivals;
         this.faults = faults;
         this.admission = admission;
+        this.queue = queue;
     }
 
     @Override
@@ -118,10 +136,47 @@ public class FlakyService extends FlakyGrpc.FlakyImplBase {
         // a scripted sleep never holds a server thread: the answer is scheduled, in the call's Context
         Runnable reply = Context.current().wrap(
                 () -> respond(key, attempt, previous, decision, payloadSize, responses, replies));
+        if (queue != null && !decision.fails()) {
+            Status full = queue.submit(new QueuedAttempt(Context.current(), responses, reply, decision.sleepMs()));
+            if (full != null) {
+                responses.onError(full.asRuntimeException());
+            }
+            return;
+        }
         if (decision.sleepMs() > 0) {
             DELAYS.schedule(reply, decision.sleepMs(), TimeUnit.MILLISECONDS);
         } else {
             reply.run();
+        }
+    }
+
+    /** An attempt waiting in the queue: its deadline is its gRPC Context's, as deadline propagation set it. */
+    private record QueuedAttempt(Context context, StreamObserver<FlakyReply> responses, Runnable reply, long sleepMs)
+            implements QueueingBackend.Job {
+
+        @Override
+        public io.grpc.Deadline deadline() {
+            return context.getDeadline();
+        }
+
+        @Override
+        public boolean cancelled() {
+            return context.isCancelled()
+                    || responses instanceof ServerCallStreamObserver<?> server && server.isCancelled();
+        }
+
+        @Override
+        public void complete() {
+            if (sleepMs > 0) {
+                DELAYS.schedule(reply, sleepMs, TimeUnit.MILLISECONDS);
+            } else {
+                reply.run();
+            }
+        }
+
+        @Override
+        public void abandon(Status status) {
+            context.run(() -> responses.onError(status.asRuntimeException()));
         }
     }
 

@@ -75,6 +75,26 @@ public final class RetryPolicySamples {
                 EnumSet.of(Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED), Duration.ofMillis(750));
     }
 
+    /**
+     * Checks that {@code policy} has the sample's value of each field whose Java name is in
+     * {@code javaNames} and no value for the others (optional fields a framework's type lacks).
+     */
+    public static void assertHasSamplesOf(RetryPolicy policy, java.util.Set<String> javaNames) {
+        RetryPolicy expected = expected();
+        for (RetryPolicyField f : RetryPolicyField.values()) {
+            if (javaNames.contains(f.javaName())) {
+                assertThat(f.value(policy)).as(f.propertyName()).isNotNull().isEqualTo(f.value(expected));
+            } else {
+                assertThat(f.value(policy)).as(f.propertyName() + " (not in the bound type)").isNull();
+            }
+        }
+    }
+
+    /** The Java name of the field with this property name. */
+    public static String javaName(String property) {
+        return RetryPolicyField.byPropertyName(property).javaName();
+    }
+
     /** Checks that {@code policy} has every sample's value, field by field (each field named on failure). */
     public static void assertHasEverySample(RetryPolicy policy) {
         RetryPolicy expected = expected();

@@ -29,14 +29,7 @@ public record RetryPolicy(
         Duration maxBackoff,
         double backoffMultiplier,
         Set<Status.Code> retryableStatusCodes,
-        @Nullable Duration perAttemptReceiveTimeout,
-        @Nullable Duration maxPushbackDelay) {
-
-    /** A policy without a pushback cap (the constructor before {@code maxPushbackDelay}). */
-    public RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, double backoffMultiplier,
-            Set<Status.Code> retryableStatusCodes, @Nullable Duration perAttemptReceiveTimeout) {
-        this(maxAttempts, initialBackoff, maxBackoff, backoffMultiplier, retryableStatusCodes, perAttemptReceiveTimeout, null);
-    }
+        @Nullable Duration perAttemptReceiveTimeout) {
 
     public RetryPolicy {
         Objects.requireNonNull(initialBackoff, "initialBackoff");
@@ -63,9 +56,6 @@ public record RetryPolicy(
             throw new IllegalArgumentException("perAttemptReceiveTimeout must be > 0, was "
                     + Durations.toJson(perAttemptReceiveTimeout));
         }
-        if (maxPushbackDelay != null && (maxPushbackDelay.isNegative() || maxPushbackDelay.isZero())) {
-            throw new IllegalArgumentException("maxPushbackDelay must be > 0, was " + Durations.toJson(maxPushbackDelay));
-        }
         retryableStatusCodes = retryableStatusCodes.isEmpty()
                 ? Collections.emptySet()
                 : Collections.unmodifiableSet(EnumSet.copyOf(retryableStatusCodes));
@@ -90,9 +80,6 @@ public record RetryPolicy(
         if (perAttemptReceiveTimeout != null) {
             rp.put("perAttemptRecvTimeout", Durations.toJson(perAttemptReceiveTimeout));
         }
-        if (maxPushbackDelay != null) {
-            rp.put("maxPushbackDelay", Durations.toJson(maxPushbackDelay));
-        }
         return rp;
     }
 
@@ -102,6 +89,6 @@ public record RetryPolicy(
             return this;
         }
         return new RetryPolicy(cap, initialBackoff, maxBackoff, backoffMultiplier, retryableStatusCodes,
-                perAttemptReceiveTimeout, maxPushbackDelay);
+                perAttemptReceiveTimeout);
     }
 }

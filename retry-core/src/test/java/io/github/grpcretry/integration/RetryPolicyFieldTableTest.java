@@ -46,16 +46,14 @@ class RetryPolicyFieldTableTest {
             "max-backoff", Duration.ofSeconds(-1),
             "backoff-multiplier", 0.0,
             "retryable-status-codes", List.of("OK"),
-            "per-attempt-receive-timeout", Duration.ZERO,
-            "max-pushback-delay", Duration.ZERO);
+            "per-attempt-receive-timeout", Duration.ZERO);
     static final Map<String, Object> INVALID_JSON = Map.of(
             "maxAttempts", 1,
             "initialBackoff", "0s",
             "maxBackoff", "-1s",
             "backoffMultiplier", 0,
             "retryableStatusCodes", List.of("OK"),
-            "perAttemptRecvTimeout", "0s",
-            "maxPushbackDelay", "0s");
+            "perAttemptRecvTimeout", "0s");
 
     static ChannelRetryConfig resolve(Map<String, Object> retry) {
         MethodProperties method = new MethodProperties(null, null, null, null, null, RetryProperties.of(retry), null);
@@ -138,7 +136,6 @@ class RetryPolicyFieldTableTest {
             retry.put("initialBackoff", "0.15s");
             retry.put("maxBackoff", "2.5s");
             retry.put("perAttemptRecvTimeout", "0.75s");
-            retry.put("maxPushbackDelay", "3s");
             retry.put(f.jsonName(), INVALID_JSON.get(f.jsonName()));
             String json = new Gson().toJson(Map.of("methodConfig", List.of(Map.of("name", List.of(Map.of()), "retryPolicy", retry))));
             assertThatThrownBy(() -> RetryConfigResolver.readServiceConfig(json, "sc.json")).as(f.jsonName())
@@ -154,7 +151,7 @@ class RetryPolicyFieldTableTest {
             Map<String, Object> retry = new LinkedHashMap<>(RetryPolicySamples.bound());
             retry.remove(f.propertyName());
             List<ConfigProblem> problems = problems(retry);
-            if (f == RetryPolicyField.PER_ATTEMPT_RECEIVE_TIMEOUT || f == RetryPolicyField.MAX_PUSHBACK_DELAY) {
+            if (f == RetryPolicyField.PER_ATTEMPT_RECEIVE_TIMEOUT) {
                 assertThat(problems).as(f.propertyName()).isEmpty();
             } else {
                 assertThat(problems).as(f.propertyName()).singleElement().satisfies(p -> {
@@ -211,15 +208,11 @@ class RetryPolicyFieldTableTest {
         public Duration getPerAttemptReceiveTimeout() {
             return Duration.ofMillis(750);
         }
-
-        public Duration getMaxPushbackDelay() {
-            return Duration.ofSeconds(3);
-        }
     }
 
     /** Records, as the Spring Boot 4.1 line binds (and as Boot's own service config is, with codes as a set). */
     public record RecordRetry(Integer maxAttempts, Duration initialBackoff, Duration maxBackoff, Float backoffMultiplier,
-            Set<Status.Code> retryableStatusCodes, Duration perAttemptReceiveTimeout, Duration maxPushbackDelay) {
+            Set<Status.Code> retryableStatusCodes, Duration perAttemptReceiveTimeout) {
     }
 
     public record RecordMethod(List<RecordName> name, Boolean waitForReady, Duration timeout, String maxRequestMessage,
@@ -247,7 +240,7 @@ class RetryPolicyFieldTableTest {
         RetryPolicy fromBean = policyOf(ClientProperties.fromBound(client(new BeanRetry()), VALUES));
         RetryPolicy fromRecord = policyOf(ClientProperties.fromBound(client(new RecordRetry(4, Duration.ofMillis(150),
                 Duration.ofMillis(2500), 1.5f, Set.of(Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED),
-                Duration.ofMillis(750), Duration.ofSeconds(3))), VALUES));
+                Duration.ofMillis(750))), VALUES));
         RetryPolicySamples.assertHasEverySample(fromBean);
         assertThat(fromRecord).isEqualTo(fromBean);
     }

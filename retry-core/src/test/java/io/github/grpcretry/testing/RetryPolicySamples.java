@@ -29,8 +29,7 @@ public final class RetryPolicySamples {
             new Sample("max-backoff", "2500ms", Duration.ofMillis(2500)),
             new Sample("backoff-multiplier", "1.5", 1.5),
             new Sample("retryable-status-codes", "unavailable,RESOURCE_EXHAUSTED", List.of("unavailable", "RESOURCE_EXHAUSTED")),
-            new Sample("per-attempt-receive-timeout", "750ms", Duration.ofMillis(750)),
-            new Sample("max-pushback-delay", "3s", Duration.ofSeconds(3)));
+            new Sample("per-attempt-receive-timeout", "750ms", Duration.ofMillis(750)));
 
     private RetryPolicySamples() {
     }
@@ -73,8 +72,7 @@ public final class RetryPolicySamples {
     /** The policy the samples make. */
     public static RetryPolicy expected() {
         return new RetryPolicy(4, Duration.ofMillis(150), Duration.ofMillis(2500), 1.5,
-                EnumSet.of(Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED), Duration.ofMillis(750),
-                Duration.ofSeconds(3));
+                EnumSet.of(Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED), Duration.ofMillis(750));
     }
 
     /**

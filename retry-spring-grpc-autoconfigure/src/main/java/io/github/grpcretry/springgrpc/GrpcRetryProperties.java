@@ -129,7 +129,6 @@ public record GrpcRetryProperties(
      *     UNAVAILABLE) or numbers; never OK
      * @param perAttemptReceiveTimeout time an attempt may wait for the response before it is retried;
      *     > 0, optional
-     * @param maxPushbackDelay longest server pushback honoured; > 0, optional
      */
     public record Retry(
             Integer maxAttempts,
@@ -137,8 +136,7 @@ public record GrpcRetryProperties(
             Duration maxBackoff,
             Double backoffMultiplier,
             List<String> retryableStatusCodes,
-            Duration perAttemptReceiveTimeout,
-            Duration maxPushbackDelay) {
+            Duration perAttemptReceiveTimeout) {
     }
 
     /**

@@ -393,17 +393,6 @@ public class GrpcRetryProperties {
          */
         private Duration perAttemptReceiveTimeout;
 
-        /** Longest server pushback honoured; > 0. Optional. */
-        private Duration maxPushbackDelay;
-
-        public Duration getMaxPushbackDelay() {
-            return maxPushbackDelay;
-        }
-
-        public void setMaxPushbackDelay(Duration maxPushbackDelay) {
-            this.maxPushbackDelay = maxPushbackDelay;
-        }
-
         public Integer getMaxAttempts() {
             return maxAttempts;
         }

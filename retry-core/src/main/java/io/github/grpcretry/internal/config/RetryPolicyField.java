@@ -114,14 +114,6 @@ public enum RetryPolicyField {
         @Nullable Object validate(@Nullable Sourced<?> s, String path, RetryConfigValidator v) {
             return v.positive(cast(s), mustBePositive());
         }
-    },
-
-    /** The longest server pushback honoured: optional, &gt; 0 when set. */
-    MAX_PUSHBACK_DELAY("maxPushbackDelay", "max-pushback-delay", Kind.DURATION, RetryPolicy::maxPushbackDelay) {
-        @Override
-        @Nullable Object validate(@Nullable Sourced<?> s, String path, RetryConfigValidator v) {
-            return v.positive(cast(s), mustBePositive());
-        }
     };
 
     private final String jsonName;
@@ -149,8 +141,7 @@ public enum RetryPolicyField {
                 (Duration) v.get(MAX_BACKOFF),
                 (Double) v.get(BACKOFF_MULTIPLIER),
                 codeSet(v.get(RETRYABLE_STATUS_CODES)),
-                (Duration) v.get(PER_ATTEMPT_RECEIVE_TIMEOUT),
-                (Duration) v.get(MAX_PUSHBACK_DELAY));
+                (Duration) v.get(PER_ATTEMPT_RECEIVE_TIMEOUT));
     }
 
     /** The field's name in the gRPC service-config JSON ({@code perAttemptRecvTimeout}). */

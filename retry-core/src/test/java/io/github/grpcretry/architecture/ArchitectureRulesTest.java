@@ -9,6 +9,7 @@ import io.github.grpcretry.archfixture.cycle.a.A;
 import io.github.grpcretry.archfixture.cycle.b.B;
 import io.github.grpcretry.archfixture.spring.UsesSpring;
 import io.github.grpcretry.policy.ServiceConfig;
+import io.github.grpcretry.archfixture.exposing.ExposesInternal;
 import org.junit.jupiter.api.Test;
 import org.springframework.archfixture.SpringLike;
 
@@ -36,5 +37,17 @@ class ArchitectureRulesTest {
                 .hasMessageContaining("archfixture.cycle.b");
         assertThatCode(() -> ArchitectureRules.NO_PACKAGE_CYCLES.check(new ClassFileImporter().importClasses(A.class)))
                 .doesNotThrowAnyException();
+    }
+
+    @Test
+    void apiRuleFailsOnAPublicMethodThatReturnsAnInternalType() {
+        assertThatThrownBy(() -> ArchitectureRules.API_EXPOSES_NO_INTERNALS.check(
+                new ClassFileImporter().importClasses(ExposesInternal.class)))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("ExposesInternal.pushback()")
+                .hasMessageContaining("io.github.grpcretry.internal.pushback.Pushback")
+                .hasMessageNotContaining("hidden()");
+        assertThatCode(() -> ArchitectureRules.API_EXPOSES_NO_INTERNALS.check(
+                new ClassFileImporter().importClasses(ServiceConfig.class))).doesNotThrowAnyException();
     }
 }

@@ -155,8 +155,8 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         return budget;
     }
 
-    /** The channel-wide pool of buffered request bytes. */
-    public RetryBufferPool bufferPool() {
+    /** The channel-wide pool of buffered request bytes (for the engine and its tests; an internal type). */
+    RetryBufferPool bufferPool() {
         return bufferPool;
     }
 
@@ -217,8 +217,8 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
             return this;
         }
 
-        /** The channel-wide buffer pool (default: a new pool of {@code config.retryBufferSize()} bytes). */
-        public Builder bufferPool(@Nullable RetryBufferPool bufferPool) {
+        /** The channel-wide buffer pool (default: a new pool of {@code config.retryBufferSize()} bytes; an internal type). */
+        Builder bufferPool(@Nullable RetryBufferPool bufferPool) {
             this.bufferPool = bufferPool;
             return this;
         }

@@ -1,6 +1,7 @@
 package io.github.grpcretry.deadline;
 
 import io.grpc.Context;
+import io.micrometer.context.ThreadLocalAccessor;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -79,8 +80,12 @@ public final class GrpcContextPropagation {
      * A Micrometer context-propagation {@code ThreadLocalAccessor} for the gRPC Context. Only call
      * this when {@code io.micrometer:context-propagation} is on the classpath.
      */
-    public static GrpcContextThreadLocalAccessor threadLocalAccessor() {
-        return new GrpcContextThreadLocalAccessor();
+    @SuppressWarnings("unchecked")
+    public static ThreadLocalAccessor<Context> threadLocalAccessor() {
+        // through Object: the checkcast runs only when called, so loading and verifying this class never
+        // needs context-propagation on the class path
+        Object accessor = new GrpcContextThreadLocalAccessor();
+        return (ThreadLocalAccessor<Context>) accessor;
     }
 
     /**

@@ -8,9 +8,10 @@ import org.jspecify.annotations.Nullable;
  * Micrometer context-propagation accessor for the gRPC {@code Context} (key
  * {@value GrpcContextPropagation#THREAD_LOCAL_KEY}). The root context counts as "no value", so only a
  * context with a deadline, a cancellation or values is captured. Setting attaches the captured
- * context; restoring detaches back to the context that was current before.
+ * context; restoring detaches back to the context that was current before. Made by
+ * {@link GrpcContextPropagation#threadLocalAccessor()}.
  */
-public final class GrpcContextThreadLocalAccessor implements ThreadLocalAccessor<Context> {
+final class GrpcContextThreadLocalAccessor implements ThreadLocalAccessor<Context> {
 
     @Override
     public Object key() {

@@ -22,9 +22,9 @@ import org.jspecify.annotations.Nullable;
  * {@code notifyWhenStateChanged} (never asking it to connect) until it shuts down; {@link #poll}
  * reads a supplier when the gauges are scraped (for channels only reachable through such a view, as
  * net.devh's {@code GrpcChannelFactory.getConnectivityState()}). {@link #close()} removes the
- * gauges and stops watching.
+ * gauges and stops watching. Made by {@link RetryGauges}.
  */
-public final class ChannelStateMeter implements AutoCloseable {
+final class ChannelStateMeter implements RetryGauges.ChannelState {
 
     private static final ConnectivityState[] STATES = ConnectivityState.values();
 
@@ -41,7 +41,7 @@ public final class ChannelStateMeter implements AutoCloseable {
     }
 
     /** Gauges that follow {@code managedChannel}'s state changes. */
-    public static ChannelStateMeter watch(MeterRegistry registry, String channel, ManagedChannel managedChannel) {
+    static ChannelStateMeter watch(MeterRegistry registry, String channel, ManagedChannel managedChannel) {
         Watcher watcher = new Watcher(managedChannel);
         ChannelStateMeter meter = new ChannelStateMeter(registry, channel, watcher.current::get);
         watcher.owner = meter;
@@ -51,7 +51,7 @@ public final class ChannelStateMeter implements AutoCloseable {
     }
 
     /** Gauges that read {@code state} on every scrape; an unknown (absent) state reports 0 everywhere. */
-    public static ChannelStateMeter poll(MeterRegistry registry, String channel, Supplier<@Nullable ConnectivityState> state) {
+    static ChannelStateMeter poll(MeterRegistry registry, String channel, Supplier<@Nullable ConnectivityState> state) {
         ChannelStateMeter meter = new ChannelStateMeter(registry, channel, Objects.requireNonNull(state, "state"));
         meter.register();
         return meter;
@@ -68,11 +68,13 @@ public final class ChannelStateMeter implements AutoCloseable {
         }
     }
 
+    @Override
     public String channel() {
         return channel;
     }
 
     /** The state the gauges report now; absent when unknown. */
+    @Override
     public @Nullable ConnectivityState state() {
         if (closed) {
             return null;

@@ -7,6 +7,7 @@ import io.github.grpcretry.internal.config.HedgingPolicyDraft;
 import io.github.grpcretry.internal.config.MethodConfigDraft;
 import io.github.grpcretry.internal.config.ResolvedChannelRetryConfigs;
 import io.github.grpcretry.internal.config.RetryPolicyDraft;
+import io.github.grpcretry.internal.config.RetryPolicyField;
 import io.github.grpcretry.internal.config.RetryThrottlingDraft;
 import io.github.grpcretry.internal.config.ServiceConfigDraft;
 import io.github.grpcretry.internal.config.ServiceConfigJson;
@@ -23,6 +24,8 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.Set;
@@ -182,8 +185,9 @@ public final class RetryConfigResolver {
         for (Map.Entry<String, ChannelDraft> e : drafts.entrySet()) {
             for (MethodConfigDraft m : e.getValue().serviceConfig().methodConfigs()) {
                 RetryPolicyDraft r = m.retryPolicy();
-                if (r != null && r.perAttemptReceiveTimeout() != null) {
-                    places.add(r.perAttemptReceiveTimeout().path() + " = " + r.perAttemptReceiveTimeout().display());
+                Sourced<Object> timeout = r == null ? null : r.get(RetryPolicyField.PER_ATTEMPT_RECEIVE_TIMEOUT);
+                if (timeout != null) {
+                    places.add(timeout.path() + " = " + timeout.display());
                     channelsWithOwnPaths.add(e.getKey());
                 }
             }
@@ -295,13 +299,14 @@ public final class RetryConfigResolver {
         RetryProperties r = m.retry();
         if (r != null) {
             String rp = path + ".retry";
-            retry = new RetryPolicyDraft(rp, ConfigNaming.PROPERTIES,
-                    Sourced.of(r.maxAttempts(), rp + ".max-attempts"),
-                    Sourced.of(r.initialBackoff(), rp + ".initial-backoff"),
-                    Sourced.of(r.maxBackoff(), rp + ".max-backoff"),
-                    Sourced.of(r.backoffMultiplier(), rp + ".backoff-multiplier"),
-                    codes(r.retryableStatusCodes(), rp + ".retryable-status-codes"),
-                    Sourced.of(r.perAttemptReceiveTimeout(), rp + ".per-attempt-receive-timeout"));
+            Map<RetryPolicyField, Sourced<?>> values = new EnumMap<>(RetryPolicyField.class);
+            for (RetryPolicyField f : RetryPolicyField.values()) {
+                Sourced<?> v = Sourced.of(r.get(f.propertyName()), rp + "." + f.propertyName());
+                if (v != null) {
+                    values.put(f, v);
+                }
+            }
+            retry = new RetryPolicyDraft(rp, ConfigNaming.PROPERTIES, values);
         }
         HedgingPolicyDraft hedging = null;
         HedgingProperties h = m.hedging();
@@ -345,11 +350,34 @@ public final class RetryConfigResolver {
             @Nullable Size retryBufferSize,
             @Nullable Duration connectTimeout,
             @Nullable String resilience4jRetry) {
+
+        /**
+         * The bound {@code grpc.retry.clients.<channel>} object of a Spring Boot line (JavaBean getters or
+         * record accessors named as the properties: {@code serviceConfig}, {@code budget.ratio},
+         * {@code service-config.method[i].retry.<field>}, ...) as these records: the one mapping both
+         * lines share. Every property must have an accessor (an {@link IllegalStateException} names a
+         * missing one); a null client has nothing set.
+         *
+         * @param values converts the line's framework types (sizes, the service-config file)
+         */
+        public static ClientProperties fromBound(@Nullable Object client, BoundValues values) {
+            return new BoundProperties(Objects.requireNonNull(values, "values"), true).client(client);
+        }
     }
 
     /** {@code service-config}: the method entries and {@code retrythrottling}. */
     public record ServiceConfigProperties(@Nullable List<@Nullable MethodProperties> method,
             @Nullable RetryThrottlingProperties retrythrottling) {
+
+        /**
+         * A bound service-config object of the same shape (such as Spring Boot 4's own
+         * {@code spring.grpc.client.channel.<name>.service-config}) as these records, through the same
+         * mapping as {@link ClientProperties#fromBound}; a property the object has no accessor for counts
+         * as not set (a framework's type may lack a field). Null when {@code serviceConfig} is null.
+         */
+        public static @Nullable ServiceConfigProperties fromBound(@Nullable Object serviceConfig, BoundValues values) {
+            return new BoundProperties(Objects.requireNonNull(values, "values"), false).serviceConfig(serviceConfig);
+        }
     }
 
     /** {@code service-config.method[i]}. */
@@ -367,14 +395,48 @@ public final class RetryConfigResolver {
     public record NameProperties(@Nullable String service, @Nullable String method) {
     }
 
-    /** {@code service-config.method[i].retry}. */
-    public record RetryProperties(
-            @Nullable Integer maxAttempts,
-            @Nullable Duration initialBackoff,
-            @Nullable Duration maxBackoff,
-            @Nullable Double backoffMultiplier,
-            @Nullable List<String> retryableStatusCodes,
-            @Nullable Duration perAttemptReceiveTimeout) {
+    /**
+     * {@code service-config.method[i].retry}: the fields that are set, keyed by property name
+     * ({@code max-attempts}, ...: the property names of the retry-policy field table). Values
+     * are kept in the field's type: a whole number as {@code Integer}, a number as {@code Double} (a
+     * {@code Float} as the decimal written), a {@code Duration}, status codes as a list of names (a
+     * collection of {@code Status.Code} or of strings as written).
+     */
+    public record RetryProperties(Map<String, Object> values) {
+
+        public RetryProperties {
+            Map<String, Object> checked = new LinkedHashMap<>();
+            for (Map.Entry<String, Object> e : values.entrySet()) {
+                RetryPolicyField f = RetryPolicyField.byPropertyName(e.getKey());
+                if (f == null) {
+                    List<String> known = new ArrayList<>();
+                    for (RetryPolicyField k : RetryPolicyField.values()) {
+                        known.add(k.propertyName());
+                    }
+                    throw new IllegalArgumentException("no retry property " + e.getKey() + "; the retry properties are " + known);
+                }
+                if (e.getValue() != null) {
+                    checked.put(f.propertyName(), f.kind().fromProperty(e.getValue()));
+                }
+            }
+            values = Collections.unmodifiableMap(checked);
+        }
+
+        /** The fields given, by property name; null values count as not set. */
+        public static RetryProperties of(Map<String, ? extends @Nullable Object> values) {
+            Map<String, Object> copy = new LinkedHashMap<>();
+            values.forEach((k, v) -> {
+                if (v != null) {
+                    copy.put(k, v);
+                }
+            });
+            return new RetryProperties(copy);
+        }
+
+        /** The value of the property {@code propertyName} ({@code max-attempts}); null when not set. */
+        public @Nullable Object get(String propertyName) {
+            return values.get(propertyName);
+        }
     }
 
     /** {@code service-config.method[i].hedging}. */
@@ -390,6 +452,20 @@ public final class RetryConfigResolver {
     public record BudgetProperties(@Nullable Double ratio, @Nullable Double minRetriesPerSecond, @Nullable Duration ttl) {
 
         static final BudgetProperties NONE = new BudgetProperties(null, null, null);
+    }
+
+    /**
+     * How a Spring Boot line converts its framework types for {@link ClientProperties#fromBound} and
+     * {@link ServiceConfigProperties#fromBound}: a size ({@code DataSize}) and the service-config file
+     * ({@code Resource}). Numbers, durations, booleans, strings and status codes need no conversion.
+     */
+    public interface BoundValues {
+
+        /** A bound size (e.g. a {@code DataSize}) in bytes and as written. */
+        Size size(Object value);
+
+        /** The bound {@code service-config-file} (e.g. a {@code Resource}), read. */
+        ServiceConfigFile file(Object value);
     }
 
     /**

@@ -20,14 +20,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * binds the gauges of a limiter the moment it is created (and those of existing limiters at once).
  * The gauges read the limiters' atomics when scraped; nothing is added to the call path.
  * Channels of the native engine have no limiters here (grpc-java keeps its own bucket and does not
- * expose it), so they get no token gauges: none are invented.
+ * expose it), so they get no token gauges: none are invented. Made by {@link RetryGauges#limiters}.
  */
-public final class RetryLimiterGauges implements MeterBinder, RetryLimiterRegistry.LimiterListener {
+final class RetryLimiterGauges implements MeterBinder, RetryLimiterRegistry.LimiterListener {
 
     private final RetryLimiterRegistry limiters;
     private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
 
-    public RetryLimiterGauges(RetryLimiterRegistry limiters) {
+    RetryLimiterGauges(RetryLimiterRegistry limiters) {
         this.limiters = Objects.requireNonNull(limiters, "limiters");
     }
 

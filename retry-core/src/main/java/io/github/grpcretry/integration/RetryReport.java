@@ -1,6 +1,7 @@
 package io.github.grpcretry.integration;
 
 import io.github.grpcretry.budget.RetryBudget;
+import io.github.grpcretry.internal.config.RetryPolicyField;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
@@ -262,12 +263,12 @@ public final class RetryReport {
         RetryPolicy r = mc.retryPolicy();
         if (r != null) {
             Map<String, Object> retry = new LinkedHashMap<>();
-            retry.put("maxAttempts", r.maxAttempts());
-            retry.put("initialBackoff", r.initialBackoff().toString());
-            retry.put("maxBackoff", r.maxBackoff().toString());
-            retry.put("backoffMultiplier", r.backoffMultiplier());
-            retry.put("retryableStatusCodes", codes(r.retryableStatusCodes()));
-            putIfSet(retry, "perAttemptReceiveTimeout", duration(r.perAttemptReceiveTimeout()));
+            for (RetryPolicyField f : RetryPolicyField.values()) {
+                Object v = f.value(r);
+                if (v != null) {
+                    retry.put(f.javaName(), f.kind().toReport(v));
+                }
+            }
             out.put("retry", retry);
         }
         HedgingPolicy h = mc.hedgingPolicy();

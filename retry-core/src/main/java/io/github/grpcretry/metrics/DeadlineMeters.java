@@ -15,14 +15,15 @@ import java.util.concurrent.TimeUnit;
  * The deadline meters of docs/design.md §15, for the deadline rules to call:
  * {@value RetryMeterNames#DEADLINE_REMAINING} (timer; client, method) and
  * {@value RetryMeterNames#DEADLINE_FAST_FAIL} (counter; client, method). Meters are cached per
- * (channel, method); the method must come from the call's descriptor.
+ * (channel, method); the method must come from the call's descriptor. Made by
+ * {@link MicrometerRetryEventListener#deadlineMeters}.
  */
-public final class DeadlineMeters implements DeadlineEventListener {
+final class DeadlineMeters implements DeadlineEventListener {
 
     private final MeterRegistry registry;
     private final ConcurrentMap<CallTarget, Meters> meters = new ConcurrentHashMap<>();
 
-    public DeadlineMeters(MeterRegistry registry) {
+    DeadlineMeters(MeterRegistry registry) {
         this.registry = Objects.requireNonNull(registry, "registry");
     }
 

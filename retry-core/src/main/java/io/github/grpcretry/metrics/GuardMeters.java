@@ -11,14 +11,15 @@ import java.util.concurrent.ConcurrentMap;
 /**
  * {@value RetryMeterNames#SERVER_GUARD} (counter; method): responses the server-side amplification
  * guard marked "do not retry". The method must come from the server call's descriptor. A
- * {@link GuardEventListener}: give it to the {@code GuardServerInterceptor}.
+ * {@link GuardEventListener}: give it to the {@code GuardServerInterceptor}. Made by
+ * {@link MicrometerRetryEventListener#guardMeters}.
  */
-public final class GuardMeters implements GuardEventListener {
+final class GuardMeters implements GuardEventListener {
 
     private final MeterRegistry registry;
     private final ConcurrentMap<String, Counter> counters = new ConcurrentHashMap<>();
 
-    public GuardMeters(MeterRegistry registry) {
+    GuardMeters(MeterRegistry registry) {
         this.registry = Objects.requireNonNull(registry, "registry");
     }
 

@@ -10,6 +10,8 @@ import io.github.grpcretry.attempt.AttemptKind;
 import io.github.grpcretry.attempt.CallTarget;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.SuppressionReason;
+import io.github.grpcretry.deadline.DeadlineEventListener;
+import io.github.grpcretry.guard.GuardEventListener;
 import io.grpc.Status;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -47,6 +49,23 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
 
     public MicrometerRetryEventListener(MeterRegistry registry) {
         this.registry = Objects.requireNonNull(registry, "registry");
+    }
+
+    /**
+     * The guard's counter {@value RetryMeterNames#SERVER_GUARD} (tag method) as a
+     * {@link GuardEventListener}: give it to the {@code GuardServerInterceptor}.
+     */
+    public static GuardEventListener guardMeters(MeterRegistry registry) {
+        return new GuardMeters(registry);
+    }
+
+    /**
+     * The deadline meters {@value RetryMeterNames#DEADLINE_REMAINING} (timer) and
+     * {@value RetryMeterNames#DEADLINE_FAST_FAIL} (counter), tags client and method, as a
+     * {@link DeadlineEventListener}: give it to the {@code DeadlineClientInterceptor}.
+     */
+    public static DeadlineEventListener deadlineMeters(MeterRegistry registry) {
+        return new DeadlineMeters(registry);
     }
 
     @Override

@@ -4,6 +4,8 @@ import io.grpc.Status;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
@@ -61,6 +63,24 @@ public record RetryPolicy(
 
     public boolean isRetryable(Status.Code code) {
         return retryableStatusCodes.contains(code);
+    }
+
+    /**
+     * This policy as the {@code retryPolicy} object of the JSON-shaped map grpc-java's
+     * {@code ManagedChannelBuilder.defaultServiceConfig} takes (numbers as {@link Double}, durations as
+     * {@code "1.5s"} strings, codes by name); an optional field that is not set is left out.
+     */
+    public Map<String, Object> toServiceConfigMap() {
+        Map<String, Object> rp = new LinkedHashMap<>();
+        rp.put("maxAttempts", (double) maxAttempts);
+        rp.put("initialBackoff", Durations.toJson(initialBackoff));
+        rp.put("maxBackoff", Durations.toJson(maxBackoff));
+        rp.put("backoffMultiplier", backoffMultiplier);
+        rp.put("retryableStatusCodes", ServiceConfig.codeNames(retryableStatusCodes));
+        if (perAttemptReceiveTimeout != null) {
+            rp.put("perAttemptRecvTimeout", Durations.toJson(perAttemptReceiveTimeout));
+        }
+        return rp;
     }
 
     /** This policy with max attempts limited to {@code cap}. */

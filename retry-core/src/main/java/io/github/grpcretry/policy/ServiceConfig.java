@@ -168,17 +168,7 @@ public record ServiceConfig(List<MethodConfig> methodConfigs, @Nullable RetryThr
                 entry.put("maxResponseMessageBytes", (double) mc.maxResponseMessageBytes());
             }
             if (includeRetry && mc.retryPolicy() != null) {
-                RetryPolicy r = mc.retryPolicy();
-                Map<String, Object> rp = new LinkedHashMap<>();
-                rp.put("maxAttempts", (double) r.maxAttempts());
-                rp.put("initialBackoff", Durations.toJson(r.initialBackoff()));
-                rp.put("maxBackoff", Durations.toJson(r.maxBackoff()));
-                rp.put("backoffMultiplier", r.backoffMultiplier());
-                rp.put("retryableStatusCodes", codeNames(r.retryableStatusCodes()));
-                if (r.perAttemptReceiveTimeout() != null) {
-                    rp.put("perAttemptRecvTimeout", Durations.toJson(r.perAttemptReceiveTimeout()));
-                }
-                entry.put("retryPolicy", rp);
+                entry.put("retryPolicy", mc.retryPolicy().toServiceConfigMap());
             }
             if (includeRetry && mc.hedgingPolicy() != null) {
                 HedgingPolicy h = mc.hedgingPolicy();
@@ -202,7 +192,7 @@ public record ServiceConfig(List<MethodConfig> methodConfigs, @Nullable RetryThr
         return root;
     }
 
-    private static List<Object> codeNames(Iterable<Status.Code> codes) {
+    static List<Object> codeNames(Iterable<Status.Code> codes) {
         List<Object> out = new ArrayList<>();
         for (Status.Code c : codes) {
             out.add(c.name());

@@ -1,9 +1,17 @@
 package io.github.grpcretry.architecture;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.codeUnits;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The architecture rules of grpc-retry, shared by retry-core's tests and the auto-configuration
@@ -46,6 +54,29 @@ public final class ArchitectureRules {
                         "io.github.grpcretry.springgrpc..")
                 .because("an application uses the starter through its properties, beans and API packages (docs/api.md)");
     }
+
+    /**
+     * retry-core's API and integration packages expose no internal type: no public method or constructor
+     * of a public class outside the {@code internal} packages takes or returns one (the auto-configuration
+     * modules and applications could not use it without reaching into {@code internal}).
+     */
+    public static final ArchRule API_EXPOSES_NO_INTERNALS = codeUnits()
+            .that().arePublic()
+            .and().areDeclaredInClassesThat().arePublic()
+            .and().areDeclaredInClassesThat().resideOutsideOfPackage("io.github.grpcretry.internal..")
+            .should(new ArchCondition<JavaCodeUnit>("take or return no type of an internal package") {
+                @Override
+                public void check(JavaCodeUnit unit, ConditionEvents events) {
+                    List<JavaClass> types = new ArrayList<>(unit.getRawParameterTypes());
+                    types.add(unit.getRawReturnType());
+                    for (JavaClass type : types) {
+                        if (type.getPackageName().startsWith("io.github.grpcretry.internal")) {
+                            events.add(SimpleConditionEvent.violated(unit, unit.getFullName() + " exposes " + type.getName()));
+                        }
+                    }
+                }
+            })
+            .because("what is public outside internal is API or integration SPI, and internal types may change without notice (docs/api.md)");
 
     private ArchitectureRules() {
     }

@@ -13,6 +13,7 @@ import io.github.grpcretry.archfixture.spring.UsesSpring;
 import io.github.grpcretry.internal.commit.RetryBufferPool;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.throttle.RetryThrottle;
+import io.github.grpcretry.archfixture.exposing.ExposesInternal;
 import org.junit.jupiter.api.Test;
 import org.springframework.archfixture.SpringLike;
 
@@ -63,5 +64,17 @@ class ArchitectureRulesTest {
                 .hasMessageContaining("RetryBufferPool");
         assertThatCode(() -> ArchitectureRules.usesOnlyThePublicApi(app).check(
                 new ClassFileImporter().importClasses(UsesApi.class, RetryThrottle.class))).doesNotThrowAnyException();
+    }
+
+    @Test
+    void apiRuleFailsOnAPublicMethodThatReturnsAnInternalType() {
+        assertThatThrownBy(() -> ArchitectureRules.API_EXPOSES_NO_INTERNALS.check(
+                new ClassFileImporter().importClasses(ExposesInternal.class)))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("ExposesInternal.pushback()")
+                .hasMessageContaining("io.github.grpcretry.internal.pushback.Pushback")
+                .hasMessageNotContaining("hidden()");
+        assertThatCode(() -> ArchitectureRules.API_EXPOSES_NO_INTERNALS.check(
+                new ClassFileImporter().importClasses(ServiceConfig.class))).doesNotThrowAnyException();
     }
 }

@@ -7,7 +7,8 @@ import com.tngtech.archunit.lang.ArchRule;
 
 /**
  * retry-core's main classes: plain Java on grpc-java (Spring lives only in the auto-configuration
- * modules), and no cycle between its packages. The rules are in {@link ArchitectureRules}.
+ * modules), no cycle between its packages, and no internal type in a public signature outside
+ * {@code internal}. The rules are in {@link ArchitectureRules}.
  */
 @AnalyzeClasses(packages = "io.github.grpcretry", importOptions = ImportOption.DoNotIncludeTests.class)
 class SpringFreeCoreArchitectureTest {
@@ -17,4 +18,7 @@ class SpringFreeCoreArchitectureTest {
 
     @ArchTest
     static final ArchRule noPackageCycles = ArchitectureRules.NO_PACKAGE_CYCLES;
+
+    @ArchTest
+    static final ArchRule apiExposesNoInternals = ArchitectureRules.API_EXPOSES_NO_INTERNALS;
 }

@@ -10,4 +10,9 @@ public final class EngineTestAccess {
     public static int outstandingTimers(RetryScheduler scheduler) {
         return scheduler.outstandingTimers();
     }
+
+    /** The channel-wide pool of buffered request bytes of {@code engine}. */
+    public static io.github.grpcretry.internal.commit.RetryBufferPool bufferPool(RetryingClientInterceptor engine) {
+        return engine.bufferPool();
+    }
 }

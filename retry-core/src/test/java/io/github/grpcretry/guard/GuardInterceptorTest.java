@@ -11,7 +11,7 @@ import io.github.grpcretry.attempt.SuppressionReason;
 import io.github.grpcretry.attempt.CallTarget;
 import io.github.grpcretry.budget.RetryBudget;
 import io.github.grpcretry.deadline.GrpcContextPropagation;
-import io.github.grpcretry.metrics.GuardMeters;
+import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import io.github.grpcretry.metrics.RetryMeterNames;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.MethodConfig;
@@ -67,7 +67,7 @@ class GuardInterceptorTest {
     private final ConcurrentLinkedQueue<String> guardEvents = new ConcurrentLinkedQueue<>();
     private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private final GuardEventListener events = new GuardEventListener() {
-        private final GuardMeters guardMeters = new GuardMeters(meters);
+        private final GuardEventListener guardMeters = MicrometerRetryEventListener.guardMeters(meters);
 
         @Override
         public void inboundMarked(String inboundMethod, String downstreamMethod, Status.Code code) {

@@ -1,7 +1,6 @@
 package io.github.grpcretry.metrics;
 
-import io.github.grpcretry.integration.ChannelStateMeter;
-import io.github.grpcretry.integration.RetryLimiterGauges;
+import io.github.grpcretry.integration.RetryGauges;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.AttemptKind;
@@ -31,13 +30,13 @@ class PrometheusScrapeTest {
         listener.callEnded(t, Status.Code.OK, 1, 0, 150_000_000L);
         listener.callEnded(t, Status.Code.OK, 0, 2, 0);
         RetryLimiterRegistry limiters = new RetryLimiterRegistry();
-        new RetryLimiterGauges(limiters).bindTo(registry);
+        RetryGauges.limiters(limiters).bindTo(registry);
         limiters.throttle("inventory", new RetryThrottlingPolicy(10, 0.1));
         limiters.budget("inventory", new RetryBudgetPolicy(0.1, 10, Duration.ofSeconds(10)));
         new DeadlineMeters(registry).recordRemaining(t, 2_000_000_000L);
         new DeadlineMeters(registry).fastFail(t);
         new GuardMeters(registry).marked("shop.Orders/Place");
-        ChannelStateMeter.poll(registry, "inventory", () -> ConnectivityState.READY);
+        RetryGauges.pollChannelState(registry, "inventory", () -> ConnectivityState.READY);
 
         String scrape = registry.scrape();
 

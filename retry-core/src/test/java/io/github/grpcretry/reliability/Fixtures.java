@@ -1,5 +1,6 @@
 package io.github.grpcretry.reliability;
 
+import io.github.grpcretry.attempt.EngineTestAccess;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.internal.commit.RetryBufferPool;
@@ -96,12 +97,12 @@ final class Fixtures {
             SimpleCalls.AttemptCounter attempts, Engine kind) implements AutoCloseable {
 
         RetryBufferPool bufferPool() {
-            return engine.bufferPool();
+            return EngineTestAccess.bufferPool(engine);
         }
 
         /** Request bytes the interceptor engine holds for replay (grpc-java's own buffer is not visible: 0). */
         long bufferedBytes() {
-            return engine == null ? 0 : engine.bufferPool().used();
+            return engine == null ? 0 : EngineTestAccess.bufferPool(engine).used();
         }
 
         @Override

@@ -3,6 +3,7 @@ package io.github.grpcretry.resilience4j;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.grpcretry.attempt.EngineTestAccess;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.policy.ChannelRetryConfig;
@@ -55,7 +56,7 @@ class Resilience4jRetryDeciderTest {
         if (channel != null) {
             channel.shutdownNow();
             channel.awaitTermination(5, TimeUnit.SECONDS);
-            assertThat(engine.bufferPool().used()).isZero();
+            assertThat(EngineTestAccess.bufferPool(engine).used()).isZero();
         }
         scheduler.close();
         server.close();

@@ -1,15 +1,12 @@
 package io.github.grpcretry.springgrpc;
 
 import io.github.grpcretry.integration.RetryConfigResolver;
-import io.grpc.Status;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.springframework.boot.grpc.client.autoconfigure.GrpcClientProperties;
 import org.springframework.boot.grpc.client.autoconfigure.ServiceConfig;
-import org.springframework.util.unit.DataSize;
 
 /**
  * Spring Boot's own per-channel client properties ({@code spring.grpc.client.channel.<name>.*}) as
@@ -62,6 +59,7 @@ final class BootChannelProperties {
     /**
      * The service config of entry {@code key} in this project's plain form (retry, hedging, throttling,
      * timeouts, wait-for-ready and message limits; Boot's load balancing and health check stay Boot's),
+     * through retry-core's mapping of bound properties (the one both lines use for grpc.retry.clients),
      * or null when the entry has none.
      */
     RetryConfigResolver.ServiceConfigProperties serviceConfig(String key) {
@@ -70,49 +68,7 @@ final class BootChannelProperties {
         if (sc == null || (isEmpty(sc.method()) && sc.retrythrottling() == null)) {
             return null;
         }
-        List<RetryConfigResolver.MethodProperties> methods = null;
-        if (sc.method() != null) {
-            methods = new ArrayList<>();
-            for (ServiceConfig.MethodConfig m : sc.method()) {
-                methods.add(m == null ? null : method(m));
-            }
-        }
-        ServiceConfig.RetryThrottlingPolicy t = sc.retrythrottling();
-        RetryConfigResolver.RetryThrottlingProperties throttling = t == null ? null
-                : new RetryConfigResolver.RetryThrottlingProperties(number(t.maxTokens()), number(t.tokenRatio()));
-        return new RetryConfigResolver.ServiceConfigProperties(methods, throttling);
-    }
-
-    private static RetryConfigResolver.MethodProperties method(ServiceConfig.MethodConfig m) {
-        List<RetryConfigResolver.NameProperties> names = null;
-        if (m.name() != null) {
-            names = new ArrayList<>();
-            for (ServiceConfig.MethodConfig.Name n : m.name()) {
-                names.add(n == null ? null : new RetryConfigResolver.NameProperties(n.service(), n.method()));
-            }
-        }
-        ServiceConfig.MethodConfig.RetryPolicy r = m.retry();
-        RetryConfigResolver.RetryProperties retry = r == null ? null : new RetryConfigResolver.RetryProperties(
-                r.maxAttempts(), r.initialBackoff(), r.maxBackoff(), r.backoffMultiplier(),
-                codes(r.retryableStatusCodes()), r.perAttemptReceiveTimeout());
-        ServiceConfig.MethodConfig.HedgingPolicy h = m.hedging();
-        RetryConfigResolver.HedgingProperties hedging = h == null ? null : new RetryConfigResolver.HedgingProperties(
-                h.maxAttempts(), h.delay(), codes(h.nonFatalStatusCodes()));
-        return new RetryConfigResolver.MethodProperties(names, m.waitForReady(), m.timeout(),
-                size(m.maxRequestMessage()), size(m.maxResponseMessage()), retry, hedging);
-    }
-
-    private static List<String> codes(Set<Status.Code> codes) {
-        return codes == null ? null : codes.stream().map(Status.Code::name).toList();
-    }
-
-    private static RetryConfigResolver.Size size(DataSize size) {
-        return size == null ? null : new RetryConfigResolver.Size(size.toBytes(), size.toString());
-    }
-
-    /** A bound {@code Float} as the decimal the user wrote (0.1, not 0.10000000149). */
-    private static Double number(Float f) {
-        return f == null ? null : Double.valueOf(Float.toString(f));
+        return RetryConfigResolver.ServiceConfigProperties.fromBound(sc, SpringGrpcRetryConfigs.BOUND_VALUES);
     }
 
     private static boolean isEmpty(List<?> list) {

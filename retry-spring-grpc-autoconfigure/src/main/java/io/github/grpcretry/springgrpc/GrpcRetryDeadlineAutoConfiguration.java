@@ -1,7 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
 import io.github.grpcretry.deadline.GrpcContextPropagation;
-import io.github.grpcretry.deadline.GrpcContextThreadLocalAccessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -37,8 +36,8 @@ public class GrpcRetryDeadlineAutoConfiguration {
     static class ContextPropagationConfiguration {
 
         @Bean
-        GrpcContextThreadLocalAccessor grpcContextThreadLocalAccessor() {
-            GrpcContextThreadLocalAccessor accessor = GrpcContextPropagation.threadLocalAccessor();
+        io.micrometer.context.ThreadLocalAccessor<io.grpc.Context> grpcContextThreadLocalAccessor() {
+            io.micrometer.context.ThreadLocalAccessor<io.grpc.Context> accessor = GrpcContextPropagation.threadLocalAccessor();
             io.micrometer.context.ContextRegistry.getInstance().registerThreadLocalAccessor(accessor);
             return accessor;
         }

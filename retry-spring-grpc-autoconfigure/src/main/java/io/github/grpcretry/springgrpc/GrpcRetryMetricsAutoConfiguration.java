@@ -1,12 +1,12 @@
 package io.github.grpcretry.springgrpc;
 
-import io.github.grpcretry.integration.ChannelStateMeter;
-import io.github.grpcretry.integration.RetryLimiterGauges;
+import io.github.grpcretry.integration.RetryGauges;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
-import io.github.grpcretry.metrics.DeadlineMeters;
-import io.github.grpcretry.metrics.GuardMeters;
+import io.github.grpcretry.deadline.DeadlineEventListener;
+import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -38,17 +38,17 @@ public class GrpcRetryMetricsAutoConfiguration {
 
     /** Tokens, max tokens and budget balance of every channel's limiters, bound as the limiters are made. */
     @Bean
-    @ConditionalOnMissingBean
+    @ConditionalOnMissingBean(name = "grpcRetryLimiterGauges")
     @ConditionalOnBean(RetryLimiterRegistry.class)
-    public RetryLimiterGauges grpcRetryLimiterGauges(RetryLimiterRegistry limiters) {
-        return new RetryLimiterGauges(limiters);
+    public MeterBinder grpcRetryLimiterGauges(RetryLimiterRegistry limiters) {
+        return RetryGauges.limiters(limiters);
     }
 
     /** Time left when a call with a deadline starts, and calls refused by min-remaining. */
     @Bean
-    @ConditionalOnMissingBean
-    public DeadlineMeters grpcRetryDeadlineMeters(MeterRegistry registry) {
-        return new DeadlineMeters(registry);
+    @ConditionalOnMissingBean(name = "grpcRetryDeadlineMeters")
+    public DeadlineEventListener grpcRetryDeadlineMeters(MeterRegistry registry) {
+        return MicrometerRetryEventListener.deadlineMeters(registry);
     }
 
     /** The {@code grpc.client.channel.state} gauges of every channel Spring gRPC builds. */
@@ -56,29 +56,29 @@ public class GrpcRetryMetricsAutoConfiguration {
     @ConditionalOnBean(SpringGrpcChannelStates.class)
     public ChannelStateMeters grpcRetryChannelStateMeters(MeterRegistry registry, SpringGrpcChannelStates states) {
         ChannelStateMeters meters = new ChannelStateMeters();
-        states.onChannel((name, channel) -> meters.add(ChannelStateMeter.watch(registry, name, channel)));
+        states.onChannel((name, channel) -> meters.add(RetryGauges.watchChannelState(registry, name, channel)));
         return meters;
     }
 
     /** The channel-state gauges made so far; closed with the context. */
     public static final class ChannelStateMeters implements AutoCloseable {
-        private final java.util.List<ChannelStateMeter> meters = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private final java.util.List<RetryGauges.ChannelState> meters = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-        void add(ChannelStateMeter meter) {
+        void add(RetryGauges.ChannelState meter) {
             meters.add(meter);
         }
 
         @Override
         public void close() {
-            meters.forEach(ChannelStateMeter::close);
+            meters.forEach(RetryGauges.ChannelState::close);
             meters.clear();
         }
     }
 
     /** Responses the guard marked "do not retry". */
     @Bean
-    @ConditionalOnMissingBean
-    public GuardMeters grpcRetryGuardMeters(MeterRegistry registry) {
-        return new GuardMeters(registry);
+    @ConditionalOnMissingBean(name = "grpcRetryGuardMeters")
+    public GuardEventListener grpcRetryGuardMeters(MeterRegistry registry) {
+        return MicrometerRetryEventListener.guardMeters(registry);
     }
 }

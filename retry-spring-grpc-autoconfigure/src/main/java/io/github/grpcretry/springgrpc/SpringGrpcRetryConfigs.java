@@ -124,61 +124,25 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
         }
     }
 
-    // ---------------------------------------------------------------- properties -> plain records
+    // ---------------------------------------------------------------- properties -> plain records (retry-core maps them)
 
     static RetryConfigResolver.ClientProperties client(GrpcRetryProperties.Client c) {
-        if (c == null) {
-            return new RetryConfigResolver.ClientProperties(null, null, null, null, null, null, null, null);
-        }
-        GrpcRetryProperties.Budget b = c.budget();
-        return new RetryConfigResolver.ClientProperties(
-                serviceConfig(c.serviceConfig()),
-                c.serviceConfigFile() == null ? null : read(c.serviceConfigFile()),
-                b == null ? null : new RetryConfigResolver.BudgetProperties(b.ratio(), b.minRetriesPerSecond(), b.ttl()),
-                c.maxAttemptsCap(),
-                size(c.perRpcBufferLimit()),
-                size(c.retryBufferSize()),
-                c.connectTimeout(),
-                c.resilience4jRetry());
+        return RetryConfigResolver.ClientProperties.fromBound(c, BOUND_VALUES);
     }
 
-    private static RetryConfigResolver.ServiceConfigProperties serviceConfig(GrpcRetryProperties.ServiceConfig sc) {
-        if (sc == null) {
-            return null;
+    /** Spring's {@code DataSize} and {@code Resource} for retry-core's mapping of the bound properties. */
+    static final RetryConfigResolver.BoundValues BOUND_VALUES = new RetryConfigResolver.BoundValues() {
+        @Override
+        public RetryConfigResolver.Size size(Object value) {
+            DataSize size = (DataSize) value;
+            return new RetryConfigResolver.Size(size.toBytes(), size.toString());
         }
-        List<RetryConfigResolver.MethodProperties> methods = null;
-        if (sc.method() != null) {
-            methods = new ArrayList<>();
-            for (GrpcRetryProperties.Method m : sc.method()) {
-                methods.add(m == null ? null : method(m));
-            }
-        }
-        GrpcRetryProperties.Throttling t = sc.retrythrottling();
-        return new RetryConfigResolver.ServiceConfigProperties(methods, t == null ? null
-                : new RetryConfigResolver.RetryThrottlingProperties(t.maxTokens(), t.tokenRatio()));
-    }
 
-    private static RetryConfigResolver.MethodProperties method(GrpcRetryProperties.Method m) {
-        List<RetryConfigResolver.NameProperties> names = null;
-        if (m.name() != null) {
-            names = new ArrayList<>();
-            for (GrpcRetryProperties.Name n : m.name()) {
-                names.add(n == null ? null : new RetryConfigResolver.NameProperties(n.service(), n.method()));
-            }
+        @Override
+        public RetryConfigResolver.ServiceConfigFile file(Object value) {
+            return read((Resource) value);
         }
-        GrpcRetryProperties.Retry r = m.retry();
-        GrpcRetryProperties.Hedging h = m.hedging();
-        return new RetryConfigResolver.MethodProperties(names, m.waitForReady(), m.timeout(),
-                size(m.maxRequestMessage()), size(m.maxResponseMessage()),
-                r == null ? null : new RetryConfigResolver.RetryProperties(r.maxAttempts(), r.initialBackoff(),
-                        r.maxBackoff(), r.backoffMultiplier(), r.retryableStatusCodes(), r.perAttemptReceiveTimeout()),
-                h == null ? null : new RetryConfigResolver.HedgingProperties(h.maxAttempts(), h.delay(),
-                        h.nonFatalStatusCodes()));
-    }
-
-    private static RetryConfigResolver.Size size(DataSize size) {
-        return size == null ? null : new RetryConfigResolver.Size(size.toBytes(), size.toString());
-    }
+    };
 
     private static RetryConfigResolver.ServiceConfigFile read(Resource resource) {
         return RetryConfigResolver.ServiceConfigFile.read(describe(resource), resource.exists(), resource::getInputStream);

@@ -6,6 +6,7 @@ import java.io.InputStream;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import io.github.grpcretry.testing.RetryPolicySamples;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
@@ -37,6 +38,12 @@ class ConfigurationMetadataTest {
                 m + "retry.retryable-status-codes", m + "retry.per-attempt-receive-timeout", m + "hedging.max-attempts",
                 m + "hedging.delay", m + "hedging.non-fatal-status-codes");
         for (String key : keys) {
+            assertThat(props).as(key).containsKey(key);
+            assertThat(props.get(key).path("description").asString()).as(key + " description").isNotBlank();
+        }
+        for (String field : RetryPolicySamples.propertyNames()) {
+            // every field of retry-core's retry-policy table has its GLOBAL entry
+            String key = m + "retry." + field;
             assertThat(props).as(key).containsKey(key);
             assertThat(props.get(key).path("description").asString()).as(key + " description").isNotBlank();
         }

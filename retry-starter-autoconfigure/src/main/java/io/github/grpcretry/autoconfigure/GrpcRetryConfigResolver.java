@@ -1,16 +1,10 @@
 package io.github.grpcretry.autoconfigure;
 
 import io.github.grpcretry.autoconfigure.GrpcRetryProperties.ClientProperties;
-import io.github.grpcretry.autoconfigure.GrpcRetryProperties.HedgingProperties;
-import io.github.grpcretry.autoconfigure.GrpcRetryProperties.MethodProperties;
-import io.github.grpcretry.autoconfigure.GrpcRetryProperties.NameProperties;
-import io.github.grpcretry.autoconfigure.GrpcRetryProperties.RetryProperties;
-import io.github.grpcretry.autoconfigure.GrpcRetryProperties.RetryThrottlingProperties;
 import io.github.grpcretry.integration.RetryConfigResolver;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -45,50 +39,24 @@ public final class GrpcRetryConfigResolver {
         return resolver.resolve();
     }
 
+    /** The bound properties of one channel, through retry-core's one mapping of both Spring Boot lines. */
     static RetryConfigResolver.ClientProperties client(ClientProperties c) {
-        GrpcRetryProperties.Budget b = c.getBudget() == null ? new GrpcRetryProperties.Budget() : c.getBudget();
-        return new RetryConfigResolver.ClientProperties(
-                serviceConfig(c.getServiceConfig()),
-                c.getServiceConfigFile() == null ? null : readFile(c.getServiceConfigFile()),
-                new RetryConfigResolver.BudgetProperties(b.getRatio(), b.getMinRetriesPerSecond(), b.getTtl()),
-                c.getMaxAttemptsCap(),
-                size(c.getPerRpcBufferLimit()),
-                size(c.getRetryBufferSize()),
-                c.getConnectTimeout(),
-                c.getResilience4jRetry());
+        return RetryConfigResolver.ClientProperties.fromBound(c, BOUND_VALUES);
     }
 
-    private static RetryConfigResolver.ServiceConfigProperties serviceConfig(GrpcRetryProperties.ServiceConfigProperties sc) {
-        if (sc == null) {
-            return null;
+    /** Spring's {@code DataSize} and {@code Resource} for retry-core's mapping. */
+    private static final RetryConfigResolver.BoundValues BOUND_VALUES = new RetryConfigResolver.BoundValues() {
+        @Override
+        public RetryConfigResolver.Size size(Object value) {
+            DataSize size = (DataSize) value;
+            return new RetryConfigResolver.Size(size.toBytes(), size.toString());
         }
-        List<RetryConfigResolver.MethodProperties> methods = new ArrayList<>();
-        for (MethodProperties m : sc.getMethod() == null ? List.<MethodProperties>of() : sc.getMethod()) {
-            methods.add(m == null ? null : method(m));
-        }
-        RetryThrottlingProperties t = sc.getRetrythrottling();
-        return new RetryConfigResolver.ServiceConfigProperties(methods,
-                t == null ? null : new RetryConfigResolver.RetryThrottlingProperties(t.getMaxTokens(), t.getTokenRatio()));
-    }
 
-    private static RetryConfigResolver.MethodProperties method(MethodProperties m) {
-        List<RetryConfigResolver.NameProperties> names = new ArrayList<>();
-        for (NameProperties n : m.getName() == null ? List.<NameProperties>of() : m.getName()) {
-            names.add(n == null ? null : new RetryConfigResolver.NameProperties(n.getService(), n.getMethod()));
+        @Override
+        public RetryConfigResolver.ServiceConfigFile file(Object value) {
+            return readFile((Resource) value);
         }
-        RetryProperties r = m.getRetry();
-        HedgingProperties h = m.getHedging();
-        return new RetryConfigResolver.MethodProperties(names, m.getWaitForReady(), m.getTimeout(),
-                size(m.getMaxRequestMessage()), size(m.getMaxResponseMessage()),
-                r == null ? null : new RetryConfigResolver.RetryProperties(r.getMaxAttempts(), r.getInitialBackoff(),
-                        r.getMaxBackoff(), r.getBackoffMultiplier(), r.getRetryableStatusCodes(), r.getPerAttemptReceiveTimeout()),
-                h == null ? null : new RetryConfigResolver.HedgingProperties(h.getMaxAttempts(), h.getDelay(),
-                        h.getNonFatalStatusCodes()));
-    }
-
-    private static RetryConfigResolver.Size size(DataSize size) {
-        return size == null ? null : new RetryConfigResolver.Size(size.toBytes(), size.toString());
-    }
+    };
 
     private static RetryConfigResolver.ServiceConfigFile readFile(Resource resource) {
         return RetryConfigResolver.ServiceConfigFile.read(describe(resource), resource.exists(), resource::getInputStream);

@@ -10,6 +10,7 @@ import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
+import io.github.grpcretry.testing.RetryPolicySamples;
 import org.junit.jupiter.api.Test;
 
 /** The configuration metadata (processor output merged with the additional file) documents every property. */
@@ -40,6 +41,11 @@ class RetryConfigurationMetadataTest {
         for (String name : names) {
             assertThat(props).as(name).containsKey(name);
             assertThat(props.get(name).has("description")).as(name + " description").isTrue();
+        }
+        for (String field : RetryPolicySamples.propertyNames()) {
+            // every field of retry-core's retry-policy table has its GLOBAL entry
+            assertThat(props).as(m + "retry." + field).containsKey(m + "retry." + field);
+            assertThat(props.get(m + "retry." + field).has("description")).as(field + " description").isTrue();
         }
         assertThat(props.get("grpc.retry.enabled").get("defaultValue").getAsBoolean()).isTrue();
         assertThat(props.get("grpc.retry.engine").get("defaultValue").getAsString()).isEqualTo("interceptor");

@@ -1,5 +1,6 @@
 package io.github.grpcretry.internal.config;
 
+import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -10,7 +11,8 @@ public enum ConfigNaming {
     JSON,
     PROPERTIES;
 
-    private static final Map<String, String> PROPERTY_NAMES = Map.ofEntries(
+    /** JSON name to property name: the retry-policy fields come from {@link RetryPolicyField}. */
+    private static final Map<String, String> PROPERTY_NAMES = propertyNames(Map.ofEntries(
             Map.entry("name", "name"),
             Map.entry("service", "service"),
             Map.entry("method", "method"),
@@ -22,15 +24,21 @@ public enum ConfigNaming {
             Map.entry("hedgingPolicy", "hedging"),
             Map.entry("retryThrottling", "retrythrottling"),
             Map.entry("maxAttempts", "max-attempts"),
-            Map.entry("initialBackoff", "initial-backoff"),
-            Map.entry("maxBackoff", "max-backoff"),
-            Map.entry("backoffMultiplier", "backoff-multiplier"),
-            Map.entry("retryableStatusCodes", "retryable-status-codes"),
-            Map.entry("perAttemptRecvTimeout", "per-attempt-receive-timeout"),
             Map.entry("hedgingDelay", "delay"),
             Map.entry("nonFatalStatusCodes", "non-fatal-status-codes"),
             Map.entry("maxTokens", "max-tokens"),
-            Map.entry("tokenRatio", "token-ratio"));
+            Map.entry("tokenRatio", "token-ratio")));
+
+    private static Map<String, String> propertyNames(Map<String, String> others) {
+        Map<String, String> all = new HashMap<>(others);
+        for (RetryPolicyField f : RetryPolicyField.values()) {
+            String previous = all.put(f.jsonName(), f.propertyName());
+            if (previous != null && !previous.equals(f.propertyName())) {
+                throw new IllegalStateException(f.jsonName() + " has two property names: " + previous + ", " + f.propertyName());
+            }
+        }
+        return Map.copyOf(all);
+    }
 
     /** The name of the field called {@code jsonName} in the JSON service config, in this naming. */
     public String name(String jsonName) {

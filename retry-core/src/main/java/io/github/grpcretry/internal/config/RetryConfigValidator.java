@@ -14,6 +14,7 @@ import io.github.grpcretry.policy.ServiceConfigCustomizer;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,9 +30,8 @@ import java.util.Set;
  *   <li>method entry: at least one name; a name with a method also names its service; no two
  *       entries of one channel share a name; timeout &gt; 0; message limits in (0, 2^31-1] bytes;
  *       not both a retry and a hedging policy;</li>
- *   <li>retry: max-attempts &ge; 2, initial-backoff &gt; 0, max-backoff &gt; 0, backoff-multiplier &gt; 0
- *       (all four required), retryable-status-codes required, non-empty, known codes, never OK;
- *       per-attempt-receive-timeout &gt; 0 when set;</li>
+ *   <li>retry: the rules of each field of {@link RetryPolicyField} (max-attempts &ge; 2, positive
+ *       backoffs and multiplier, retryable codes non-empty and never OK, ...);</li>
  *   <li>hedging: max-attempts &ge; 2 (required), delay &ge; 0 (default 0), non-fatal codes known;</li>
  *   <li>retrythrottling: max-tokens in (0, 1000] and token-ratio &gt; 0 with three decimals kept
  *       (so &ge; 0.001), both required;</li>
@@ -158,44 +158,17 @@ public final class RetryConfigValidator {
 
     private RetryPolicy retryPolicy(RetryPolicyDraft d) {
         int before = problems.size();
-        Integer maxAttempts = maxAttempts(d.maxAttempts(), d.field("maxAttempts"), "retry");
-        Duration initial = required(d.initialBackoff(), d.field("initialBackoff"), "the delay before the first retry",
-                "e.g. 0.1s");
-        initial = positive(d.initialBackoff(), "initial-backoff must be > 0");
-        Duration max = required(d.maxBackoff(), d.field("maxBackoff"), "the longest delay between attempts", "e.g. 1s");
-        max = positive(d.maxBackoff(), "max-backoff must be > 0");
-        Double multiplier = null;
-        if (d.backoffMultiplier() == null) {
-            missing(d.field("backoffMultiplier"), "the factor by which the backoff grows", "e.g. 2");
-        } else {
-            double m = d.backoffMultiplier().value();
-            if (!(m > 0) || Double.isInfinite(m)) {
-                problem(d.backoffMultiplier().path(), d.backoffMultiplier().display(), "backoff-multiplier must be > 0",
-                        "use a positive factor such as 2 (1 keeps the backoff constant)");
-            } else {
-                multiplier = m;
+        Map<RetryPolicyField, Object> values = new EnumMap<>(RetryPolicyField.class);
+        for (RetryPolicyField f : RetryPolicyField.values()) {
+            Object v = f.validate(d.get(f), d.field(f.jsonName()), this);
+            if (v != null) {
+                values.put(f, v);
             }
         }
-        Set<Status.Code> codes = null;
-        if (d.retryableStatusCodes() == null) {
-            missing(d.field("retryableStatusCodes"), "the status codes that may be retried", "e.g. [UNAVAILABLE]");
-        } else {
-            Sourced<List<String>> s = d.retryableStatusCodes();
-            codes = StatusCodes.parseAll(s.value(), s.path(), problems);
-            if (s.value().isEmpty()) {
-                problem(s.path(), s.display(), "retryable-status-codes must not be empty",
-                        "list at least one code, e.g. UNAVAILABLE");
-            } else if (codes.contains(Status.Code.OK)) {
-                problem(s.path(), s.display(), "OK can never be retried",
-                        "remove OK from the list");
-            }
-        }
-        Duration perAttempt = d.perAttemptReceiveTimeout() == null ? null
-                : positive(d.perAttemptReceiveTimeout(), "per-attempt-receive-timeout must be > 0");
-        if (problems.size() != before || initial == null || max == null) {
+        if (problems.size() != before) {
             return null;
         }
-        return new RetryPolicy(maxAttempts, initial, max, multiplier, codes, perAttempt);
+        return RetryPolicyField.build(values);
     }
 
     private HedgingPolicy hedgingPolicy(HedgingPolicyDraft d) {
@@ -227,7 +200,7 @@ public final class RetryConfigValidator {
         return new HedgingPolicy(maxAttempts, delay, codes);
     }
 
-    private Integer maxAttempts(Sourced<Integer> s, String path, String what) {
+    Integer maxAttempts(Sourced<Integer> s, String path, String what) {
         if (s == null) {
             missing(path, "the number of attempts in all, the first included", "e.g. 3");
             return null;
@@ -408,16 +381,12 @@ public final class RetryConfigValidator {
             // wrong here; what is left are the configuration rules on top of them.
             RetryPolicy r = mc.retryPolicy();
             if (r != null) {
-                String rp = p + ".retryPolicy";
-                if (r.maxAttempts() < 2) {
-                    problem(rp + ".maxAttempts", String.valueOf(r.maxAttempts()), "max-attempts must be >= 2", "use 2 or more");
+                for (RetryPolicyField f : RetryPolicyField.values()) {
+                    Object v = f.value(r);
+                    if (v != null) {
+                        f.checkBuilt(v, p + ".retryPolicy." + f.jsonName(), this);
+                    }
                 }
-                if (Double.isInfinite(r.backoffMultiplier()) || Double.isNaN(r.backoffMultiplier())) {
-                    problem(rp + ".backoffMultiplier", String.valueOf(r.backoffMultiplier()), "backoff-multiplier must be > 0", "use e.g. 2");
-                }
-                tooLong(r.initialBackoff(), rp + ".initialBackoff");
-                tooLong(r.maxBackoff(), rp + ".maxBackoff");
-                tooLong(r.perAttemptReceiveTimeout(), rp + ".perAttemptRecvTimeout");
             }
             HedgingPolicy h = mc.hedgingPolicy();
             if (h != null) {
@@ -429,7 +398,7 @@ public final class RetryConfigValidator {
         }
     }
 
-    private void tooLong(Duration d, String path) {
+    void tooLong(Duration d, String path) {
         if (d != null && d.compareTo(MAX_DURATION) > 0) {
             problem(path, Sourced.display(d), TOO_LONG, "use a shorter duration");
         }
@@ -443,15 +412,21 @@ public final class RetryConfigValidator {
 
     // ---------------------------------------------------------------- helpers
 
-    private Duration required(Sourced<Duration> s, String path, String what, String example) {
+    /** A required duration that must be &gt; 0 (and at most {@link Durations#MAX}). */
+    Duration requiredPositive(Sourced<Duration> s, String path, String what, String example, String rule) {
         if (s == null) {
             missing(path, what, example);
             return null;
         }
-        return s.value();
+        return positive(s, rule);
     }
 
-    private Duration positive(Sourced<Duration> s, String rule) {
+    /** Parses configured status codes (names in any case or numbers), reporting unknown ones. */
+    Set<Status.Code> codes(Sourced<List<String>> s) {
+        return StatusCodes.parseAll(s.value(), s.path(), problems);
+    }
+
+    Duration positive(Sourced<Duration> s, String rule) {
         if (s == null) {
             return null;
         }
@@ -467,11 +442,11 @@ public final class RetryConfigValidator {
         return s.value();
     }
 
-    private void missing(String path, String what, String example) {
+    void missing(String path, String what, String example) {
         problem(path, null, "required: " + what, "set it, " + example);
     }
 
-    private void problem(String path, String value, String rule, String fix) {
+    void problem(String path, String value, String rule, String fix) {
         problems.add(new ConfigProblem(path, value, rule, fix));
     }
 }

@@ -17,7 +17,9 @@ import java.io.StringReader;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -165,10 +167,19 @@ public final class ServiceConfigJson {
         JsonObject r = object(o, path, "retryPolicy");
         if (r != null) {
             String p = path + ".retryPolicy";
-            retry = new RetryPolicyDraft(at(p), ConfigNaming.JSON, integer(r, p, "maxAttempts"),
-                    duration(r, p, "initialBackoff"), duration(r, p, "maxBackoff"),
-                    number(r, p, "backoffMultiplier"), codes(r, p, "retryableStatusCodes"),
-                    duration(r, p, "perAttemptRecvTimeout"));
+            Map<RetryPolicyField, Sourced<?>> values = new EnumMap<>(RetryPolicyField.class);
+            for (RetryPolicyField f : RetryPolicyField.values()) {
+                Sourced<?> v = switch (f.kind()) {
+                    case INTEGER -> integer(r, p, f.jsonName());
+                    case NUMBER -> number(r, p, f.jsonName());
+                    case DURATION -> duration(r, p, f.jsonName());
+                    case CODES -> codes(r, p, f.jsonName());
+                };
+                if (v != null) {
+                    values.put(f, v);
+                }
+            }
+            retry = new RetryPolicyDraft(at(p), ConfigNaming.JSON, values);
         }
         HedgingPolicyDraft hedging = null;
         JsonObject h = object(o, path, "hedgingPolicy");

@@ -4,7 +4,6 @@ import io.github.grpcretry.attempt.CallTarget;
 import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
 import io.github.grpcretry.deadline.GrpcContextPropagation;
-import io.github.grpcretry.deadline.GrpcContextThreadLocalAccessor;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import java.util.List;
 import net.devh.boot.grpc.server.interceptor.GrpcGlobalServerInterceptor;
@@ -106,8 +105,8 @@ public class GrpcRetryDeadlineAutoConfiguration {
     static class ContextPropagationConfiguration {
 
         @Bean
-        GrpcContextThreadLocalAccessor grpcContextThreadLocalAccessor() {
-            GrpcContextThreadLocalAccessor accessor = GrpcContextPropagation.threadLocalAccessor();
+        io.micrometer.context.ThreadLocalAccessor<io.grpc.Context> grpcContextThreadLocalAccessor() {
+            io.micrometer.context.ThreadLocalAccessor<io.grpc.Context> accessor = GrpcContextPropagation.threadLocalAccessor();
             io.micrometer.context.ContextRegistry.getInstance().registerThreadLocalAccessor(accessor);
             return accessor;
         }

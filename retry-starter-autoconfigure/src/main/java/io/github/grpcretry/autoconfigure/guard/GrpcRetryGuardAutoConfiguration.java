@@ -27,7 +27,7 @@ import org.springframework.core.annotation.Order;
  *   <li>{@code grpcRetryGuardChannelConfigurer}: a net.devh {@code GrpcChannelConfigurer} putting the
  *       {@code GuardClientInterceptor} on every channel, outside the retry engine (both engines).</li>
  * </ul>
- * Every {@link GuardEventListener} bean receives the guard's events; {@code GuardMeters} (made by the
+ * Every {@link GuardEventListener} bean receives the guard's events; the bean {@code grpcRetryGuardMeters} (made by the
  * metrics auto-configuration when Micrometer is present) is one, counting {@code grpc.server.retry.guard}.
  */
 @AutoConfiguration(afterName = {

@@ -1,9 +1,8 @@
 package io.github.grpcretry.autoconfigure.metrics;
 
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
-import io.github.grpcretry.integration.ChannelStateMeter;
 import io.github.grpcretry.integration.ChannelStateSource;
-import io.github.grpcretry.integration.RetryLimiterGauges;
+import io.github.grpcretry.integration.RetryGauges;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
@@ -28,7 +27,7 @@ public class GrpcRetryGaugesBinder implements SmartInitializingSingleton, Dispos
     private final ObjectProvider<RetryLimiterRegistry> limiters;
     private final ObjectProvider<ChannelRetryConfigs> configs;
     private final ObjectProvider<ChannelStateSource> states;
-    private final Map<String, ChannelStateMeter> stateMeters = new ConcurrentHashMap<>();
+    private final Map<String, RetryGauges.ChannelState> stateMeters = new ConcurrentHashMap<>();
     private volatile ChannelStateSource source;
 
     public GrpcRetryGaugesBinder(MeterRegistry registry, ObjectProvider<RetryLimiterRegistry> limiters,
@@ -41,7 +40,7 @@ public class GrpcRetryGaugesBinder implements SmartInitializingSingleton, Dispos
 
     @Override
     public void afterSingletonsInstantiated() {
-        limiters.ifAvailable(l -> new RetryLimiterGauges(l).bindTo(registry));
+        limiters.ifAvailable(l -> RetryGauges.limiters(l).bindTo(registry));
         Set<String> channels = new TreeSet<>();
         configs.ifAvailable(c -> channels.addAll(c.configuredChannels()));
         channels.addAll(source().states().keySet());
@@ -51,7 +50,7 @@ public class GrpcRetryGaugesBinder implements SmartInitializingSingleton, Dispos
     /** Binds the connectivity gauges of {@code channel} (once). */
     public void bindChannel(String channel) {
         stateMeters.computeIfAbsent(channel,
-                name -> ChannelStateMeter.poll(registry, name, () -> source().states().get(name)));
+                name -> RetryGauges.pollChannelState(registry, name, () -> source().states().get(name)));
     }
 
     private ChannelStateSource source() {
@@ -65,7 +64,7 @@ public class GrpcRetryGaugesBinder implements SmartInitializingSingleton, Dispos
 
     @Override
     public void destroy() {
-        stateMeters.values().forEach(ChannelStateMeter::close);
+        stateMeters.values().forEach(RetryGauges.ChannelState::close);
         stateMeters.clear();
     }
 }

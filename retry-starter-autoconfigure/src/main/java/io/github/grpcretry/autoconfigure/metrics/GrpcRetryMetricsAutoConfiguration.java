@@ -2,8 +2,8 @@ package io.github.grpcretry.autoconfigure.metrics;
 
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.integration.ChannelStateSource;
-import io.github.grpcretry.metrics.DeadlineMeters;
-import io.github.grpcretry.metrics.GuardMeters;
+import io.github.grpcretry.deadline.DeadlineEventListener;
+import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -39,15 +39,15 @@ public class GrpcRetryMetricsAutoConfiguration {
     }
 
     @Bean
-    @ConditionalOnMissingBean
-    public DeadlineMeters grpcRetryDeadlineMeters(MeterRegistry registry) {
-        return new DeadlineMeters(registry);
+    @ConditionalOnMissingBean(name = "grpcRetryDeadlineMeters")
+    public DeadlineEventListener grpcRetryDeadlineMeters(MeterRegistry registry) {
+        return MicrometerRetryEventListener.deadlineMeters(registry);
     }
 
     @Bean
-    @ConditionalOnMissingBean
-    public GuardMeters grpcRetryGuardMeters(MeterRegistry registry) {
-        return new GuardMeters(registry);
+    @ConditionalOnMissingBean(name = "grpcRetryGuardMeters")
+    public GuardEventListener grpcRetryGuardMeters(MeterRegistry registry) {
+        return MicrometerRetryEventListener.guardMeters(registry);
     }
 
     @Bean

@@ -9,8 +9,8 @@ import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguratio
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryMetricsAutoConfiguration;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.integration.CompositeRetryEventListener;
-import io.github.grpcretry.metrics.DeadlineMeters;
-import io.github.grpcretry.metrics.GuardMeters;
+import io.github.grpcretry.deadline.DeadlineEventListener;
+import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import io.github.grpcretry.integration.RetryStatistics;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
@@ -82,7 +82,9 @@ class GrpcRetryObservabilityAutoConfigurationTest {
             assertThat(composite.delegates()).hasSize(3)
                     .contains(context.getBean(RetryStatistics.class), context.getBean(MicrometerRetryEventListener.class),
                             context.getBean("applicationListener", RetryEventListener.class));
-            assertThat(context).hasSingleBean(DeadlineMeters.class).hasSingleBean(GuardMeters.class);
+            assertThat(context).hasBean("grpcRetryDeadlineMeters").hasBean("grpcRetryGuardMeters");
+            assertThat(context.getBean("grpcRetryDeadlineMeters")).isInstanceOf(DeadlineEventListener.class);
+            assertThat(context.getBean("grpcRetryGuardMeters")).isInstanceOf(GuardEventListener.class);
 
             CallTarget t = new CallTarget("inventory", "grpc.testing.SimpleService/UnaryRpc");
             composite.callStarted(t);
@@ -101,7 +103,7 @@ class GrpcRetryObservabilityAutoConfigurationTest {
         new ApplicationContextRunner().withConfiguration(OURS).withUserConfiguration(Limiters.class).run(context -> {
             assertThat(context).hasNotFailed()
                     .doesNotHaveBean(MicrometerRetryEventListener.class)
-                    .doesNotHaveBean(DeadlineMeters.class)
+                    .doesNotHaveBean("grpcRetryDeadlineMeters")
                     .hasSingleBean(RetryStatistics.class);
             assertThat(context.getBean("grpcRetryEventListener", CompositeRetryEventListener.class).delegates())
                     .containsExactly(context.getBean(RetryStatistics.class));

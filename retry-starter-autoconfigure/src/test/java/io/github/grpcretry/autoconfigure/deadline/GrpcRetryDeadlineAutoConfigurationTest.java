@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
 import io.github.grpcretry.deadline.GrpcContextPropagation;
-import io.github.grpcretry.deadline.GrpcContextThreadLocalAccessor;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -66,7 +65,7 @@ class GrpcRetryDeadlineAutoConfigurationTest {
             assertThat(ctx.getBean("grpcDeadlineChannelConfigurer")).isInstanceOf(GrpcChannelConfigurer.class);
             assertThat(ctx.getBean("grpcDeadlineServerInterceptor")).isInstanceOf(DeadlineServerInterceptor.class);
             assertThat(ContextRegistry.getInstance().getThreadLocalAccessors())
-                    .anySatisfy(a -> assertThat(a).isInstanceOf(GrpcContextThreadLocalAccessor.class));
+                    .anySatisfy(a -> assertThat(a.key()).isEqualTo(GrpcContextPropagation.THREAD_LOCAL_KEY));
             GrpcRetryDeadlineProperties p = ctx.getBean(GrpcRetryDeadlineProperties.class);
             assertThat(p.getReserve()).isZero();
             assertThat(p.getMinRemaining()).isZero();

@@ -11,7 +11,6 @@ import io.github.grpcretry.autoconfigure.metrics.GrpcRetryMetricsAutoConfigurati
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.guard.GuardServerInterceptor;
-import io.github.grpcretry.metrics.GuardMeters;
 import io.github.grpcretry.internal.pushback.Pushback;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.Metadata;
@@ -113,7 +112,7 @@ class GrpcRetryGuardAutoConfigurationTest {
                 .withPropertyValues("grpc.server.port=-1", "grpc.server.in-process-name=guard-ac-" + UUID.randomUUID())
                 .run(ctx -> {
                     assertThat(ctx).hasNotFailed();
-                    assertThat(ctx).doesNotHaveBean(GuardMeters.class).hasSingleBean(GuardServerInterceptor.class);
+                    assertThat(ctx).doesNotHaveBean("grpcRetryGuardMeters").hasSingleBean(GuardServerInterceptor.class);
                 });
     }
 

@@ -3,6 +3,7 @@ package io.github.grpcretry.integration;
 import io.github.grpcretry.budget.RetryBudget;
 import io.github.grpcretry.internal.config.RetryPolicyField;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.policy.Durations;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.HedgingPolicy;
@@ -34,7 +35,8 @@ import org.jspecify.annotations.Nullable;
  * ({@link RetryLimiterRegistry}), the counts since start ({@link RetryStatistics}) and the
  * connectivity states ({@link ChannelStateSource}), each read when asked (a supplier may give null:
  * that part is left out). Output is plain maps and lists in a stable key order, for a JSON writer;
- * durations are ISO-8601 ({@code PT0.1S}), sizes bytes, status codes names. With the native engine
+ * durations as users write them ({@code 100ms}, {@code 10s}), sizes too ({@code 1MB}, with the bytes beside
+ * under {@code <key>Bytes}), status codes by name. With the native engine
  * grpc-java keeps its own token bucket, so tokens and suppressed retries are reported as not observable.
  */
 public final class RetryReport {
@@ -222,8 +224,8 @@ public final class RetryReport {
     public static Map<String, Object> config(ChannelRetryConfig config) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("maxAttemptsCap", config.maxAttemptsCap());
-        out.put("perRpcBufferLimit", config.perRpcBufferLimit());
-        out.put("retryBufferSize", config.retryBufferSize());
+        putSize(out, "perRpcBufferLimit", config.perRpcBufferLimit());
+        putSize(out, "retryBufferSize", config.retryBufferSize());
         putIfSet(out, "connectTimeout", duration(config.connectTimeout()));
         putIfSet(out, "resilience4jRetry", config.resilience4jRetry());
         RetryBudgetPolicy b = config.budget();
@@ -231,7 +233,7 @@ public final class RetryReport {
             Map<String, Object> budget = new LinkedHashMap<>();
             budget.put("ratio", b.ratio());
             budget.put("minRetriesPerSecond", b.minRetriesPerSecond());
-            budget.put("ttl", b.ttl().toString());
+            budget.put("ttl", Durations.toText(b.ttl()));
             out.put("budget", budget);
         }
         RetryThrottlingPolicy t = config.serviceConfig().retryThrottling();
@@ -258,8 +260,12 @@ public final class RetryReport {
         out.put("names", names);
         putIfSet(out, "waitForReady", mc.waitForReady());
         putIfSet(out, "timeout", duration(mc.timeout()));
-        putIfSet(out, "maxRequestMessage", mc.maxRequestMessageBytes());
-        putIfSet(out, "maxResponseMessage", mc.maxResponseMessageBytes());
+        if (mc.maxRequestMessageBytes() != null) {
+            putSize(out, "maxRequestMessage", mc.maxRequestMessageBytes());
+        }
+        if (mc.maxResponseMessageBytes() != null) {
+            putSize(out, "maxResponseMessage", mc.maxResponseMessageBytes());
+        }
         RetryPolicy r = mc.retryPolicy();
         if (r != null) {
             Map<String, Object> retry = new LinkedHashMap<>();
@@ -275,7 +281,7 @@ public final class RetryReport {
         if (h != null) {
             Map<String, Object> hedging = new LinkedHashMap<>();
             hedging.put("maxAttempts", h.maxAttempts());
-            hedging.put("delay", h.hedgingDelay().toString());
+            hedging.put("delay", Durations.toText(h.hedgingDelay()));
             hedging.put("nonFatalStatusCodes", codes(h.nonFatalStatusCodes()));
             out.put("hedging", hedging);
         }
@@ -330,8 +336,27 @@ public final class RetryReport {
         }
     }
 
+    /**
+     * A size as users write it ({@code 1MB}, {@code 64KB}, {@code 1000B}: the largest binary unit that
+     * holds it exactly, as Spring's {@code DataSize} reads it), with the number of bytes beside it under
+     * {@code <key>Bytes} for tools.
+     */
+    private static void putSize(Map<String, Object> out, String key, long bytes) {
+        String[] units = {"TB", "GB", "MB", "KB"};
+        String text = bytes + "B";
+        for (int i = 0; i < units.length; i++) {
+            long unit = 1L << (10 * (units.length - i));
+            if (bytes != 0 && bytes % unit == 0) {
+                text = bytes / unit + units[i];
+                break;
+            }
+        }
+        out.put(key, text);
+        out.put(key + "Bytes", bytes);
+    }
+
     private static @Nullable String duration(@Nullable Duration d) {
-        return d == null ? null : d.toString();
+        return d == null ? null : Durations.toText(d);
     }
 
     private static List<String> codes(Collection<Status.Code> codes) {

@@ -112,7 +112,7 @@ class RetryPolicyFieldTableTest {
             javaNames.add(f.javaName());
         }
         assertThat(retry.keySet()).containsExactlyElementsOf(javaNames);
-        assertThat(retry).containsEntry("initialBackoff", "PT0.15S").containsEntry("maxAttempts", 4)
+        assertThat(retry).containsEntry("initialBackoff", "150ms").containsEntry("maxAttempts", 4)
                 .containsEntry("retryableStatusCodes", List.of("RESOURCE_EXHAUSTED", "UNAVAILABLE"));
     }
 

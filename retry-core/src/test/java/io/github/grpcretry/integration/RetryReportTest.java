@@ -50,7 +50,7 @@ class RetryReportTest {
                 .containsEntry("maxTokens", 10.0).containsEntry("throttling", true)
                 .containsEntry("connectivityState", "READY");
         Map<String, Object> channel = report.channel("inventory", Map.of());
-        assertThat(channel.get("config").toString()).contains("maxAttempts=3", "initialBackoff=PT0.05S",
+        assertThat(channel.get("config").toString()).contains("maxAttempts=3", "initialBackoff=50ms",
                 "retryableStatusCodes=[UNAVAILABLE]", "tokenRatio=0.1");
         assertThat(channel.get("counts").toString()).contains("calls=0");
     }

@@ -285,11 +285,11 @@ public enum RetryPolicyField {
                     + " (" + value.getClass().getName() + ")");
         }
 
-        /** A validated value as the endpoint shows it (durations ISO-8601, codes by name). */
+        /** A validated value as the endpoint shows it (durations as users write them, {@code 50ms}; codes by name). */
         public Object toReport(Object value) {
             return switch (this) {
                 case INTEGER, NUMBER -> value;
-                case DURATION -> value.toString();
+                case DURATION -> Durations.toText((Duration) value);
                 case CODES -> codeNames(value);
             };
         }

@@ -1,6 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
-import io.github.grpcretry.integration.ChannelStateMeter;
+import io.github.grpcretry.integration.ChannelStateMeters;
 import io.github.grpcretry.integration.RetryLimiterGauges;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.metrics.DeadlineMeters;
@@ -51,28 +51,16 @@ public class GrpcRetryMetricsAutoConfiguration {
         return new DeadlineMeters(registry);
     }
 
-    /** The {@code grpc.client.channel.state} gauges of every channel Spring gRPC builds. */
+    /**
+     * The {@code grpc.client.channel.state} gauges of every channel Spring gRPC builds; a later channel of a
+     * name (every {@code createChannel} builds one) takes the name's gauges over. Closed with the context.
+     */
     @Bean
     @ConditionalOnBean(SpringGrpcChannelStates.class)
     public ChannelStateMeters grpcRetryChannelStateMeters(MeterRegistry registry, SpringGrpcChannelStates states) {
-        ChannelStateMeters meters = new ChannelStateMeters();
-        states.onChannel((name, channel) -> meters.add(ChannelStateMeter.watch(registry, name, channel)));
+        ChannelStateMeters meters = new ChannelStateMeters(registry);
+        states.onChannel(meters::watch);
         return meters;
-    }
-
-    /** The channel-state gauges made so far; closed with the context. */
-    public static final class ChannelStateMeters implements AutoCloseable {
-        private final java.util.List<ChannelStateMeter> meters = new java.util.concurrent.CopyOnWriteArrayList<>();
-
-        void add(ChannelStateMeter meter) {
-            meters.add(meter);
-        }
-
-        @Override
-        public void close() {
-            meters.forEach(ChannelStateMeter::close);
-            meters.clear();
-        }
     }
 
     /** Responses the guard marked "do not retry". */

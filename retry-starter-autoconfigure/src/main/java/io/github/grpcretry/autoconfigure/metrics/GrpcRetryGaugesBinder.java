@@ -1,15 +1,13 @@
 package io.github.grpcretry.autoconfigure.metrics;
 
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
-import io.github.grpcretry.integration.ChannelStateMeter;
+import io.github.grpcretry.integration.ChannelStateMeters;
 import io.github.grpcretry.integration.ChannelStateSource;
 import io.github.grpcretry.integration.RetryLimiterGauges;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -28,7 +26,7 @@ public class GrpcRetryGaugesBinder implements SmartInitializingSingleton, Dispos
     private final ObjectProvider<RetryLimiterRegistry> limiters;
     private final ObjectProvider<ChannelRetryConfigs> configs;
     private final ObjectProvider<ChannelStateSource> states;
-    private final Map<String, ChannelStateMeter> stateMeters = new ConcurrentHashMap<>();
+    private final ChannelStateMeters stateMeters;
     private volatile ChannelStateSource source;
 
     public GrpcRetryGaugesBinder(MeterRegistry registry, ObjectProvider<RetryLimiterRegistry> limiters,
@@ -37,6 +35,7 @@ public class GrpcRetryGaugesBinder implements SmartInitializingSingleton, Dispos
         this.limiters = limiters;
         this.configs = configs;
         this.states = states;
+        this.stateMeters = new ChannelStateMeters(registry);
     }
 
     @Override
@@ -50,8 +49,7 @@ public class GrpcRetryGaugesBinder implements SmartInitializingSingleton, Dispos
 
     /** Binds the connectivity gauges of {@code channel} (once). */
     public void bindChannel(String channel) {
-        stateMeters.computeIfAbsent(channel,
-                name -> ChannelStateMeter.poll(registry, name, () -> source().states().get(name)));
+        stateMeters.poll(channel, () -> source().states().get(channel));
     }
 
     private ChannelStateSource source() {
@@ -65,7 +63,6 @@ public class GrpcRetryGaugesBinder implements SmartInitializingSingleton, Dispos
 
     @Override
     public void destroy() {
-        stateMeters.values().forEach(ChannelStateMeter::close);
-        stateMeters.clear();
+        stateMeters.close();
     }
 }

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Runs the Spring Boot 4.1 sample's lab as {@code --lab} does (R1 and R2, through {@code grpc.retry.*} and
  * through Spring Boot's own service config) and checks its rows: deterministic rows exactly, random rows
- * within their tolerance, timing rows within their ranges, and R2's figures by name on both routes.
+ * within their tolerance, the timing rows' lower bounds, and R2's figures by name on both routes.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SpringGrpcLabTest {
@@ -89,11 +89,39 @@ class SpringGrpcLabTest {
     }
 
     @Test
-    void randomRowsLieWithinTheirToleranceAndTimingRowsWithinTheirRanges() {
+    void randomRowsLieWithinTheirTolerance() {
         assertThat(report.rows().filter(r -> r.check() == LabRow.Check.TOLERANCE)).hasSize(16)
                 .as("random rows outside ±2 points / ±0.03").allMatch(LabRow::pass);
-        assertThat(report.rows().filter(r -> r.check() == LabRow.Check.RANGE)).isNotEmpty()
-                .as("timing rows outside their ranges").allMatch(LabRow::pass);
+    }
+
+    /**
+     * The timing rows' lower bounds, which a busy machine cannot break (it only lengthens waits): every call's
+     * backoffs at least 40 and 80 ms (initial-backoff 50ms, multiplier 2, jitter ±20 %; 38 and 78 as the lab's
+     * own rule allows for the server's two arrival stamps), the pushback gap at least 300 ms (295, likewise).
+     * Their upper bounds are shown in the report (range rows), not asserted here.
+     */
+    @Test
+    void theEngineWaitsAtLeastTheBackoffsAndThePushback() {
+        for (String id : List.of("R1", "R1-boot")) {
+            List<List<Double>> calls = numbers(measured(table(id), "  gaps between arrivals"), "\\[([^\\]]*)\\]");
+            assertThat(calls).as(id).hasSize(3).allSatisfy(gaps -> {
+                assertThat(gaps).hasSize(2);
+                assertThat(gaps.get(0)).isGreaterThanOrEqualTo(38);
+                assertThat(gaps.get(1)).isGreaterThanOrEqualTo(78);
+            });
+            assertThat(Double.parseDouble(measured(table(id), "  gap").replace(" ms", ""))).as(id)
+                    .isGreaterThanOrEqualTo(295);
+        }
+    }
+
+    /** The numbers inside each match of {@code group}'s first group, e.g. "[47 97] [72 114]" → [[47, 97], [72, 114]]. */
+    static List<List<Double>> numbers(String measured, String group) {
+        List<List<Double>> out = new java.util.ArrayList<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(group).matcher(measured);
+        while (m.find()) {
+            out.add(java.util.Arrays.stream(m.group(1).trim().split("\\s+")).map(Double::parseDouble).toList());
+        }
+        return out;
     }
 
     @Test

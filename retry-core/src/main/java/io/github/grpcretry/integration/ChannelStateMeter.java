@@ -24,7 +24,7 @@ import org.jspecify.annotations.Nullable;
  * net.devh's {@code GrpcChannelFactory.getConnectivityState()}). {@link #close()} removes the
  * gauges and stops watching. Made by {@link RetryGauges}.
  */
-final class ChannelStateMeter implements RetryGauges.ChannelState {
+final class ChannelStateMeter implements AutoCloseable {
 
     private static final ConnectivityState[] STATES = ConnectivityState.values();
 
@@ -68,14 +68,12 @@ final class ChannelStateMeter implements RetryGauges.ChannelState {
         }
     }
 
-    @Override
-    public String channel() {
+    String channel() {
         return channel;
     }
 
     /** The state the gauges report now; absent when unknown. */
-    @Override
-    public @Nullable ConnectivityState state() {
+    @Nullable ConnectivityState state() {
         if (closed) {
             return null;
         }

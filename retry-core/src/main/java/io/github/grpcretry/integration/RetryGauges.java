@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * The gauges the auto-configuration modules bind (Micrometer is needed on the class path): the limiter
  * gauges of every channel ({@value RetryMeterNames#TOKENS}, {@value RetryMeterNames#TOKENS_MAX},
- * {@value RetryMeterNames#BUDGET_BALANCE}) and the {@value RetryMeterNames#CHANNEL_STATE} gauges of one
+ * {@value RetryMeterNames#BUDGET_BALANCE}) and the {@value RetryMeterNames#CHANNEL_STATE} gauges of each
  * channel (one gauge per {@link ConnectivityState}, 1 for the current state, 0 for the others).
  */
 public final class RetryGauges {
@@ -30,30 +30,32 @@ public final class RetryGauges {
     }
 
     /**
-     * Channel-state gauges that follow {@code managedChannel} ({@code getState(false)} and
-     * {@code notifyWhenStateChanged}, never asking it to connect) until it shuts down.
+     * The {@value RetryMeterNames#CHANNEL_STATE} gauges of an application's channels, one set per channel
+     * name; closing it removes them all.
      */
-    public static ChannelState watchChannelState(MeterRegistry registry, String channel, ManagedChannel managedChannel) {
-        return ChannelStateMeter.watch(registry, channel, managedChannel);
+    public static ChannelStates channelStates(MeterRegistry registry) {
+        return new ChannelStateMeters(registry);
     }
 
-    /**
-     * Channel-state gauges that read {@code state} on every scrape (for channels only reachable through
-     * such a view, as net.devh's {@code GrpcChannelFactory.getConnectivityState()}); an unknown (absent)
-     * state reports 0 everywhere.
-     */
-    public static ChannelState pollChannelState(MeterRegistry registry, String channel,
-            Supplier<@Nullable ConnectivityState> state) {
-        return ChannelStateMeter.poll(registry, channel, state);
-    }
+    /** The channel-state gauges of every channel of an application, by channel name. */
+    public interface ChannelStates extends AutoCloseable {
 
-    /** The channel-state gauges of one channel; {@link #close()} removes them and stops watching. */
-    public interface ChannelState extends AutoCloseable {
+        /**
+         * Gauges that follow {@code channel} ({@code getState(false)} and {@code notifyWhenStateChanged},
+         * never asking it to connect); a later channel of the same name (Spring gRPC builds one on every
+         * {@code createChannel}) takes the name's gauges over instead of registering a second set.
+         */
+        void watch(String name, ManagedChannel channel);
 
-        String channel();
+        /**
+         * Gauges that read {@code state} on every scrape (for channels only reachable through such a view,
+         * as net.devh's {@code GrpcChannelFactory.getConnectivityState()}), once per name; an unknown
+         * (absent) state reports 0 everywhere.
+         */
+        void poll(String name, Supplier<@Nullable ConnectivityState> state);
 
-        /** The state the gauges report now; absent when unknown. */
-        @Nullable ConnectivityState state();
+        /** The channels that have gauges. */
+        java.util.Set<String> channels();
 
         @Override
         void close();

@@ -161,6 +161,24 @@ public final class RetryReport {
             channels = Collections.unmodifiableMap(new LinkedHashMap<>(channels));
             throttling = List.copyOf(throttling);
         }
+
+        /**
+         * The status code to report: {@code UP}, or {@code statusWhenThrottled} (as
+         * {@link RetryReport#statusWhenThrottled(String)} made it) while a channel throttles.
+         */
+        public String status(String statusWhenThrottled) {
+            return throttling.isEmpty() ? "UP" : statusWhenThrottled;
+        }
+
+        /** The details to report: {@code throttling} (only while a channel throttles), then {@code channels}. */
+        public Map<String, Object> details() {
+            Map<String, Object> details = new LinkedHashMap<>();
+            if (!throttling.isEmpty()) {
+                details.put("throttling", throttling);
+            }
+            details.put("channels", channels);
+            return details;
+        }
     }
 
     /** The health contributor's details of every channel and the channels that throttle now. */

@@ -102,6 +102,32 @@ public final class SpringBootLineCheck {
                 "On Spring Boot " + boot + " keep " + keep + " and remove " + remove + " (and its -autoconfigure module).");
     }
 
+    /**
+     * Throws the problem {@link #forBoot4Line} finds among the classes {@code classLoader} can load (what
+     * the Spring Boot 4.1 line's first auto-configuration runs).
+     *
+     * @throws WrongSpringBootLineException when the classpath does not fit the Spring Boot 4.1 line
+     */
+    public static void requireBoot4Line(@Nullable ClassLoader classLoader) {
+        Problem problem = forBoot4Line(name -> isPresent(name, classLoader));
+        if (problem != null) {
+            throw new WrongSpringBootLineException(problem);
+        }
+    }
+
+    /**
+     * Throws the problem {@link #forBoot3Line} finds among the classes {@code classLoader} can load (what
+     * the Spring Boot 3.5 line's first auto-configuration runs).
+     *
+     * @throws WrongSpringBootLineException when the classpath does not fit the Spring Boot 3.5 line
+     */
+    public static void requireBoot3Line(@Nullable ClassLoader classLoader) {
+        Problem problem = forBoot3Line(name -> isPresent(name, classLoader));
+        if (problem != null) {
+            throw new WrongSpringBootLineException(problem);
+        }
+    }
+
     /** Whether {@code classLoader} can load the class {@code name}. */
     public static boolean isPresent(String name, @Nullable ClassLoader classLoader) {
         try {

@@ -2,8 +2,10 @@
  * What the auto-configuration modules need from retry-core beyond the user API: the configuration
  * resolver ({@link io.github.grpcretry.integration.RetryConfigResolver}: property tree, JSON files, base
  * service config, customizers, path-aware problems), the channel setup for both engines
- * ({@link io.github.grpcretry.integration.ChannelSetup}), and the statistics, gauges and channel-state
- * meters read by Actuator and metrics.
+ * ({@link io.github.grpcretry.integration.ChannelSetup}), the statistics, gauges and channel-state
+ * meters read by Actuator and metrics, and what both lines' Spring glue wraps: the HTTP deadline filter,
+ * the health and endpoint report, the start-up reports of a wrong Spring Boot line and of an invalid
+ * configuration.
  *
  * <p><b>Integration SPI</b>: for the auto-configuration modules of the Spring Boot lines (and other
  * framework integrations), not for application code. Counted apart from the user API in docs/api.md; it

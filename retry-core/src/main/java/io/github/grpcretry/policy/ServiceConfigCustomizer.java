@@ -11,8 +11,9 @@ package io.github.grpcretry.policy;
 public interface ServiceConfigCustomizer {
 
     /**
-     * @param channel the net.devh channel name ({@code @GrpcClient("<channel>")}); {@code GLOBAL} is
-     *     never passed: GLOBAL's entries are already part of {@code config}
+     * @param channel the channel's name: net.devh's {@code @GrpcClient("<channel>")} on the Spring Boot 3.5
+     *     line, the name given to Spring gRPC's {@code createChannel} on the Spring Boot 4.1 line; {@code GLOBAL}
+     *     is never passed: GLOBAL's entries are already part of {@code config}
      * @param config the merged config, never null (possibly {@link ServiceConfig#EMPTY})
      * @return the config to use, not null
      */

@@ -67,4 +67,50 @@ class ChannelStateMeterTest {
         state.set(ConnectivityState.CONNECTING);
         assertThat(onlyOne("orders", ConnectivityState.CONNECTING)).isTrue();
     }
+
+    /**
+     * A second channel of the same name (Spring gRPC builds one per createChannel) takes the name's gauges
+     * over: they report the new channel, not the first one (two ChannelStateMeter.watch calls would leave
+     * Micrometer's first registration, the first channel, in place).
+     */
+    @Test
+    void aLaterChannelOfTheSameNameTakesItsGaugesOver() throws Exception {
+        try (ScriptedServer server = ScriptedServer.start("state-meters");
+             ChannelStateMeters meters = new ChannelStateMeters(registry)) {
+            ManagedChannel first = InProcessChannelBuilder.forName("state-meters").build();
+            ManagedChannel second = InProcessChannelBuilder.forName("state-meters").build();
+            try {
+                meters.watch("inventory", first);
+                SimpleServiceGrpc.newBlockingStub(first).unaryRpc(SimpleRequest.getDefaultInstance());
+                await().atMost(Duration.ofSeconds(5)).until(() -> onlyOne("inventory", ConnectivityState.READY));
+
+                meters.watch("inventory", second);
+                assertThat(registry.find("grpc.client.channel.state").gauges()).hasSize(5);
+                assertThat(onlyOne("inventory", ConnectivityState.IDLE)).isTrue();
+
+                // the first channel's shutdown no longer shows; the second's connection does
+                first.shutdownNow();
+                first.awaitTermination(5, TimeUnit.SECONDS);
+                SimpleServiceGrpc.newBlockingStub(second).unaryRpc(SimpleRequest.getDefaultInstance());
+                await().atMost(Duration.ofSeconds(5)).until(() -> onlyOne("inventory", ConnectivityState.READY));
+                assertThat(meters.channels()).containsExactly("inventory");
+            } finally {
+                first.shutdownNow();
+                second.shutdownNow();
+            }
+        }
+        assertThat(registry.find("grpc.client.channel.state").gauges()).isEmpty();
+    }
+
+    @Test
+    void pollRegistersANameOnce() {
+        AtomicReference<ConnectivityState> state = new AtomicReference<>(ConnectivityState.CONNECTING);
+        try (ChannelStateMeters meters = new ChannelStateMeters(registry)) {
+            meters.poll("orders", state::get);
+            meters.poll("orders", () -> ConnectivityState.SHUTDOWN);
+            assertThat(registry.find("grpc.client.channel.state").gauges()).hasSize(5);
+            assertThat(onlyOne("orders", ConnectivityState.CONNECTING)).isTrue();
+        }
+        assertThat(registry.find("grpc.client.channel.state").gauges()).isEmpty();
+    }
 }

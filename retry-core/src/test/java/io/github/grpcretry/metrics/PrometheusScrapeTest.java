@@ -36,7 +36,7 @@ class PrometheusScrapeTest {
         new DeadlineMeters(registry).recordRemaining(t, 2_000_000_000L);
         new DeadlineMeters(registry).fastFail(t);
         new GuardMeters(registry).marked("shop.Orders/Place");
-        RetryGauges.pollChannelState(registry, "inventory", () -> ConnectivityState.READY);
+        RetryGauges.channelStates(registry).poll("inventory", () -> ConnectivityState.READY);
 
         String scrape = registry.scrape();
 

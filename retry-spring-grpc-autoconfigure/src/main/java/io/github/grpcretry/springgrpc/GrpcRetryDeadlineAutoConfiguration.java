@@ -1,6 +1,7 @@
 package io.github.grpcretry.springgrpc;
 
 import io.github.grpcretry.deadline.GrpcContextPropagation;
+import io.github.grpcretry.integration.GrpcDeadlineHttpFilter;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -45,7 +46,7 @@ public class GrpcRetryDeadlineAutoConfiguration {
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-    @ConditionalOnClass(name = {"org.springframework.web.filter.OncePerRequestFilter", "jakarta.servlet.Filter"})
+    @ConditionalOnClass(name = "jakarta.servlet.Filter")
     @Conditional(OnHttpHeaderCondition.class)
     static class HttpConfiguration {
 

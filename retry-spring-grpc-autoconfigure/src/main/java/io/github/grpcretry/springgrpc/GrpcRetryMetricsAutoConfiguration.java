@@ -51,28 +51,16 @@ public class GrpcRetryMetricsAutoConfiguration {
         return MicrometerRetryEventListener.deadlineMeters(registry);
     }
 
-    /** The {@code grpc.client.channel.state} gauges of every channel Spring gRPC builds. */
+    /**
+     * The {@code grpc.client.channel.state} gauges of every channel Spring gRPC builds; a later channel of a
+     * name (every {@code createChannel} builds one) takes the name's gauges over. Closed with the context.
+     */
     @Bean
     @ConditionalOnBean(SpringGrpcChannelStates.class)
-    public ChannelStateMeters grpcRetryChannelStateMeters(MeterRegistry registry, SpringGrpcChannelStates states) {
-        ChannelStateMeters meters = new ChannelStateMeters();
-        states.onChannel((name, channel) -> meters.add(RetryGauges.watchChannelState(registry, name, channel)));
+    public RetryGauges.ChannelStates grpcRetryChannelStateMeters(MeterRegistry registry, SpringGrpcChannelStates states) {
+        RetryGauges.ChannelStates meters = RetryGauges.channelStates(registry);
+        states.onChannel(meters::watch);
         return meters;
-    }
-
-    /** The channel-state gauges made so far; closed with the context. */
-    public static final class ChannelStateMeters implements AutoCloseable {
-        private final java.util.List<RetryGauges.ChannelState> meters = new java.util.concurrent.CopyOnWriteArrayList<>();
-
-        void add(RetryGauges.ChannelState meter) {
-            meters.add(meter);
-        }
-
-        @Override
-        public void close() {
-            meters.forEach(RetryGauges.ChannelState::close);
-            meters.clear();
-        }
     }
 
     /** Responses the guard marked "do not retry". */

@@ -1,6 +1,7 @@
 package io.github.grpcretry.springgrpc;
 
 import io.github.grpcretry.integration.SpringBootLineCheck;
+import io.github.grpcretry.integration.WrongSpringBootLineException;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigureOrder;
 import org.springframework.context.annotation.Condition;
@@ -27,11 +28,7 @@ public class SpringBootLineAutoConfiguration {
         public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
             ClassLoader classLoader = context.getClassLoader() != null ? context.getClassLoader()
                     : SpringBootLineAutoConfiguration.class.getClassLoader();
-            SpringBootLineCheck.Problem problem = SpringBootLineCheck.forBoot4Line(
-                    name -> SpringBootLineCheck.isPresent(name, classLoader));
-            if (problem != null) {
-                throw new WrongSpringBootLineException(problem.description(), problem.action());
-            }
+            SpringBootLineCheck.requireBoot4Line(classLoader);
             return false;
         }
     }

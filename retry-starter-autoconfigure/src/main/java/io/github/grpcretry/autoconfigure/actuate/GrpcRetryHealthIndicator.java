@@ -27,10 +27,6 @@ public class GrpcRetryHealthIndicator implements HealthIndicator {
     @Override
     public Health health() {
         RetryReport.HealthDetails details = report.health();
-        if (details.throttling().isEmpty()) {
-            return Health.up().withDetail("channels", details.channels()).build();
-        }
-        return Health.status(new Status(statusWhenThrottled)).withDetail("throttling", details.throttling())
-                .withDetail("channels", details.channels()).build();
+        return Health.status(new Status(details.status(statusWhenThrottled))).withDetails(details.details()).build();
     }
 }

@@ -5,6 +5,7 @@ import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
 import io.github.grpcretry.deadline.GrpcContextPropagation;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.integration.GrpcDeadlineHttpFilter;
 import java.util.List;
 import net.devh.boot.grpc.server.interceptor.GrpcGlobalServerInterceptor;
 import org.springframework.beans.factory.ObjectProvider;
@@ -126,8 +127,7 @@ public class GrpcRetryDeadlineAutoConfiguration {
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-    @ConditionalOnClass(name = {"org.springframework.web.filter.OncePerRequestFilter",
-            "jakarta.servlet.Filter"})
+    @ConditionalOnClass(name = "jakarta.servlet.Filter")
     @Conditional(OnHttpHeaderCondition.class)
     static class HttpConfiguration {
 

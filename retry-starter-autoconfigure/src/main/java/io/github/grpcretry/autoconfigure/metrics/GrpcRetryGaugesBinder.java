@@ -5,10 +5,8 @@ import io.github.grpcretry.integration.ChannelStateSource;
 import io.github.grpcretry.integration.RetryGauges;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -27,7 +25,7 @@ public class GrpcRetryGaugesBinder implements SmartInitializingSingleton, Dispos
     private final ObjectProvider<RetryLimiterRegistry> limiters;
     private final ObjectProvider<ChannelRetryConfigs> configs;
     private final ObjectProvider<ChannelStateSource> states;
-    private final Map<String, RetryGauges.ChannelState> stateMeters = new ConcurrentHashMap<>();
+    private final RetryGauges.ChannelStates stateMeters;
     private volatile ChannelStateSource source;
 
     public GrpcRetryGaugesBinder(MeterRegistry registry, ObjectProvider<RetryLimiterRegistry> limiters,
@@ -36,6 +34,7 @@ public class GrpcRetryGaugesBinder implements SmartInitializingSingleton, Dispos
         this.limiters = limiters;
         this.configs = configs;
         this.states = states;
+        this.stateMeters = RetryGauges.channelStates(registry);
     }
 
     @Override
@@ -49,8 +48,7 @@ public class GrpcRetryGaugesBinder implements SmartInitializingSingleton, Dispos
 
     /** Binds the connectivity gauges of {@code channel} (once). */
     public void bindChannel(String channel) {
-        stateMeters.computeIfAbsent(channel,
-                name -> RetryGauges.pollChannelState(registry, name, () -> source().states().get(name)));
+        stateMeters.poll(channel, () -> source().states().get(channel));
     }
 
     private ChannelStateSource source() {
@@ -64,7 +62,6 @@ public class GrpcRetryGaugesBinder implements SmartInitializingSingleton, Dispos
 
     @Override
     public void destroy() {
-        stateMeters.values().forEach(RetryGauges.ChannelState::close);
-        stateMeters.clear();
+        stateMeters.close();
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
 import io.github.grpcretry.deadline.GrpcContextPropagation;
+import io.github.grpcretry.integration.GrpcDeadlineHttpFilter;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.CallOptions;
 import io.grpc.Channel;

@@ -1,7 +1,6 @@
 package io.github.grpcretry.sample.lab;
 
 import io.github.grpcretry.sample.server.FlakyServer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,29 +42,20 @@ public final class Lab {
         }
 
         public static Options parse(String[] args) {
-            String engine = "auto";
-            Path out = Files.isDirectory(Path.of("sample-app")) ? Path.of("sample-app", "target", "lab") : Path.of("target", "lab");
-            long seed = DEFAULT_SEED;
             boolean shortR6 = false;
             Set<String> only = new LinkedHashSet<>();
             for (String a : args) {
-                if (a.startsWith("--lab.engine=")) {
-                    engine = a.substring("--lab.engine=".length());
-                } else if (a.startsWith("--lab.out=")) {
-                    out = Path.of(a.substring("--lab.out=".length()));
-                } else if (a.startsWith("--lab.seed=")) {
-                    seed = Long.parseLong(a.substring("--lab.seed=".length()));
-                } else if (a.equals("--lab.r6=short")) {
+                if (a.equals("--lab.r6=short")) {
                     shortR6 = true;
-                } else if (a.startsWith("--lab.only=")) {
-                    for (String id : a.substring("--lab.only=".length()).split(",")) {
-                        if (!id.isBlank()) {
-                            only.add(id.trim().toUpperCase(java.util.Locale.ROOT));
-                        }
-                    }
                 }
             }
-            return new Options(engine, out, seed, shortR6, Set.copyOf(only));
+            for (String id : LabArgs.value(args, "only", "").split(",")) {
+                if (!id.isBlank()) {
+                    only.add(id.trim().toUpperCase(java.util.Locale.ROOT));
+                }
+            }
+            return new Options(LabArgs.value(args, "engine", "auto"), LabArgs.out(args, "sample-app"),
+                    LabArgs.seed(args, DEFAULT_SEED), shortR6, Set.copyOf(only));
         }
     }
 
@@ -74,24 +64,7 @@ public final class Lab {
 
     public static void main(String[] args) {
         Options options = Options.parse(args);
-        LabReport report = run(options);
-        System.out.println(report.console());
-        report.write(options.out());
-        System.out.printf("%nLab finished in %.1f s on the %s engine%s. Tables: %s (lab.md, lab.csv)%n",
-                report.elapsedMillis() / 1000.0, report.engine(),
-                report.engineNote().isEmpty() ? "" : " (" + report.engineNote() + ")", options.out().toAbsolutePath());
-        System.out.println(report.summary());
-        List<LabRow> exact = report.failedExact();
-        List<LabRow> rule = report.failedRule();
-        List<LabRow> others = report.failed().stream()
-                .filter(r -> r.check() != LabRow.Check.EXACT && r.check() != LabRow.Check.RULE).toList();
-        others.forEach(r -> System.out.println("  outside its " + r.check().label() + ": " + r.caseName() + " → " + r.measured()));
-        exact.forEach(r -> System.out.println("  DEVIATES: " + r.caseName() + " → " + r.measured() + " (expected " + r.rule() + ")"));
-        rule.forEach(r -> System.out.println("  BREAKS ITS RULE: " + r.caseName() + " → " + r.measured() + " (rule: " + r.rule() + ")"));
-        if (!exact.isEmpty() || !rule.isEmpty()) {
-            System.out.println((exact.size() + rule.size()) + " deterministic row(s) deviate: exit status 1");
-        }
-        System.exit(report.exitCode());
+        System.exit(run(options).print(options.out()));
     }
 
     /** Runs every experiment and returns the tables (does not print or write). */
@@ -112,8 +85,8 @@ public final class Lab {
         List<LabTable> tables = new ArrayList<>();
         String e = engine;
         // sequential: R3b paces real traffic by the second and R1 measures backoffs, so nothing runs beside them
-        timed(options, "R1", () -> tables.add(R1RetryPolicy.run(e, options.seed())));
-        timed(options, "R2", () -> tables.add(R2Throttling.run(e, options.seed())));
+        timed(options, "R1", () -> tables.add(R1RetryPolicy.run(LabContexts.clients(e), options.seed())));
+        timed(options, "R2", () -> tables.add(R2Throttling.run(LabContexts.clients(e), options.seed())));
         timed(options, "R3a", () -> tables.add(R3Budget.table(e, options.seed(), budgets, why)));
         timed(options, "R3b", () -> tables.add(R3Budget.capacity(e, options.seed(), budgets, why)));
         timed(options, "R3c", () -> tables.add(R3Budget.chain(e, options.seed(), budgets, why)));

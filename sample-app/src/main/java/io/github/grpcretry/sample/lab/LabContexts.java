@@ -1,16 +1,12 @@
 package io.github.grpcretry.sample.lab;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
+import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.grpc.Channel;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
-import org.slf4j.LoggerFactory;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -40,7 +36,51 @@ public final class LabContexts {
             "net.devh.boot.grpc.server.autoconfigure.GrpcMetadataNacosConfiguration",
             "net.devh.boot.grpc.server.autoconfigure.GrpcMetadataZookeeperConfiguration");
 
+    /** net.devh's channel properties: {@code grpc.client.<name>.*}, the service config under {@code grpc.retry.clients.<name>}. */
+    public static final ChannelNaming NAMING = new ChannelNaming() {
+        @Override
+        public Map<String, String> channel(ChannelSpec spec) {
+            return Map.of("grpc.client." + spec.name() + ".address", spec.address(),
+                    "grpc.client." + spec.name() + ".negotiation-type", "plaintext");
+        }
+
+        @Override
+        public String serviceConfigPrefix(ChannelSpec spec) {
+            return clientPrefix(spec) + "service-config.";
+        }
+
+        @Override
+        public String clientPrefix(ChannelSpec spec) {
+            return "grpc.retry.clients." + spec.name() + ".";
+        }
+    };
+
     private LabContexts() {
+    }
+
+    /** The lab's clients on this line (what the shared experiments run through). */
+    public static LabClients clients(String engine) {
+        return new LabClients() {
+            @Override
+            public String engine() {
+                return engine;
+            }
+
+            @Override
+            public ChannelNaming naming() {
+                return NAMING;
+            }
+
+            @Override
+            public LabClients.Client client(Collection<ChannelSpec> channels, Map<String, ?> extra) {
+                return LabContexts.client(engine, channels, extra);
+            }
+
+            @Override
+            public Throwable failingClient(Collection<ChannelSpec> channels) {
+                return LabContexts.failingClient(engine, channels);
+            }
+        };
     }
 
     /** A client application: net.devh client and the starter, no gRPC or web server. */
@@ -51,15 +91,8 @@ public final class LabContexts {
 
     /** The properties every lab context gets (isolation from application.yml, quiet logs). */
     static Map<String, Object> base(String engine) {
-        Map<String, Object> p = new LinkedHashMap<>();
-        p.put("spring.config.name", "grpc-retry-lab");
-        p.put("spring.main.banner-mode", "off");
-        p.put("spring.main.log-startup-info", "false");
-        p.put("spring.jmx.enabled", "false");
-        p.put("logging.level.root", "WARN");
-        p.put("logging.level.io.github.grpcretry", "WARN");
+        Map<String, Object> p = LabClients.baseProperties(engine);
         p.put("logging.level.net.devh", "WARN");
-        p.put("grpc.retry.engine", engine);
         return p;
     }
 
@@ -67,15 +100,15 @@ public final class LabContexts {
     public static Client client(String engine, Collection<ChannelSpec> channels, Map<String, ?> extra) {
         Map<String, Object> p = base(engine);
         p.put("spring.autoconfigure.exclude", SERVER_AUTOCONFIGS);
-        channels.forEach(c -> p.putAll(c.properties()));
+        channels.forEach(c -> p.putAll(c.properties(NAMING)));
         p.putAll(extra);
-        List<ILoggingEvent> warnings = new ArrayList<>();
+        WarningCapture warnings = new WarningCapture();
         ConfigurableApplicationContext ctx = new SpringApplicationBuilder(ClientApp.class)
                 .web(WebApplicationType.NONE)
                 .properties(p)
                 .listeners(event -> {
                     if (event instanceof ApplicationPreparedEvent) {
-                        captureWarnings(warnings);
+                        warnings.attach();
                     }
                 })
                 .run();
@@ -86,11 +119,8 @@ public final class LabContexts {
     public static Throwable failingClient(String engine, Collection<ChannelSpec> channels) {
         Map<String, Object> p = base(engine);
         p.put("spring.autoconfigure.exclude", SERVER_AUTOCONFIGS);
-        // the FailureAnalyzer report is what a user sees; the lab shows the property path instead
-        p.put("logging.level.org.springframework.boot.diagnostics", "OFF");
-        p.put("logging.level.org.springframework.boot.SpringApplication", "OFF");
-        p.put("logging.level.org.springframework.context", "OFF");
-        channels.forEach(c -> p.putAll(c.properties()));
+        p.putAll(LabClients.QUIET_STARTUP_FAILURE);
+        channels.forEach(c -> p.putAll(c.properties(NAMING)));
         try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(ClientApp.class)
                 .web(WebApplicationType.NONE).properties(p).run()) {
             return null;
@@ -99,40 +129,27 @@ public final class LabContexts {
         }
     }
 
-    private static void captureWarnings(List<ILoggingEvent> sink) {
-        if (!(LoggerFactory.getLogger("io.github.grpcretry") instanceof Logger logger)) {
-            return;
-        }
-        ListAppender<ILoggingEvent> appender = new ListAppender<>() {
-            @Override
-            protected void append(ILoggingEvent e) {
-                synchronized (sink) {
-                    sink.add(e);
-                }
-            }
-        };
-        appender.setName("grpc-retry-lab-capture");
-        appender.setContext(logger.getLoggerContext());
-        appender.start();
-        logger.addAppender(appender);
-    }
-
     /** A running client context and the WARN lines the starter logged while it started. */
-    public record Client(ConfigurableApplicationContext context, List<ILoggingEvent> logged) implements AutoCloseable {
+    public record Client(ConfigurableApplicationContext context, WarningCapture logged) implements LabClients.Client {
 
+        @Override
         public Channel channel(String name) {
             return context.getBean(GrpcChannelFactory.class).createChannel(name);
         }
 
+        @Override
         public List<String> warnings() {
-            synchronized (logged) {
-                return logged.stream().filter(e -> e.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.WARN))
-                        .map(ILoggingEvent::getFormattedMessage).toList();
-            }
+            return logged.warnings();
+        }
+
+        @Override
+        public ChannelRetryConfigs retryConfigs() {
+            return context.getBean(ChannelRetryConfigs.class);
         }
 
         @Override
         public void close() {
+            logged.detach();
             context.close();
         }
     }

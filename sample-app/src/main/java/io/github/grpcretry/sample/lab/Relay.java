@@ -77,7 +77,7 @@ final class Relay implements AutoCloseable {
         Map<String, Object> p = LabContexts.base(engine);
         p.put("grpc.server.port", "0");
         p.put("grpc.server.address", "127.0.0.1");
-        channels.forEach(c -> p.putAll(c.properties()));
+        channels.forEach(c -> p.putAll(c.properties(LabContexts.NAMING)));
         p.putAll(extra);
         AtomicInteger port = new AtomicInteger(-1);
         ConfigurableApplicationContext ctx = new SpringApplicationBuilder(RelayApp.class)

@@ -1,6 +1,8 @@
 package io.github.grpcretry.sample.springgrpc;
 
+import io.github.grpcretry.sample.springgrpc.lab.SpringGrpcLab;
 import io.grpc.BindableService;
+import java.util.Arrays;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
@@ -11,12 +13,17 @@ import org.springframework.context.annotation.Bean;
  * through Spring Boot's own {@code spring.grpc.client.channel.via-boot.service-config}, taken over by the
  * engine). At start-up it runs the showcase ({@link Showcase}) and prints what each channel did; it then
  * keeps serving Actuator ({@code /actuator/health/grpcRetry}, {@code /actuator/grpcretry}) unless started
- * with {@code --showcase.exit=true}.
+ * with {@code --showcase.exit=true}. With {@code --lab}: lab mode instead ({@link SpringGrpcLab}), which runs
+ * the lab's R1 and R2 tables through {@code grpc.retry.*} and through Spring Boot's service config.
  */
 @SpringBootApplication
 public class SpringGrpcSampleApplication {
 
     public static void main(String[] args) {
+        if (Arrays.asList(args).contains("--lab")) {
+            SpringGrpcLab.main(args);
+            return;
+        }
         SpringApplication.run(SpringGrpcSampleApplication.class, args);
     }
 

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** Blocking calls to the flaky server through a channel, with what the server saw of each. */
-final class FlakyCalls {
+public final class FlakyCalls {
 
     private static final AtomicLong KEYS = new AtomicLong();
 
@@ -24,22 +24,22 @@ final class FlakyCalls {
     }
 
     /** The result of one logical call. */
-    record Outcome(Status.Code code, int replyAttempt, long elapsedNanos, List<ArrivalLog.Arrival> arrivals) {
+    public record Outcome(Status.Code code, int replyAttempt, long elapsedNanos, List<ArrivalLog.Arrival> arrivals) {
 
-        int count() {
+        public int count() {
             return arrivals.size();
         }
 
-        boolean ok() {
+        public boolean ok() {
             return code == Status.Code.OK;
         }
 
-        double elapsedMs() {
+        public double elapsedMs() {
             return elapsedNanos / 1e6;
         }
 
         /** Gaps between consecutive arrivals, in ms. */
-        List<Double> gapsMs() {
+        public List<Double> gapsMs() {
             List<Double> gaps = new ArrayList<>();
             for (int i = 1; i < arrivals.size(); i++) {
                 gaps.add((arrivals.get(i).nanoTime() - arrivals.get(i - 1).nanoTime()) / 1e6);
@@ -48,16 +48,16 @@ final class FlakyCalls {
         }
 
         /** The grpc-previous-rpc-attempts header of each arrival ("none" when absent). */
-        List<String> previousHeaders() {
+        public List<String> previousHeaders() {
             return arrivals.stream().map(a -> a.previousAttempts() < 0 ? "none" : Integer.toString(a.previousAttempts())).toList();
         }
     }
 
-    static String newKey(String prefix) {
+    public static String newKey(String prefix) {
         return prefix + "-" + KEYS.incrementAndGet();
     }
 
-    static Outcome call(Channel channel, FlakyServer server, Script script, int payloadBytes, long deadlineMs) {
+    public static Outcome call(Channel channel, FlakyServer server, Script script, int payloadBytes, long deadlineMs) {
         String key = newKey("k");
         FlakyRequest.Builder request = FlakyRequest.newBuilder().setKey(key).setScript(script);
         if (payloadBytes > 0) {
@@ -79,27 +79,27 @@ final class FlakyCalls {
         return new Outcome(code, replyAttempt, elapsed, server == null ? List.of() : server.arrivals().arrivals(key));
     }
 
-    static Outcome call(Channel channel, FlakyServer server, Script script) {
+    public static Outcome call(Channel channel, FlakyServer server, Script script) {
         return call(channel, server, script, 0, 10_000);
     }
 
-    static Script failFirst(int n) {
+    public static Script failFirst(int n) {
         return Script.newBuilder().setFailFirst(n).build();
     }
 
-    static Script failWith(double p) {
+    public static Script failWith(double p) {
         return Script.newBuilder().setFailProbability(p).build();
     }
 
-    static String pct(double fraction) {
+    public static String pct(double fraction) {
         return String.format(java.util.Locale.ROOT, "%.1f %%", fraction * 100);
     }
 
-    static String ratio(double r) {
+    public static String ratio(double r) {
         return String.format(java.util.Locale.ROOT, "%.3f", r);
     }
 
-    static String ms(double ms) {
+    public static String ms(double ms) {
         return String.format(java.util.Locale.ROOT, "%.0f ms", ms);
     }
 }

@@ -1,11 +1,11 @@
-package io.github.grpcretry.springgrpc;
+package io.github.grpcretry.integration;
 
 import java.util.Objects;
 
 /**
- * The application's classpath does not fit this starter's Spring Boot line (see
- * {@code io.github.grpcretry.integration.SpringBootLineCheck}). {@link WrongSpringBootLineFailureAnalyzer} turns it into Spring Boot's
- * start-up report.
+ * The application's classpath does not fit the Spring Boot line of the starter it uses
+ * ({@link SpringBootLineCheck}). Each line's {@code WrongSpringBootLineFailureAnalyzer} turns it into
+ * Spring Boot's start-up report: what was found, and which artifact fits.
  */
 public class WrongSpringBootLineException extends RuntimeException {
 
@@ -14,6 +14,10 @@ public class WrongSpringBootLineException extends RuntimeException {
     public WrongSpringBootLineException(String description, String action) {
         super(Objects.requireNonNull(description, "description"));
         this.action = Objects.requireNonNull(action, "action");
+    }
+
+    WrongSpringBootLineException(SpringBootLineCheck.Problem problem) {
+        this(problem.description(), problem.action());
     }
 
     /** What was found. */

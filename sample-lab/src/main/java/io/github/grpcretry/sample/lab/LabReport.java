@@ -37,6 +37,27 @@ public record LabReport(String engine, String engineNote, List<LabTable> tables,
         return rows().filter(r -> !r.pass()).toList();
     }
 
+    /**
+     * Prints every table and the verdict to the console and writes {@code lab.md} and {@code lab.csv} to
+     * {@code out}; returns the exit status ({@link #exitCode()}).
+     */
+    public int print(Path out) {
+        System.out.println(console());
+        write(out);
+        System.out.printf("%nLab finished in %.1f s on the %s engine%s. Tables: %s (lab.md, lab.csv)%n",
+                elapsedMillis / 1000.0, engine, engineNote.isEmpty() ? "" : " (" + engineNote + ")", out.toAbsolutePath());
+        System.out.println(summary());
+        failed().stream().filter(r -> r.check() != LabRow.Check.EXACT && r.check() != LabRow.Check.RULE)
+                .forEach(r -> System.out.println("  outside its " + r.check().label() + ": " + r.caseName() + " → " + r.measured()));
+        failedExact().forEach(r -> System.out.println("  DEVIATES: " + r.caseName() + " → " + r.measured() + " (expected " + r.rule() + ")"));
+        failedRule().forEach(r -> System.out.println("  BREAKS ITS RULE: " + r.caseName() + " → " + r.measured() + " (rule: " + r.rule() + ")"));
+        int deviating = failedExact().size() + failedRule().size();
+        if (deviating > 0) {
+            System.out.println(deviating + " deterministic row(s) deviate: exit status 1");
+        }
+        return exitCode();
+    }
+
     /** 1 when a deterministic row (exact or rule) failed, else 0. */
     public int exitCode() {
         return failedExact().isEmpty() && failedRule().isEmpty() ? 0 : 1;

@@ -9,14 +9,12 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.springframework.stereotype.Component;
 
 /**
  * Puts the {@code grpc-previous-rpc-attempts} request header into the gRPC Context for the service,
  * and lets the service ask for response headers to go out before a failure (which commits the call
  * on an A6 client, so it is not retried).
  */
-@Component
 public class AttemptHeaderInterceptor implements ServerInterceptor {
 
     static final Metadata.Key<String> PREVIOUS_ATTEMPTS =

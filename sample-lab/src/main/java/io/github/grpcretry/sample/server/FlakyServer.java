@@ -4,7 +4,7 @@ import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.inprocess.InProcessServerBuilder;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.ServerBuilder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -38,7 +38,7 @@ public final class FlakyServer implements AutoCloseable {
             this.server = InProcessServerBuilder.forName(inProcessName).directExecutor().addService(definition).build();
         } else {
             this.inProcessName = null;
-            this.server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+            this.server = loopback()
                     .maxInboundMessageSize(16 * 1024 * 1024)
                     .addService(definition)
                     .build();
@@ -47,6 +47,32 @@ public final class FlakyServer implements AutoCloseable {
             server.start();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start the flaky server", e);
+        }
+    }
+
+    /**
+     * A Netty server builder on a free loopback port: grpc-java's shaded Netty where the sample has it (the
+     * net.devh line), else grpc-netty (the Spring gRPC line); each is loaded only when chosen.
+     */
+    private static ServerBuilder<?> loopback() {
+        InetSocketAddress address = new InetSocketAddress("127.0.0.1", 0);
+        try {
+            Class.forName("io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder", false, FlakyServer.class.getClassLoader());
+            return ShadedNetty.forAddress(address);
+        } catch (ClassNotFoundException e) {
+            return PlainNetty.forAddress(address);
+        }
+    }
+
+    private static final class ShadedNetty {
+        static ServerBuilder<?> forAddress(InetSocketAddress address) {
+            return io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder.forAddress(address);
+        }
+    }
+
+    private static final class PlainNetty {
+        static ServerBuilder<?> forAddress(InetSocketAddress address) {
+            return io.grpc.netty.NettyServerBuilder.forAddress(address);
         }
     }
 
@@ -80,7 +106,7 @@ public final class FlakyServer implements AutoCloseable {
         return server.getPort();
     }
 
-    /** The net.devh address of this server ({@code static://127.0.0.1:<port>} or {@code in-process:<name>}). */
+    /** The address of this server as both Spring lines write a target: {@code static://127.0.0.1:<port>} or {@code in-process:<name>}. */
     public String address() {
         return inProcessName != null ? "in-process:" + inProcessName : "static://127.0.0.1:" + port();
     }

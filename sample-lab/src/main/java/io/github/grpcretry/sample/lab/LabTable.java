@@ -20,6 +20,12 @@ public final class LabTable {
         this.seedColumn = seedColumn;
     }
 
+    /** A table of an experiment run through {@code clients}: the route they were configured through joins its id and title. */
+    public static LabTable of(String id, String title, String seedColumn, LabClients clients) {
+        return new LabTable(clients.routeId().isEmpty() ? id : id + "-" + clients.routeId(),
+                clients.route().isEmpty() ? title : title + ", through " + clients.route(), seedColumn);
+    }
+
     public LabTable add(LabRow row) {
         rows.add(row);
         return this;

@@ -14,8 +14,6 @@ import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import net.devh.boot.grpc.server.service.GrpcService;
-import org.springframework.beans.factory.annotation.Autowired;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,9 +21,9 @@ import org.slf4j.LoggerFactory;
  * The sample's backend: a real gRPC service whose failures each request scripts (fail the first N
  * attempts, fail with a probability, a chosen code, headers before failing, a pushback trailer,
  * sleeps). It counts attempts per call key and logs each arrival with the
- * {@code grpc-previous-rpc-attempts} header the client sent.
+ * {@code grpc-previous-rpc-attempts} header the client sent. Plain Java: each sample serves it its own
+ * way (behind {@link AttemptHeaderInterceptor}), and {@link FlakyServer} serves it outside Spring.
  */
-@GrpcService(interceptors = AttemptHeaderInterceptor.class)
 public class FlakyService extends FlakyGrpc.FlakyImplBase {
 
     private static final Logger log = LoggerFactory.getLogger(FlakyService.class);
@@ -59,7 +57,6 @@ public class FlakyService extends FlakyGrpc.FlakyImplBase {
     }
 
     /** The demo's backend: queue mode with the application's {@link QueueingBackend}. */
-    @Autowired
     public FlakyService(ArrivalLog arrivals, FaultScript faults, QueueingBackend queue) {
         this(arrivals, faults, () -> null, queue);
     }

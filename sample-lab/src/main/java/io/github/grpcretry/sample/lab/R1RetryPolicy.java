@@ -13,16 +13,16 @@ import java.util.stream.Collectors;
 
 /**
  * R1 (seed 001): retryPolicy. Server fails the first N attempts with UNAVAILABLE; policy max-attempts
- * 3, initial-backoff 50ms, multiplier 2.
+ * 3, initial-backoff 50ms, multiplier 2. Runs on either Spring Boot line ({@link LabClients}).
  */
-final class R1RetryPolicy {
+public final class R1RetryPolicy {
 
     private R1RetryPolicy() {
     }
 
-    static LabTable run(String engine, long seed) {
-        LabTable t = new LabTable("R1", "retryPolicy (seed 001)", "seed: grpc-go 1.84");
-        boolean nativeEngine = "native".equals(engine);
+    public static LabTable run(LabClients clients, long seed) {
+        LabTable t = LabTable.of("R1", "retryPolicy (seed 001)", "seed: grpc-go 1.84", clients);
+        boolean nativeEngine = "native".equals(clients.engine());
         try (FlakyServer server = FlakyServer.start(seed)) {
             String a = server.address();
             List<ChannelSpec> channels = List.of(
@@ -33,7 +33,7 @@ final class R1RetryPolicy {
                     ChannelSpec.channel("r1-deadline", a).retry(3, "100ms", "1s", 2),
                     ChannelSpec.channel("r1-buffer", a).retry(3, "5ms", "20ms", 2).perRpcBufferLimit("256KB"),
                     ChannelSpec.channel("r1-hedging", a).hedging(3, "100ms"));
-            try (LabContexts.Client client = LabContexts.client(engine, channels, java.util.Map.of())) {
+            try (LabClients.Client client = clients.client(channels, java.util.Map.of())) {
                 for (ChannelSpec c : channels) {
                     call(client.channel(c.name()), server, Script.getDefaultInstance()); // connect first
                 }
@@ -82,7 +82,7 @@ final class R1RetryPolicy {
                         o.count() + " arrivals, " + o.code(), o.count() == 4 && o.code() == Status.Code.UNAVAILABLE, "4 arrivals"));
 
                 o = call(client.channel("r1-max10"), server, failFirst(20));
-                String path = "grpc.retry.clients.r1-max10.service-config.method[0].retry.max-attempts";
+                String path = channels.get(3).serviceConfigPath(clients.naming(), "method[0].retry.max-attempts");
                 boolean warned = client.warnings().stream().anyMatch(w -> w.contains(path));
                 t.add(LabRow.exact("always UNAVAILABLE, max-attempts 10", "5 arrivals (client cap)",
                         o.count() + " arrivals" + (warned ? "; start-up WARN names " + path : "; no start-up WARN naming the property"),

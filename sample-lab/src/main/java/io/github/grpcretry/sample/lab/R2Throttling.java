@@ -5,7 +5,6 @@ import static io.github.grpcretry.sample.lab.FlakyCalls.failFirst;
 import static io.github.grpcretry.sample.lab.FlakyCalls.pct;
 
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
-import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.RetryThrottlingPolicy;
 import io.github.grpcretry.sample.proto.Script;
 import io.github.grpcretry.sample.server.FlakyServer;
@@ -19,11 +18,16 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-/** R2 (seed 000): retryThrottling, max-tokens 10, token-ratio 0.1, max-attempts 3, tiny backoff. */
-final class R2Throttling {
+/**
+ * R2 (seed 000): retryThrottling, max-tokens 10, token-ratio 0.1, max-attempts 3, tiny backoff. Runs on
+ * either Spring Boot line ({@link LabClients}).
+ */
+public final class R2Throttling {
 
     static final int PROBABILITY_CALLS = 1500;
     static final int RUNS = 4;
+    /** Threads the probability cells run on (each cell is sequential; cells run side by side). */
+    static final int THREADS = 6;
     private static final int[] RECOVERY = {0, 20, 50, 60, 70, 80, 100};
     private static final int[] RECOVERY_SEED = {1, 1, 1, 1, 2, 3, 3};
     private static final double[] P = {0.05, 0.20, 0.50, 1.00};
@@ -45,8 +49,8 @@ final class R2Throttling {
         return unthrottled(name, address).throttling("10", "0.1");
     }
 
-    static LabTable run(String engine, long seed) {
-        LabTable t = new LabTable("R2", "retryThrottling (seed 000)", "seed: grpc-go 1.84");
+    public static LabTable run(LabClients clients, long seed) {
+        LabTable t = LabTable.of("R2", "retryThrottling (seed 000)", "seed: grpc-go 1.84", clients);
         try (FlakyServer server = FlakyServer.start(seed)) {
             String a = server.address();
             List<ChannelSpec> channels = new ArrayList<>();
@@ -55,7 +59,7 @@ final class R2Throttling {
             for (int n : RECOVERY) {
                 channels.add(throttled("r2-recover-" + n, a));
             }
-            try (LabContexts.Client client = LabContexts.client(engine, channels, Map.of())) {
+            try (LabClients.Client client = clients.client(channels, Map.of())) {
                 alwaysFailing(t, client.channel("r2-plain"), server, "always failing, 40 calls, no throttling",
                         "120 arrivals; first 12 calls [3 3 3 3 3 3 3 3 3 3 3 3]", 120, "[3 3 3 3 3 3 3 3 3 3 3 3]");
                 alwaysFailing(t, client.channel("r2-throttled"), server, "always failing, 40 calls, throttling",
@@ -75,22 +79,22 @@ final class R2Throttling {
                             arrivals + " arrival(s)", arrivals == RECOVERY_SEED[i], RECOVERY_SEED[i] + " arrival(s)"));
                 }
 
-                RetryThrottlingPolicy policy = client.context().getBean(ChannelRetryConfigs.class)
-                        .forChannel("r2-throttled").serviceConfig().retryThrottling();
+                RetryThrottlingPolicy policy = client.retryConfigs()
+                        .forChannel(clients.naming().channelName(channels.get(1))).serviceConfig().retryThrottling();
                 double r = policy.tokenRatio();
                 t.add(LabRow.info("break-even p = ratio × (1 − p)", "p ≈ 9.1 %",
                         "p = " + pct(r / (1 + r)) + " (from the effective token-ratio " + r + ")",
                         "a formula from the configuration, not a measurement"));
             }
         }
-        probabilities(t, engine, seed);
-        invalid(t, engine, "max-tokens 0", "0", "0.1", "max-tokens",
+        probabilities(t, clients, seed);
+        invalid(t, clients, "max-tokens 0", "0", "0.1", "max-tokens",
                 "NewClient fails: maxTokens (0) out of range (0, 1000]");
-        invalid(t, engine, "max-tokens 1001", "1001", "0.1", "max-tokens",
+        invalid(t, clients, "max-tokens 1001", "1001", "0.1", "max-tokens",
                 "NewClient fails: maxTokens (1001) out of range (0, 1000]");
-        invalid(t, engine, "token-ratio 0", "10", "0", "token-ratio",
+        invalid(t, clients, "token-ratio 0", "10", "0", "token-ratio",
                 "NewClient fails: tokenRatio (0) may not be negative");
-        Throwable ok = LabContexts.failingClient(engine, List.of(
+        Throwable ok = clients.failingClient(List.of(
                 ChannelSpec.channel("r2-valid", "static://127.0.0.1:1").retry(3, "1ms", "2ms", 2).throttling("1000", "0.1")));
         t.add(LabRow.exact("max-tokens 1000, token-ratio 0.1", "NewClient succeeds",
                 ok == null ? "starts" : "start-up fails: " + ok, ok == null, "starts"));
@@ -102,7 +106,7 @@ final class R2Throttling {
      * runs of {@link #PROBABILITY_CALLS} sequential calls, each run on a fresh channel (a full bucket)
      * against its own in-process server with its own seed.
      */
-    private static void probabilities(LabTable t, String engine, long seed) {
+    private static void probabilities(LabTable t, LabClients clients, long seed) {
         List<ChannelSpec> channels = new ArrayList<>();
         List<FlakyServer> servers = new ArrayList<>();
         for (int i = 0; i < P.length; i++) {
@@ -116,8 +120,8 @@ final class R2Throttling {
                 }
             }
         }
-        ExecutorService pool = Executors.newFixedThreadPool(R3Budget.THREADS);
-        try (LabContexts.Client client = LabContexts.client(engine, channels, Map.of())) {
+        ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+        try (LabClients.Client client = clients.client(channels, Map.of())) {
             List<Future<long[]>> runs = new ArrayList<>();
             int n = 0;
             for (int i = 0; i < P.length; i++) {
@@ -216,12 +220,12 @@ final class R2Throttling {
                 total == expectedTotal && first.equals(expectedFirst), expectedTotal + " arrivals, " + expectedFirst));
     }
 
-    private static void invalid(LabTable t, String engine, String name, String maxTokens, String ratio, String key,
+    private static void invalid(LabTable t, LabClients clients, String name, String maxTokens, String ratio, String key,
             String seed) {
-        String channel = "r2-bad";
-        Throwable failure = LabContexts.failingClient(engine, List.of(
-                ChannelSpec.channel(channel, "static://127.0.0.1:1").retry(3, "1ms", "2ms", 2).throttling(maxTokens, ratio)));
-        String path = "grpc.retry.clients." + channel + ".service-config.retrythrottling." + key;
+        ChannelSpec bad = ChannelSpec.channel("r2-bad", "static://127.0.0.1:1").retry(3, "1ms", "2ms", 2)
+                .throttling(maxTokens, ratio);
+        Throwable failure = clients.failingClient(List.of(bad));
+        String path = bad.serviceConfigPath(clients.naming(), "retrythrottling." + key);
         InvalidRetryConfigurationException cause = find(failure);
         boolean named = cause != null && cause.getMessage().contains(path);
         t.add(LabRow.exact(name, seed,

@@ -104,6 +104,17 @@ public final class Resilience4jRetryReferences {
         throwIfAny(problems);
     }
 
+    /**
+     * {@link #check} the names against the registry's instances, then, with the native engine, one WARN
+     * per name through {@code warn}.
+     */
+    public void check(@Nullable Collection<String> instances, boolean nativeEngine, java.util.function.Consumer<String> warn) {
+        check(instances);
+        if (nativeEngine) {
+            nativeEngineWarnings().forEach(warn);
+        }
+    }
+
     /** One WARN line per name when the native engine (which ignores them all) is on. */
     public List<String> nativeEngineWarnings() {
         List<String> warnings = new ArrayList<>();

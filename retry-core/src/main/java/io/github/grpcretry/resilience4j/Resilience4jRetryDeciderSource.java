@@ -27,6 +27,15 @@ public final class Resilience4jRetryDeciderSource implements RetryDeciderSource 
         this.registry = Objects.requireNonNull(registry, "registry");
     }
 
+    /** The names of {@code registry}'s Retry instances (what a channel's {@code resilience4j-retry} may name). */
+    public static java.util.List<String> instanceNames(RetryRegistry registry) {
+        java.util.List<String> names = new java.util.ArrayList<>();
+        for (Retry r : registry.getAllRetries()) {
+            names.add(r.getName());
+        }
+        return names;
+    }
+
     /**
      * @throws IllegalStateException when the channel names an instance the registry does not hold
      */

@@ -5,9 +5,7 @@ import io.github.grpcretry.integration.Resilience4jRetryReferences;
 import io.github.grpcretry.resilience4j.Resilience4jRetryDeciderSource;
 import io.github.resilience4j.retry.Retry;
 import io.github.resilience4j.retry.RetryRegistry;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -43,19 +41,9 @@ public class GrpcRetryResilience4jAutoConfiguration {
         @Bean
         RetryDeciderSource grpcRetryResilience4jDeciderSource(GrpcRetryProperties properties,
                 ObjectProvider<RetryRegistry> registries) {
-            Resilience4jRetryReferences refs = references(properties);
             RetryRegistry registry = registries.getIfUnique();
-            List<String> instances = null;
-            if (registry != null) {
-                instances = new ArrayList<>();
-                for (Retry r : registry.getAllRetries()) {
-                    instances.add(r.getName());
-                }
-            }
-            refs.check(instances);
-            if (properties.engine() == GrpcRetryProperties.Engine.NATIVE) {
-                refs.nativeEngineWarnings().forEach(log::warn);
-            }
+            references(properties).check(registry == null ? null : Resilience4jRetryDeciderSource.instanceNames(registry),
+                    properties.engine() == GrpcRetryProperties.Engine.NATIVE, log::warn);
             return registry == null ? config -> null : new Resilience4jRetryDeciderSource(registry);
         }
     }

@@ -80,6 +80,12 @@ public final class ChannelSpec {
         return this;
     }
 
+    /** The budget's window ({@code budget.ttl}, e.g. {@code 60s}). */
+    public ChannelSpec budgetTtl(String ttl) {
+        client.put("budget.ttl", ttl);
+        return this;
+    }
+
     public ChannelSpec perRpcBufferLimit(String size) {
         client.put("per-rpc-buffer-limit", size);
         return this;

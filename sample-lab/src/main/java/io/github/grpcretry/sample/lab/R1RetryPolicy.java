@@ -115,11 +115,19 @@ public final class R1RetryPolicy {
                 t.add(LabRow.range("  call returned after", "252 ms (at the deadline)", ms(o.elapsedMs()), timing,
                         nativeEngine ? "at the deadline: 210–300 ms" : "right after the 2nd failure: 80–210 ms, before the deadline"));
 
-                o = call(policy, server, Script.newBuilder().setFailFirst(1).setPushbackMs("300").build());
-                double gap = o.gapsMs().isEmpty() ? -1 : o.gapsMs().get(0);
-                t.add(LabRow.exact("pushback 300", "2 arrivals, OK", o.count() + " arrivals, " + o.code(),
-                        o.count() == 2 && o.ok(), "2 arrivals, success"));
-                t.add(LabRow.range("  gap", "303 ms", ms(gap), gap >= 295 && gap <= 300 + 60, "300 ms (+ < 60 ms)"));
+                // three calls, the gap the shortest of three: a scheduling hiccup of a busy machine must not
+                // read as the pushback plus a backoff; the first call's arrivals and status are the row
+                double gap = Double.MAX_VALUE;
+                FlakyCalls.Outcome first = null;
+                for (int i = 0; i < 3; i++) {
+                    o = call(policy, server, Script.newBuilder().setFailFirst(1).setPushbackMs("300").build());
+                    first = first == null ? o : first;
+                    gap = Math.min(gap, o.gapsMs().isEmpty() ? -1 : o.gapsMs().get(0));
+                }
+                t.add(LabRow.exact("pushback 300", "2 arrivals, OK", first.count() + " arrivals, " + first.code(),
+                        first.count() == 2 && first.ok(), "2 arrivals, success"));
+                t.add(LabRow.range("  gap", "303 ms", ms(gap), gap >= 295 && gap <= 300 + 60,
+                        "300 ms (+ < 60 ms), the shortest of 3 calls"));
 
                 // three calls; the time is the best of three, so a scheduling hiccup does not count as a backoff
                 int[] counts = new int[3];

@@ -69,11 +69,14 @@ class GrpcRetryObservationAutoConfigurationTest {
     }
 
     private ApplicationContextRunner runner(boolean registry) {
-        AutoConfigurations base = AutoConfigurations.of(GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class,
-                GrpcRetryObservationAutoConfiguration.class);
-        return new ApplicationContextRunner()
-                .withConfiguration(registry ? base.merge(AutoConfigurations.of(ObservationAutoConfiguration.class,
-                        GrpcClientMicrometerTraceAutoConfiguration.class)) : base)
+        ApplicationContextRunner runner = new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class,
+                        GrpcRetryObservationAutoConfiguration.class));
+        if (registry) {
+            runner = runner.withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class,
+                    GrpcClientMicrometerTraceAutoConfiguration.class));
+        }
+        return runner
                 .withBean(Names.class, Names::new)
                 .withPropertyValues("grpc.client.inventory.address=in-process:" + server.inProcessName(),
                         M + "name[0].service=grpc.testing.SimpleService", M + "retry.max-attempts=3",

@@ -15,7 +15,8 @@ import org.jspecify.annotations.Nullable;
  * {@code null} is not followed further, so an engine without an observer, or an observer that declines a
  * call, costs that call nothing. Every attempt the engine starts for a followed call gets one
  * {@link Call#attemptStarting} and then exactly one {@link Attempt#ended}. Implementations must be
- * thread-safe (the attempts of a hedged call end on different threads) and must not throw.
+ * thread-safe (the attempts of a hedged call end on different threads) and should not throw: a throw is
+ * logged once and counted, and the call goes on (docs/design.md §14).
  */
 public interface AttemptObserver {
 
@@ -34,8 +35,12 @@ public interface AttemptObserver {
          * Attempt {@code attemptNumber} is about to start, with {@code headers} (a copy for this attempt
          * alone, already carrying {@code grpc-previous-rpc-attempts} for a retry or hedge): the observer may
          * add to them, e.g. the attempt's own trace context.
+         *
+         * @param delayNanos what the engine's timer waited before this attempt, measured: the backoff or the
+         *     server's pushback before a retry, the hedging delay before a hedge (0 for a hedge sent at once
+         *     after a failure); -1 for the first attempt
          */
-        Attempt attemptStarting(AttemptKind kind, int attemptNumber, Metadata headers);
+        Attempt attemptStarting(AttemptKind kind, int attemptNumber, long delayNanos, Metadata headers);
 
         /** A failed attempt was not followed by a retry (or a hedge was not sent), and why. */
         void retrySuppressed(SuppressionReason reason, Status.Code code);

@@ -85,6 +85,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         int timerGeneration;
         long timerStartNanos;
         long waitedNanos;
+        /** What the timer that fired last waited, until an attempt takes it (observed calls). */
+        long lastWaitNanos;
         Context.CancellationListener contextListener;
         Status cancelStatus;
         String cancelMessage;
@@ -433,7 +435,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         AttemptObserver.Scope scope = null;
         AttemptObserver.Call followed = observedCall();
         if (followed != null) {
-            AttemptObserver.Attempt o = followed.attemptStarting(kind(a), a.number, attemptHeaders);
+            long delay;
+            synchronized (this) {
+                delay = a.number == 1 ? -1 : extra.lastWaitNanos;
+                extra.lastWaitNanos = 0; // a hedge sent at once after a failure waited for no timer
+            }
+            AttemptObserver.Attempt o = followed.attemptStarting(kind(a), a.number, delay, attemptHeaders);
             synchronized (this) {
                 Extra x = extra;
                 if (x.observations == null || x.observations.length < a.number) {
@@ -904,7 +911,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 return;
             }
             extra.timer = null;
-            extra.waitedNanos += System.nanoTime() - extra.timerStartNanos;
+            long waited = System.nanoTime() - extra.timerStartNanos;
+            extra.waitedNanos += waited;
+            extra.lastWaitNanos = waited;
             stopWaitingLocked();
         }
         nextAttempt();

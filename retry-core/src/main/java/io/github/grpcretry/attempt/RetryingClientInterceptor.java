@@ -62,7 +62,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.throttle = b.throttle;
         this.budget = b.budget;
         this.events = GuardedEventListener.guard(b.events);
-        this.observer = b.observer;
+        this.observer = GuardedAttemptObserver.guard(b.observer); // docs/design.md §14
         this.scheduler = b.scheduler != null ? b.scheduler : RetryScheduler.shared();
         if (budget != null) {
             scheduler.driveBudgetClock(budget); // every call deposits: spare it the clock reading

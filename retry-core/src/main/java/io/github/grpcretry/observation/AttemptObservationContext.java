@@ -66,9 +66,9 @@ public final class AttemptObservationContext extends RequestReplySenderContext<M
     }
 
     /**
-     * The time waited before this attempt, in nanoseconds: for a retry, since the previous attempt ended
-     * (its backoff, or the server's pushback); for a hedge, since the previous attempt started (the hedging
-     * delay, or less when a failure sent it at once); -1 for the first attempt.
+     * What the engine's timer waited before this attempt, in nanoseconds, measured: the backoff or the
+     * server's pushback before a retry, the hedging delay before a hedge (0 for a hedge sent at once after a
+     * failure); -1 for the first attempt.
      */
     public long getDelayNanos() {
         return delayNanos;

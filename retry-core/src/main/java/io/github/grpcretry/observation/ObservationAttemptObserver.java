@@ -82,9 +82,6 @@ public final class ObservationAttemptObserver implements AttemptObserver {
     private final class FollowedCall implements Call {
         private final CallTarget target;
         private final Observation parent;
-        // guarded by this
-        private long lastStartNanos;
-        private long lastEndNanos;
 
         FollowedCall(CallTarget target, Observation parent) {
             this.target = target;
@@ -92,15 +89,9 @@ public final class ObservationAttemptObserver implements AttemptObserver {
         }
 
         @Override
-        public Attempt attemptStarting(AttemptKind kind, int attemptNumber, Metadata headers) {
-            long now = System.nanoTime();
-            long delay;
-            synchronized (this) {
-                delay = attemptNumber == 1 ? -1 : now - (kind == AttemptKind.HEDGE ? lastStartNanos : lastEndNanos);
-                lastStartNanos = now;
-            }
+        public Attempt attemptStarting(AttemptKind kind, int attemptNumber, long delayNanos, Metadata headers) {
             AttemptObservationContext context = new AttemptObservationContext(target, kind, attemptNumber,
-                    Math.max(-1, delay), headers);
+                    Math.max(-1, delayNanos), headers);
             Observation observation;
             try {
                 observation = Observation.createNotStarted(convention, DEFAULT, () -> context, registry)
@@ -110,7 +101,7 @@ public final class ObservationAttemptObserver implements AttemptObserver {
                 failed("start", e);
                 observation = Observation.NOOP;
             }
-            return new ObservedAttempt(this, observation, context);
+            return new ObservedAttempt(observation, context);
         }
 
         @Override
@@ -122,19 +113,14 @@ public final class ObservationAttemptObserver implements AttemptObserver {
             }
         }
 
-        synchronized void attemptEnded(long nanos) {
-            lastEndNanos = nanos;
-        }
     }
 
     /** One attempt's observation. */
     private final class ObservedAttempt implements Attempt {
-        private final FollowedCall call;
         private final Observation observation;
         private final AttemptObservationContext context;
 
-        ObservedAttempt(FollowedCall call, Observation observation, AttemptObservationContext context) {
-            this.call = call;
+        ObservedAttempt(Observation observation, AttemptObservationContext context) {
             this.observation = observation;
             this.context = context;
         }
@@ -158,7 +144,6 @@ public final class ObservationAttemptObserver implements AttemptObserver {
 
         @Override
         public void ended(Status status, Metadata trailers, boolean committed, boolean cancelledByEngine) {
-            call.attemptEnded(System.nanoTime());
             context.ended(status.getCode(), trailers.get(PUSHBACK), committed, cancelledByEngine);
             try {
                 if (!status.isOk() && !cancelledByEngine) {

@@ -2,7 +2,11 @@ package io.github.grpcretry.observation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.grpcretry.attempt.AttemptKind;
+import io.github.grpcretry.attempt.AttemptObserver;
 import io.github.grpcretry.attempt.RetryScheduler;
+import io.github.grpcretry.attempt.SuppressionReason;
+import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.HedgingPolicy;
@@ -119,8 +123,9 @@ class AttemptObservationTest {
             // the server saw this attempt's context, and only it (the call's was replaced)
             ScriptedServer.Arrival arrival = server.arrivals().get(i);
             assertThat(iterable(arrival.headers.getAll(TRACE))).containsExactly(a.id);
-            if (i > 0) {
-                assertThat(Long.parseLong(a.high(DefaultAttemptObservationConvention.DELAY_MS))).isNotNegative();
+            if (i > 0) { // the backoff: 20 ms, then 40 ms, × U(0.8, 1.2), as the timer waited it
+                assertThat(Long.parseLong(a.high(DefaultAttemptObservationConvention.DELAY_MS)))
+                        .isGreaterThanOrEqualTo(i == 1 ? 16 : 32);
                 assertThat(a.startNanos).isGreaterThanOrEqualTo(attempts.get(i - 1).stopNanos); // one at a time
             } else {
                 assertThat(a.high(DefaultAttemptObservationConvention.DELAY_MS)).isNull();
@@ -194,6 +199,35 @@ class AttemptObservationTest {
         assertThat(attempts.get(1).high(DefaultAttemptObservationConvention.PUSHBACK_MS)).isNull();
         assertThat(Long.parseLong(attempts.get(1).high(DefaultAttemptObservationConvention.DELAY_MS)))
                 .as("the pushback's 30 ms were waited").isGreaterThanOrEqualTo(25);
+    }
+
+    @Test
+    void anObserverThatThrowsBreaksNoCall() {
+        server.script(ScriptedServer.failFirst(2, Status.Code.UNAVAILABLE));
+        AttemptObserver throwing = target -> new AttemptObserver.Call() {
+            @Override
+            public AttemptObserver.Attempt attemptStarting(AttemptKind kind, int attemptNumber, long delayNanos,
+                    Metadata headers) {
+                throw new IllegalStateException("observer bug");
+            }
+
+            @Override
+            public void retrySuppressed(SuppressionReason reason, Status.Code code) {
+                throw new IllegalStateException("observer bug");
+            }
+        };
+        ServiceConfig sc = retrying(3, null);
+        ChannelRetryConfig config = new ChannelRetryConfig("traced", sc, 5, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
+                ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, null, null, null);
+        RetryingClientInterceptor engine = RetryingClientInterceptor.builder(config).scheduler(scheduler)
+                .attemptObserver(throwing).build();
+        channel = InProcessChannelBuilder.forName(server.inProcessName()).defaultServiceConfig(sc.toServiceConfigMap(false))
+                .intercept(engine).build();
+        long before = CallbackFailures.SHARED.count(throwing, "attemptStarting");
+        SimpleServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                .unaryRpc(SimpleRequest.getDefaultInstance());
+        assertThat(server.arrivalCount()).isEqualTo(3);
+        assertThat(CallbackFailures.SHARED.count(throwing, "attemptStarting") - before).isEqualTo(3);
     }
 
     private static List<String> iterable(Iterable<String> values) {

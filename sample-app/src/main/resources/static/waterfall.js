@@ -35,8 +35,8 @@
     ctx.font = (11 * devicePixelRatio) + 'px system-ui, sans-serif';
     ctx.textBaseline = 'middle';
     state.rows.forEach((r, i) => {
-      const y0 = u.valToPos(i + 0.15, 'y', true);
-      const y1 = u.valToPos(i + 0.85, 'y', true);
+      const y0 = u.valToPos(ROWS - i - 0.15, 'y', true); // row 0 (the newest) on top
+      const y1 = u.valToPos(ROWS - i - 0.85, 'y', true);
       const top = Math.min(y0, y1);
       const h = Math.abs(y1 - y0);
       let bars = 0;
@@ -68,6 +68,8 @@
         ctx.fillStyle = '#ff7f0e';
         ctx.fillText('✕ ' + s.reason, x + 4 * devicePixelRatio, top + h / 2);
       }
+      ctx.fillStyle = '#1d2330';
+      ctx.fillText(rowLabel(r), 4 * devicePixelRatio, top + h / 2); // in the left gutter
       drawn.push({ bars: bars, suppressed: r.suppressed.length });
     });
     ctx.restore();
@@ -82,14 +84,11 @@
     const box = document.getElementById('waterfall');
     const opts = {
       width: width(), height: ROWS * ROW_PX + 60,
-      scales: { x: { time: false, range: () => [0, maxMs()] }, y: { range: () => [ROWS, 0] } },
+      scales: { x: { time: false, range: () => [0, maxMs()] }, y: { range: () => [0, ROWS] } },
       series: [{}, { label: 'attempts', stroke: 'transparent', points: { show: false } }],
       axes: [
         { label: 'ms since the call started' },
-        { size: 230, splits: () => state.rows.map((_, i) => i + 0.5), values: (u, splits) => splits.map(v => {
-            const r = state.rows[Math.floor(v)];
-            return r ? rowLabel(r) : '';
-          }) },
+        { size: 230, values: (u, splits) => splits.map(() => ''), grid: { show: false } }, // labels: drawRows
       ],
       legend: { show: false },
       cursor: { show: false },

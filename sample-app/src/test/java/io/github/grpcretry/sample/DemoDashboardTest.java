@@ -240,6 +240,12 @@ class DemoDashboardTest {
             // show two or more attempt bars (the throttle lets no later call retry, so they stay on it)
             new WebDriverWait(driver, Duration.ofSeconds(20)).until(d -> maxWaterfallBars(js) >= 2);
             assertThat(((Number) js.executeScript("return window.waterfall.rows.length")).intValue()).isBetween(1, 20);
+            WebElement waterfall = driver.findElement(By.id("waterfall-section"));
+            js.executeScript("arguments[0].scrollIntoView()", waterfall);
+            Path waterfallShot = Path.of("target", "waterfall-browser-test.png");
+            Files.createDirectories(waterfallShot.getParent());
+            Files.copy(waterfall.getScreenshotAs(OutputType.FILE).toPath(), waterfallShot, StandardCopyOption.REPLACE_EXISTING);
+            js.executeScript("window.scrollTo(0, 0)");
             Thread.sleep(1500); // one more poll so the screenshot shows the settled state
             File shot = ((TakesScreenshot) driver).getScreenshotAs(OutputType.FILE);
             Path target = Path.of("target", "dashboard-browser-test.png");

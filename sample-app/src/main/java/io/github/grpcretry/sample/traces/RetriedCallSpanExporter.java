@@ -102,7 +102,7 @@ public class RetriedCallSpanExporter implements SpanExporter {
     }
 
     /** "#1 UNAVAILABLE 3 ms | +21 ms #2 OK 2 ms": each attempt, the wait before it, its status and length. */
-    static String summary(List<SpanData> attempts) {
+    public static String summary(List<SpanData> attempts) {
         StringBuilder b = new StringBuilder();
         long previousEnd = -1;
         long previousStart = -1;

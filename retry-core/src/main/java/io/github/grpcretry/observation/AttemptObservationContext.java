@@ -5,6 +5,7 @@ import io.github.grpcretry.attempt.CallTarget;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.micrometer.observation.transport.RequestReplySenderContext;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -35,12 +36,21 @@ public final class AttemptObservationContext extends RequestReplySenderContext<M
         setCarrier(headers);
     }
 
+    /** Keys of the propagation fields seen so far (a propagator writes the same few: traceparent, ...). */
+    private static final ConcurrentHashMap<String, Metadata.Key<String>> KEYS = new ConcurrentHashMap<>();
+
     /** Sets a propagation field: the value replaces the headers' own (copied from the call). */
     private static void put(@Nullable Metadata headers, String key, String value) {
         if (headers == null || key.endsWith(Metadata.BINARY_HEADER_SUFFIX)) {
             return;
         }
-        Metadata.Key<String> k = Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER);
+        Metadata.Key<String> k = KEYS.get(key);
+        if (k == null) {
+            k = Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER);
+            if (KEYS.size() < 64) { // bounded, whatever a propagator does
+                KEYS.putIfAbsent(key, k);
+            }
+        }
         headers.removeAll(k);
         headers.put(k, value);
     }

@@ -1,5 +1,7 @@
 package io.github.grpcretry.observation;
 
+import io.github.grpcretry.attempt.AttemptKind;
+import io.github.grpcretry.attempt.CallTarget;
 import io.grpc.Status;
 import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
@@ -37,7 +39,12 @@ public class DefaultAttemptObservationConvention implements AttemptObservationCo
     private static final KeyValue NOT_TRANSPARENT = KeyValue.of(TRANSPARENT_RETRY, "false");
     private static final String[] PREVIOUS = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
 
+    private static final AttemptKind[] KINDS = AttemptKind.values();
+    private static final Status.Code[] CODES = Status.Code.values();
+
     private final ConcurrentHashMap<String, String[]> names = new ConcurrentHashMap<>();
+    /** Per channel and method: the start's key values by kind, then the stop's by kind, code and committed. */
+    private final ConcurrentHashMap<CallTarget, KeyValues[]> lowCardinality = new ConcurrentHashMap<>();
 
     @Override
     public String getName() {
@@ -52,14 +59,24 @@ public class DefaultAttemptObservationConvention implements AttemptObservationCo
 
     @Override
     public KeyValues getLowCardinalityKeyValues(AttemptObservationContext context) {
-        String[] n = names(context);
-        KeyValues kv = KeyValues.of(SYSTEM, KeyValue.of(RPC_SERVICE, n[1]), KeyValue.of(RPC_METHOD, n[2]),
-                KeyValue.of(CHANNEL, context.getTarget().channel()),
-                KeyValue.of(KIND, context.getAttemptKind().tagValue()), NOT_TRANSPARENT);
+        KeyValues[] all = lowCardinality.get(context.getTarget());
+        if (all == null) {
+            all = lowCardinality.computeIfAbsent(context.getTarget(), t -> new KeyValues[KINDS.length * (1 + CODES.length * 2)]);
+        }
+        int kind = context.getAttemptKind().ordinal();
         Status.Code code = context.getStatusCode();
-        if (code != null) { // ended: the stop's key values
-            kv = kv.and(KeyValue.of(STATUS_CODE, code.name()),
-                    KeyValue.of(COMMITTED, Boolean.toString(context.isCommitted())));
+        int i = code == null ? kind : KINDS.length + (kind * CODES.length + code.ordinal()) * 2 + (context.isCommitted() ? 1 : 0);
+        KeyValues kv = all[i];
+        if (kv == null) { // made once per channel, method and combination (a benign race makes an equal one)
+            String[] n = names(context);
+            kv = KeyValues.of(SYSTEM, KeyValue.of(RPC_SERVICE, n[1]), KeyValue.of(RPC_METHOD, n[2]),
+                    KeyValue.of(CHANNEL, context.getTarget().channel()),
+                    KeyValue.of(KIND, context.getAttemptKind().tagValue()), NOT_TRANSPARENT);
+            if (code != null) { // ended: the stop's key values
+                kv = kv.and(KeyValue.of(STATUS_CODE, code.name()),
+                        KeyValue.of(COMMITTED, Boolean.toString(context.isCommitted())));
+            }
+            all[i] = kv;
         }
         return kv;
     }

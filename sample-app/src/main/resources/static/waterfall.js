@@ -34,6 +34,7 @@
     ctx.save();
     ctx.font = (11 * devicePixelRatio) + 'px system-ui, sans-serif';
     ctx.textBaseline = 'middle';
+    ctx.textAlign = 'left'; // uPlot leaves the y axis's right alignment on the context
     state.rows.forEach((r, i) => {
       const y0 = u.valToPos(ROWS - i - 0.15, 'y', true); // row 0 (the newest) on top
       const y1 = u.valToPos(ROWS - i - 0.85, 'y', true);

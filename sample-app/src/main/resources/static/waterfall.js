@@ -25,7 +25,7 @@
       for (const a of r.attempts) m = Math.max(m, a.endMs === null ? a.startMs : a.endMs);
       for (const s of r.suppressed) m = Math.max(m, s.atMs);
     }
-    return m * 1.08;
+    return m * 1.2; // room for the last mark's label
   }
 
   function drawRows(u) {
@@ -89,7 +89,7 @@
       series: [{}, { label: 'attempts', stroke: 'transparent', points: { show: false } }],
       axes: [
         { label: 'ms since the call started' },
-        { size: 230, values: (u, splits) => splits.map(() => ''), grid: { show: false } }, // labels: drawRows
+        { size: 260, values: (u, splits) => splits.map(() => ''), grid: { show: false } }, // labels: drawRows
       ],
       legend: { show: false },
       cursor: { show: false },

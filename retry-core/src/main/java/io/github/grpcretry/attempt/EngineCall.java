@@ -85,6 +85,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         int timerGeneration;
         long timerStartNanos;
         long waitedNanos;
+        /** What the timer that fired last waited, until an attempt takes it (observed calls). */
+        long lastWaitNanos;
         Context.CancellationListener contextListener;
         Status cancelStatus;
         String cancelMessage;
@@ -94,6 +96,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         /** The serializer of parallel attempts' callbacks: busy, and what waits for it. */
         boolean delivering;
         ArrayDeque<Runnable> pending;
+        /** The call as the engine's observer follows it (set at start, never changed), and its attempts by number. */
+        AttemptObserver.Call observed;
+        AttemptObserver.Attempt[] observations;
     }
 
     /** Why an attempt is cancelled, with its message when fixed. */
@@ -175,6 +180,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             throw new NullPointerException("listener and headers must not be null");
         }
         starting();
+        AttemptObserver observer = engine.observer;
+        AttemptObserver.Call followed = observer == null ? null : observer.callStarted(target());
         Attempt first;
         synchronized (this) {
             if (listener != null) {
@@ -184,6 +191,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 throw new IllegalStateException("call was cancelled");
             }
             listener = responseListener;
+            if (followed != null) {
+                extra().observed = followed;
+            }
             startHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS); // the engine's; the headers are the call's now
             headers = startHeaders;
             first = openLocked();
@@ -422,6 +432,25 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (a.committedAtStart) {
             engine.events.committed(target(), a.number);
         }
+        AttemptObserver.Scope scope = null;
+        AttemptObserver.Call followed = observedCall();
+        if (followed != null) {
+            long delay;
+            synchronized (this) {
+                delay = a.number == 1 ? -1 : extra.lastWaitNanos;
+                extra.lastWaitNanos = 0; // a hedge sent at once after a failure waited for no timer
+            }
+            AttemptObserver.Attempt o = followed.attemptStarting(kind(a), a.number, delay, attemptHeaders);
+            synchronized (this) {
+                Extra x = extra;
+                if (x.observations == null || x.observations.length < a.number) {
+                    x.observations = Arrays.copyOf(x.observations == null ? new AttemptObserver.Attempt[0]
+                            : x.observations, Math.max(4, a.number * 2));
+                }
+                x.observations[a.number - 1] = o;
+            }
+            scope = o.openScope();
+        }
         Context previous = context == Context.current() ? null : context.attach();
         boolean callStarted = false;
         try {
@@ -433,6 +462,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             startFailed(a, callStarted, e);
             return;
         } finally {
+            if (scope != null) {
+                scope.close();
+            }
             if (previous != null) {
                 context.detach(previous);
             }
@@ -510,10 +542,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean cancelNow = false;
         Object toCancel = null;
         boolean end = false;
+        AttemptObserver.Attempt observation;
         synchronized (this) {
             if (a.closed) {
                 return;
             }
+            observation = observationLocked(a);
             if (callStarted) {
                 Extra x = extra();
                 x.startFailure = x.startFailure == null ? status : x.startFailure;
@@ -536,6 +570,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             a.call.cancel(status.getDescription(), e); // its start threw: nothing else sends to it
         }
         engine.events.attemptEnded(target(), kind(a), a.number, Status.Code.INTERNAL);
+        if (observation != null) {
+            observation.ended(status, new Metadata(), false, false);
+        }
         cancelAll(toCancel);
         if (end) {
             endLater(status);
@@ -574,12 +611,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean end = false;
         SuppressionReason suppressed = null;
         Object toCancel = null;
+        AttemptObserver.Attempt observation;
+        boolean wasCommitted;
+        boolean cancelledHere;
         synchronized (this) {
             if (a.closed) {
                 return;
             }
             a.closed = true;
+            observation = observationLocked(a);
+            wasCommitted = committed == a;
             boolean startFailure = a.cancel == Cancel.START_FAILURE;
+            cancelledHere = a.cancel != null && !startFailure;
             if (startFailure) {
                 attemptStatus = status = extra.startFailure;
                 trailers = new Metadata();
@@ -625,12 +668,15 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         Status.Code code = attemptStatus.getCode();
         engine.events.attemptEnded(target(), kind(a), a.number, code);
+        if (observation != null) {
+            observation.ended(attemptStatus, attemptTrailers, wasCommitted, cancelledHere);
+        }
         cancelAll(toCancel);
         if (d instanceof Decision.Retry r) {
             engine.events.retryScheduled(target(), a.number + 1, r.delayNanos());
         }
         if (suppressed != null) {
-            engine.events.retrySuppressed(target(), suppressed, code);
+            suppressed(suppressed, code);
         }
         if (end) {
             endCall(status, trailers, false);
@@ -645,10 +691,23 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         SuppressionReason suppressed = Decision.afterCommit(extra == null ? null : extra.commitReason,
                 code != Status.Code.OK && wouldRetry(status, trailers));
         engine.events.attemptEnded(target(), kind(a), a.number, code);
+        AttemptObserver.Attempt observation = observationLocked(a); // set before the attempt started: settled
+        if (observation != null) {
+            observation.ended(status, trailers, true, false);
+        }
         if (suppressed != null) {
-            engine.events.retrySuppressed(target(), suppressed, code);
+            suppressed(suppressed, code);
         }
         endCall(status, trailers, true);
+    }
+
+    /** A retry or hedge that will not go, and why: to the listener and the observer. */
+    final void suppressed(SuppressionReason reason, Status.Code code) {
+        engine.events.retrySuppressed(target(), reason, code);
+        AttemptObserver.Call followed = observedCall();
+        if (followed != null) {
+            followed.retrySuppressed(reason, code);
+        }
     }
 
     // ------------------------------------------------------------------ the end and the listener
@@ -852,7 +911,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 return;
             }
             extra.timer = null;
-            extra.waitedNanos += System.nanoTime() - extra.timerStartNanos;
+            long waited = System.nanoTime() - extra.timerStartNanos;
+            extra.waitedNanos += waited;
+            extra.lastWaitNanos = waited;
             stopWaitingLocked();
         }
         nextAttempt();
@@ -928,6 +989,22 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             extra = newExtra();
         }
         return extra;
+    }
+
+    /**
+     * The call as the engine's observer follows it, or null. Set in the extra under start's lock, before
+     * any attempt exists, and never changed: a thread that took the lock since sees it (every caller has).
+     */
+    private AttemptObserver.Call observedCall() {
+        Extra x = extra;
+        return x == null ? null : x.observed;
+    }
+
+    /** The observer's view of attempt {@code a} (under lock, or settled), or null when the call is not followed. */
+    private AttemptObserver.Attempt observationLocked(Attempt a) {
+        Extra x = extra;
+        AttemptObserver.Attempt[] all = x == null ? null : x.observations;
+        return all == null || all.length < a.number ? null : all[a.number - 1];
     }
 
     /** Attempts started (guarded, or settled). */

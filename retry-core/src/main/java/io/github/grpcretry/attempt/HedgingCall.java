@@ -126,7 +126,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             launch(a);
             return;
         }
-        engine.events.retrySuppressed(target(), ((Decision.Stop) d).reason(), code);
+        suppressed(((Decision.Stop) d).reason(), code);
         if (end) {
             endCall(lastStatus, lastTrailers, false);
         }

@@ -40,6 +40,8 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     final RetryThrottle throttle;
     final RetryBudget budget;
     final RetryEventListener events;
+    /** Follows calls attempt by attempt (per-attempt tracing); null = off, nothing is asked per call. */
+    final @Nullable AttemptObserver observer;
     final RetryScheduler scheduler;
     final RetryBufferPool bufferPool;
     final long perRpcBufferLimit;
@@ -60,6 +62,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.throttle = b.throttle;
         this.budget = b.budget;
         this.events = GuardedEventListener.guard(b.events);
+        this.observer = GuardedAttemptObserver.guard(b.observer); // docs/design.md §14
         this.scheduler = b.scheduler != null ? b.scheduler : RetryScheduler.shared();
         if (budget != null) {
             scheduler.driveBudgetClock(budget); // every call deposits: spare it the clock reading
@@ -164,6 +167,11 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         return scheduler;
     }
 
+    /** What follows the calls attempt by attempt; absent = none. */
+    public @Nullable AttemptObserver attemptObserver() {
+        return observer;
+    }
+
     @Override
     public String toString() {
         return "RetryingClientInterceptor[" + config.channel() + "]";
@@ -175,6 +183,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         private RetryThrottle throttle;
         private RetryBudget budget;
         private RetryEventListener events = RetryEventListener.NOOP;
+        private AttemptObserver observer;
         private RetryScheduler scheduler;
         private RetryBufferPool bufferPool;
         private Function<MethodDescriptor<?, ?>, RetryDecider> fallbackDecider;
@@ -208,6 +217,15 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         /** Where decisions are reported (default {@link RetryEventListener#NOOP}). */
         public Builder eventListener(@Nullable RetryEventListener events) {
             this.events = events == null ? RetryEventListener.NOOP : events;
+            return this;
+        }
+
+        /**
+         * Follows every call attempt by attempt (absent = none, the default: a call then allocates nothing
+         * for it), e.g. {@code ObservationAttemptObserver}: an observation per attempt (docs/observability.md).
+         */
+        public Builder attemptObserver(@Nullable AttemptObserver observer) {
+            this.observer = observer;
             return this;
         }
 

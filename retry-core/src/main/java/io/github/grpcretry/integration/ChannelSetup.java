@@ -1,5 +1,6 @@
 package io.github.grpcretry.integration;
 
+import io.github.grpcretry.attempt.AttemptObserver;
 import io.github.grpcretry.attempt.RetryDecider;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
@@ -102,6 +103,17 @@ public final class ChannelSetup {
     public static ClientInterceptor engineInterceptor(ChannelRetryConfig config, Engine engine,
             RetryLimiterRegistry limiters, RetryEventListener events, @Nullable RetryScheduler scheduler,
             List<? extends RetryDeciderSource> deciderSources) {
+        return engineInterceptor(config, engine, limiters, events, scheduler, deciderSources, null);
+    }
+
+    /**
+     * As above, the interceptor engine following every call attempt by attempt with {@code observer}
+     * (per-attempt observations, docs/observability.md); absent = none. The native engine has no
+     * attempts of its own to follow: {@code observer} is not used there.
+     */
+    public static ClientInterceptor engineInterceptor(ChannelRetryConfig config, Engine engine,
+            RetryLimiterRegistry limiters, RetryEventListener events, @Nullable RetryScheduler scheduler,
+            List<? extends RetryDeciderSource> deciderSources, @Nullable AttemptObserver observer) {
         if (engine == Engine.NATIVE) {
             return new NativeAttemptInterceptor(config.channel(), events);
         }
@@ -117,6 +129,7 @@ public final class ChannelSetup {
                 .fallbackRetryDecider(fallback)
                 .eventListener(events)
                 .scheduler(scheduler)
+                .attemptObserver(observer)
                 .build();
     }
 

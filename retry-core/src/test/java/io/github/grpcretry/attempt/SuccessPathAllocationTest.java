@@ -3,6 +3,7 @@ package io.github.grpcretry.attempt;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.budget.RetryBudget;
+import io.github.grpcretry.observation.ObservationAttemptObserver;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.RetryBudgetPolicy;
 import io.github.grpcretry.policy.RetryThrottlingPolicy;
@@ -14,6 +15,7 @@ import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.StreamObserver;
+import io.micrometer.observation.ObservationRegistry;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
@@ -73,6 +75,9 @@ class SuccessPathAllocationTest {
         long added = figures.get("engine") - figures.get("bare");
         assertThat(added).as("bytes the engine adds per unary call, escape analysis off").isBetween(0L, 200L);
         assertThat(figures.get("held")).as("bytes held for replay after the calls").isZero();
+        assertThat(figures.get("observer") - figures.get("engine"))
+                .as("bytes the attempt observer adds to a call with no observation of its own (docs/observability.md)")
+                .isLessThanOrEqualTo(0L);
     }
 
     /** Runs in the forked JVM: prints {@code bare N}, {@code engine N} (bytes per call) and {@code held N}. */
@@ -94,10 +99,19 @@ class SuccessPathAllocationTest {
                     .throttle(new RetryThrottle(config.serviceConfig().retryThrottling()))
                     .budget(new RetryBudget(config.budget()))
                     .build();
-            for (String which : List.of("bare", "engine")) {
+            // the engine with the observation switch on: a registry with a handler, no observation current
+            ObservationRegistry registry = ObservationRegistry.create();
+            registry.observationConfig().observationHandler(context -> true);
+            RetryingClientInterceptor observed = RetryingClientInterceptor.builder(config)
+                    .throttle(new RetryThrottle(config.serviceConfig().retryThrottling()))
+                    .budget(new RetryBudget(config.budget()))
+                    .attemptObserver(new ObservationAttemptObserver(registry))
+                    .build();
+            for (String which : List.of("bare", "engine", "observer")) {
+                RetryingClientInterceptor e = which.equals("observer") ? observed : engine;
                 UnaryOperator<ManagedChannelBuilder<?>> setup = which.equals("bare") ? b -> b : b -> b
                         .defaultServiceConfig(config.serviceConfig().withoutRetry().toServiceConfigMap(false))
-                        .intercept(engine);
+                        .intercept(e);
                 System.out.println(which + " " + bytesPerCall(name, setup));
             }
             System.out.println("held " + engine.bufferPool().used());

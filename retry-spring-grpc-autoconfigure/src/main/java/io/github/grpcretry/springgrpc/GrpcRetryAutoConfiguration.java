@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.attempt.AttemptObserver;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryScheduler;
@@ -164,7 +165,8 @@ public class GrpcRetryAutoConfiguration {
     public GrpcRetryClientInterceptor grpcRetryClientInterceptor(ChannelRetryConfigs grpcRetryChannelConfigs,
             GrpcRetryProperties properties, RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
-            ObjectProvider<DeadlineEventListener> deadlineListeners, ObjectProvider<GuardEventListener> guardListeners) {
+            ObjectProvider<DeadlineEventListener> deadlineListeners, ObjectProvider<GuardEventListener> guardListeners,
+            ObjectProvider<AttemptObserver> attemptObserver) {
         ChannelSetup.Engine engine = engine(properties);
         GrpcRetryProperties.Deadline d = properties.deadline();
         DeadlineSettings deadlines = new DeadlineSettings(d.defaultTimeout(), d.reserve(), d.minRemaining());
@@ -181,7 +183,7 @@ public class GrpcRetryAutoConfiguration {
             }
             stack.add(ChannelSetup.engineInterceptor(config, engine, limiters,
                     eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
-                    deciderSources.orderedStream().toList()));
+                    deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable()));
             return stack;
         });
     }

@@ -24,6 +24,7 @@ import org.springframework.util.unit.DataSize;
  * @param guard the server-side amplification guard
  * @param deadline deadline propagation and cascade defence
  * @param health the grpcRetry health contributor
+ * @param observation per-attempt observations (docs/observability.md)
  */
 @ConfigurationProperties("grpc.retry")
 public record GrpcRetryProperties(
@@ -32,7 +33,8 @@ public record GrpcRetryProperties(
         Map<String, Client> clients,
         @DefaultValue Guard guard,
         @DefaultValue Deadline deadline,
-        @DefaultValue Health health) {
+        @DefaultValue Health health,
+        @DefaultValue Observation observation) {
 
     public GrpcRetryProperties {
         clients = clients == null ? Map.of() : clients;
@@ -175,6 +177,16 @@ public record GrpcRetryProperties(
      *     caller not to retry
      */
     public record Guard(@DefaultValue("true") boolean enabled) {
+    }
+
+    /**
+     * Per-attempt observations of the interceptor engine.
+     *
+     * @param enabled whether each attempt of the interceptor engine is an observation
+     *     (grpc.client.attempt, a child of the call's, its trace context in the attempt's headers); takes
+     *     effect only when an ObservationRegistry bean exists
+     */
+    public record Observation(@DefaultValue("true") boolean enabled) {
     }
 
     /**

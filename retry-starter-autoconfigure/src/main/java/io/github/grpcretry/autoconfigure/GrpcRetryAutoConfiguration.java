@@ -1,5 +1,6 @@
 package io.github.grpcretry.autoconfigure;
 
+import io.github.grpcretry.attempt.AttemptObserver;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryScheduler;
@@ -68,13 +69,14 @@ public class GrpcRetryAutoConfiguration {
     public GrpcRetryChannelConfigurer grpcRetryChannelConfigurer(GrpcRetryProperties properties,
             ChannelRetryConfigs grpcRetryChannelConfigs, ObjectProvider<GrpcChannelsProperties> channelsProperties,
             RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
-            ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources) {
+            ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
+            ObjectProvider<AttemptObserver> attemptObserver) {
         ChannelSetup.Engine engine = properties.getEngine() == GrpcRetryProperties.Engine.NATIVE
                 ? ChannelSetup.Engine.NATIVE : ChannelSetup.Engine.INTERCEPTOR;
         GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) -> builder.intercept(
                 ChannelSetup.engineInterceptor(config, engine, limiters,
                         eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
-                        deciderSources.orderedStream().toList()));
+                        deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable()));
         return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, properties.getEngine(), installer,
                 channelsProperties.getIfAvailable());
     }

@@ -58,6 +58,32 @@ public class GrpcRetryProperties {
     /** The health contributor. */
     private final Health health = new Health();
 
+    /** Per-attempt observations (docs/observability.md). */
+    private final Observation observation = new Observation();
+
+    public Observation getObservation() {
+        return observation;
+    }
+
+    /** Per-attempt observations of the interceptor engine. */
+    public static class Observation {
+
+        /**
+         * Whether each attempt of the interceptor engine is an observation (grpc.client.attempt, a child
+         * of the call's, its trace context in the attempt's headers). Takes effect only when an
+         * ObservationRegistry bean exists.
+         */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
     public boolean isEnabled() {
         return enabled;
     }

@@ -53,7 +53,8 @@ import org.springframework.test.context.DynamicPropertySource;
         "sample.demo.failure-rate=0",
         "sample.demo.slow-share=0",
         "sample.demo.strategy=THROTTLED",
-        "logging.level.io.github.grpcretry=WARN"})
+        "logging.level.io.github.grpcretry=WARN",
+        "logging.level.io.opentelemetry.exporter.logging=WARN"})
 @AutoConfigureObservability // Boot's tests turn metrics export (the Prometheus scrape) off otherwise
 @DirtiesContext // closed after this class: its generator must not keep loading the machine under the next test class
 class DemoDashboardTest {
@@ -239,6 +240,16 @@ class DemoDashboardTest {
                         && System.currentTimeMillis() - appliedAt > 3000;
             });
             assertThat(lastPlotted(js, "success", 1)).isLessThanOrEqualTo(5.0);
+            // the waterfall of the last retried calls: the calls retried before the bucket fell to its threshold
+            // show two or more attempt bars (the throttle lets no later call retry, so they stay on it)
+            new WebDriverWait(driver, Duration.ofSeconds(20)).until(d -> maxWaterfallBars(js) >= 2);
+            assertThat(((Number) js.executeScript("return window.waterfall.rows.length")).intValue()).isBetween(1, 20);
+            WebElement waterfall = driver.findElement(By.id("waterfall-section"));
+            js.executeScript("arguments[0].scrollIntoView()", waterfall);
+            Path waterfallShot = Path.of("target", "waterfall-browser-test.png");
+            Files.createDirectories(waterfallShot.getParent());
+            Files.copy(waterfall.getScreenshotAs(OutputType.FILE).toPath(), waterfallShot, StandardCopyOption.REPLACE_EXISTING);
+            js.executeScript("window.scrollTo(0, 0)");
             Thread.sleep(1500); // one more poll so the screenshot shows the settled state
             File shot = ((TakesScreenshot) driver).getScreenshotAs(OutputType.FILE);
             Path target = Path.of("target", "dashboard-browser-test.png");
@@ -248,6 +259,13 @@ class DemoDashboardTest {
         } finally {
             driver.quit();
         }
+    }
+
+    /** The most attempt bars the waterfall drew on one row in its last draw (0 when none). */
+    private static int maxWaterfallBars(JavascriptExecutor js) {
+        Object v = js.executeScript("const w = window.waterfall; if (!w || !w.drawn) return 0;"
+                + " return w.drawn.reduce((m, r) => Math.max(m, r.bars), 0);");
+        return ((Number) v).intValue();
     }
 
     /** The last {@code n} y-values of one series as the chart plots them (uPlot's own data arrays). */

@@ -1,0 +1,110 @@
+package io.github.grpcretry.observation;
+
+import io.github.grpcretry.attempt.AttemptKind;
+import io.github.grpcretry.attempt.CallTarget;
+import io.grpc.Status;
+import io.micrometer.common.KeyValue;
+import io.micrometer.common.KeyValues;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The per-attempt observation as gRFC A72 and grpc-java's OpenTelemetry module name it: the observation
+ * {@code grpc.client.attempt} (one timer name, low-cardinality tags), the span
+ * {@code Attempt.<package.Service.Method>}; key values as listed in docs/observability.md.
+ */
+public class DefaultAttemptObservationConvention implements AttemptObservationConvention {
+
+    /** The observation's name (and so the name of the timer Micrometer's meter handler makes of it). */
+    public static final String NAME = "grpc.client.attempt";
+
+    // Low cardinality.
+    public static final String RPC_SYSTEM = "rpc.system";
+    public static final String RPC_SERVICE = "rpc.service";
+    public static final String RPC_METHOD = "rpc.method";
+    public static final String CHANNEL = "grpc.client.channel";
+    public static final String STATUS_CODE = "grpc.status_code";
+    public static final String KIND = "grpc.retry.kind";
+    public static final String COMMITTED = "grpc.retry.committed";
+    /** gRFC A72: whether the attempt is a transparent retry; always false at the engine's level. */
+    public static final String TRANSPARENT_RETRY = "transparent-retry";
+
+    // High cardinality.
+    /** gRFC A72: attempts of the call before this one. */
+    public static final String PREVIOUS_RPC_ATTEMPTS = "previous-rpc-attempts";
+    public static final String DELAY_MS = "grpc.retry.delay_ms";
+    public static final String PUSHBACK_MS = "grpc.retry.pushback_ms";
+
+    private static final KeyValue SYSTEM = KeyValue.of(RPC_SYSTEM, "grpc");
+    private static final KeyValue NOT_TRANSPARENT = KeyValue.of(TRANSPARENT_RETRY, "false");
+    private static final String[] PREVIOUS = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
+
+    private static final AttemptKind[] KINDS = AttemptKind.values();
+    private static final Status.Code[] CODES = Status.Code.values();
+
+    private final ConcurrentHashMap<String, String[]> names = new ConcurrentHashMap<>();
+    /** Per channel and method: the start's key values by kind, then the stop's by kind, code and committed. */
+    private final ConcurrentHashMap<CallTarget, KeyValues[]> lowCardinality = new ConcurrentHashMap<>();
+
+    @Override
+    public String getName() {
+        return NAME;
+    }
+
+    /** {@code "Attempt." + fullMethodName} with {@code /} replaced by {@code .}. */
+    @Override
+    public String getContextualName(AttemptObservationContext context) {
+        return names(context)[0];
+    }
+
+    @Override
+    public KeyValues getLowCardinalityKeyValues(AttemptObservationContext context) {
+        KeyValues[] all = lowCardinality.get(context.getTarget());
+        if (all == null) {
+            all = lowCardinality.computeIfAbsent(context.getTarget(), t -> new KeyValues[KINDS.length * (1 + CODES.length * 2)]);
+        }
+        int kind = context.getAttemptKind().ordinal();
+        Status.Code code = context.getStatusCode();
+        int i = code == null ? kind : KINDS.length + (kind * CODES.length + code.ordinal()) * 2 + (context.isCommitted() ? 1 : 0);
+        KeyValues kv = all[i];
+        if (kv == null) { // made once per channel, method and combination (a benign race makes an equal one)
+            String[] n = names(context);
+            kv = KeyValues.of(SYSTEM, KeyValue.of(RPC_SERVICE, n[1]), KeyValue.of(RPC_METHOD, n[2]),
+                    KeyValue.of(CHANNEL, context.getTarget().channel()),
+                    KeyValue.of(KIND, context.getAttemptKind().tagValue()), NOT_TRANSPARENT);
+            if (code != null) { // ended: the stop's key values
+                kv = kv.and(KeyValue.of(STATUS_CODE, code.name()),
+                        KeyValue.of(COMMITTED, Boolean.toString(context.isCommitted())));
+            }
+            all[i] = kv;
+        }
+        return kv;
+    }
+
+    @Override
+    public KeyValues getHighCardinalityKeyValues(AttemptObservationContext context) {
+        int previous = context.getPreviousAttempts();
+        KeyValues kv = KeyValues.of(PREVIOUS_RPC_ATTEMPTS,
+                previous < PREVIOUS.length ? PREVIOUS[previous] : Integer.toString(previous));
+        if (context.getDelayNanos() >= 0) {
+            kv = kv.and(DELAY_MS, Long.toString(TimeUnit.NANOSECONDS.toMillis(context.getDelayNanos())));
+        }
+        String pushback = context.getPushback();
+        if (pushback != null) {
+            kv = kv.and(PUSHBACK_MS, pushback);
+        }
+        return kv;
+    }
+
+    /** Span name, service and method of the context's method (made once per method). */
+    private String[] names(AttemptObservationContext context) {
+        String full = context.getTarget().fullMethodName();
+        String[] n = names.get(full);
+        if (n == null) {
+            int slash = full.lastIndexOf('/');
+            n = names.computeIfAbsent(full, f -> new String[] {"Attempt." + f.replace('/', '.'),
+                    slash < 0 ? f : f.substring(0, slash), slash < 0 ? f : f.substring(slash + 1)});
+        }
+        return n;
+    }
+}

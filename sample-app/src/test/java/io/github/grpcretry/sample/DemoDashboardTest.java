@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -13,17 +12,13 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
-import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -59,11 +54,6 @@ import org.springframework.test.context.DynamicPropertySource;
 @DirtiesContext // closed after this class: its generator must not keep loading the machine under the next test class
 class DemoDashboardTest {
 
-    /** The browser: {@code -Dchrome.binary}, else the first of these names on the PATH. */
-    static final List<String> CHROMIUM_NAMES = List.of("chromium", "chromium-browser");
-    /** Its driver: {@code -Dwebdriver.chrome.driver}, else {@code chromedriver} on the PATH. */
-    static final List<String> CHROMEDRIVER_NAMES = List.of("chromedriver");
-
     @DynamicPropertySource
     static void grpcPort(DynamicPropertyRegistry registry) throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
@@ -79,43 +69,6 @@ class DemoDashboardTest {
     TestRestTemplate http;
 
     private final ObjectMapper json = new ObjectMapper();
-
-    /**
-     * The executable named by system property {@code property} when it is set (null when that file
-     * is not executable), else the first of {@code names} found in a directory of the PATH.
-     */
-    static Path executable(String property, List<String> names) {
-        String given = System.getProperty(property);
-        if (given != null && !given.isBlank()) {
-            Path p = Path.of(given);
-            return Files.isExecutable(p) ? p : null;
-        }
-        String path = System.getenv("PATH");
-        if (path == null) {
-            return null;
-        }
-        for (String name : names) {
-            for (String dir : path.split(File.pathSeparator)) {
-                if (dir.isEmpty()) {
-                    continue;
-                }
-                Path candidate = Path.of(dir, name);
-                if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-                    return candidate;
-                }
-            }
-        }
-        return null;
-    }
-
-    private static boolean interceptorEngineOnClassPath() {
-        try {
-            Class.forName("io.github.grpcretry.attempt.RetryingClientInterceptor");
-            return true;
-        } catch (ClassNotFoundException e) {
-            return false;
-        }
-    }
 
     /** Both tests share one running demo: each starts from a healthy backend on retry + throttling. */
     @BeforeEach
@@ -178,37 +131,10 @@ class DemoDashboardTest {
 
     @Test
     void dashboardShowsTheBucketDrainAndTheAmplificationFallBackToOne() throws Exception {
-        Path chromium = executable("chrome.binary", CHROMIUM_NAMES);
-        Path chromedriver = executable("webdriver.chrome.driver", CHROMEDRIVER_NAMES);
-        if (chromium == null || chromedriver == null) {
-            String missing = "the real-browser test needs Chromium and its driver: "
-                    + (chromium == null ? "no " + String.join(" or ", CHROMIUM_NAMES) : "found " + chromium)
-                    + ", " + (chromedriver == null ? "no " + String.join(" or ", CHROMEDRIVER_NAMES) : "found " + chromedriver)
-                    + " (searched -Dchrome.binary, -Dwebdriver.chrome.driver and the PATH " + System.getenv("PATH")
-                    + "); install Debian's chromium and chromium-driver (apt-get install -y chromium chromium-driver,"
-                    + " as .ci/run does)";
-            if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-                throw new AssertionError("CI=true and " + missing);
-            }
-            Assumptions.abort(missing);
-        }
-        Assumptions.assumeTrue(interceptorEngineOnClassPath(),
-                "the interceptor engine is not in this build, so the token level is not observable");
-
-        Path profile = Files.createTempDirectory("chromium-profile");
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(chromium.toFile());
-        options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-                "--user-data-dir=" + profile, "--window-size=1280,1500");
-        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(chromedriver.toFile())
-                .usingAnyFreePort().build();
-        ChromeDriver driver = new ChromeDriver(service, options);
-        try {
+        try (DashboardBrowser browser = DashboardBrowser.open(port, "the token level is not observable")) {
+            ChromeDriver driver = browser.driver;
             JavascriptExecutor js = driver;
-            driver.get("http://localhost:" + port + "/");
             WebDriverWait wait = new WebDriverWait(driver, Duration.ofSeconds(30));
-            wait.until(d -> Boolean.TRUE.equals(js.executeScript("return window.dashboard && window.dashboard.ready === true")));
 
             // healthy backend: the bucket is full, above its threshold, and nothing is amplified
             wait.until(d -> lastPlotted(js, "tokens", 1) != null && lastPlotted(js, "amplification", 1) != null);
@@ -251,13 +177,8 @@ class DemoDashboardTest {
             Files.copy(waterfall.getScreenshotAs(OutputType.FILE).toPath(), waterfallShot, StandardCopyOption.REPLACE_EXISTING);
             js.executeScript("window.scrollTo(0, 0)");
             Thread.sleep(1500); // one more poll so the screenshot shows the settled state
-            File shot = ((TakesScreenshot) driver).getScreenshotAs(OutputType.FILE);
-            Path target = Path.of("target", "dashboard-browser-test.png");
-            Files.createDirectories(target.getParent());
-            Files.copy(shot.toPath(), target, StandardCopyOption.REPLACE_EXISTING);
-            assertThat(Files.size(target)).isGreaterThan(10_000);
-        } finally {
-            driver.quit();
+            browser.screenshot("dashboard-browser-test.png");
+            assertThat(Files.size(Path.of("target", "dashboard-browser-test.png"))).isGreaterThan(10_000);
         }
     }
 

@@ -4,24 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
-import org.openqa.selenium.OutputType;
-import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -86,33 +77,9 @@ class DemoStallDashboardTest {
 
     @Test
     void aStallOnRetryStaysUpAndOnTheBudgetDrains() throws Exception {
-        Path chromium = DemoDashboardTest.executable("chrome.binary", DemoDashboardTest.CHROMIUM_NAMES);
-        Path chromedriver = DemoDashboardTest.executable("webdriver.chrome.driver", DemoDashboardTest.CHROMEDRIVER_NAMES);
-        if (chromium == null || chromedriver == null) {
-            String missing = "the real-browser test needs Chromium and its driver (found: " + chromium + ", " + chromedriver
-                    + "); install Debian's chromium and chromium-driver, as .ci/run does";
-            if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-                throw new AssertionError("CI=true and " + missing);
-            }
-            Assumptions.abort(missing);
-        }
-        Assumptions.assumeTrue(interceptorEngineOnClassPath(),
-                "the interceptor engine is not in this build: no per-attempt receive timeout, no budget");
-
-        Path profile = Files.createTempDirectory("chromium-profile");
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(chromium.toFile());
-        options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-                "--user-data-dir=" + profile, "--window-size=1280,1500");
-        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(chromedriver.toFile())
-                .usingAnyFreePort().build();
-        ChromeDriver driver = new ChromeDriver(service, options);
-        try {
+        try (DashboardBrowser browser = DashboardBrowser.open(port, "no per-attempt receive timeout, no budget")) {
+            ChromeDriver driver = browser.driver;
             JavascriptExecutor js = driver;
-            driver.get("http://localhost:" + port + "/");
-            WebDriverWait wait = new WebDriverWait(driver, Duration.ofSeconds(30));
-            wait.until(d -> Boolean.TRUE.equals(js.executeScript("return window.dashboard && window.dashboard.ready === true")));
             assertThat(driver.findElement(By.id("serverState")).getText()).contains("4 workers × 40 ms = 100 calls/s");
 
             // healthy on "retry" first. A cold or overloaded machine can itself be the trigger that tips plain
@@ -137,7 +104,7 @@ class DemoStallDashboardTest {
             for (int i = 0; i < 3; i++) {
                 assertThat(goodput.get(i)).as("goodput on retry after the stall").isLessThanOrEqualTo(0.05 * offered.get(i));
             }
-            screenshot(driver, "dashboard-stall-retry-browser-test.png");
+            browser.screenshot("dashboard-stall-retry-browser-test.png");
 
             // switch to "retry + budget": the old strategy's calls are cancelled and the queue emptied ...
             apply(driver, js, "BUDGET");
@@ -150,9 +117,7 @@ class DemoStallDashboardTest {
                 return max != null && max >= 50;
             }, "the queue up during a stall on retry + budget");
             until(driver, js, 60, () -> healthy(js), "the queue empty again on retry + budget");
-            screenshot(driver, "dashboard-stall-budget-browser-test.png");
-        } finally {
-            driver.quit();
+            browser.screenshot("dashboard-stall-budget-browser-test.png");
         }
     }
 
@@ -232,21 +197,5 @@ class DemoStallDashboardTest {
     private static Double last(JavascriptExecutor js, int series) {
         List<Double> l = plotted(js, series, 1);
         return l.isEmpty() ? null : l.get(0);
-    }
-
-    private static void screenshot(ChromeDriver driver, String name) throws IOException {
-        File shot = ((TakesScreenshot) driver).getScreenshotAs(OutputType.FILE);
-        Path target = Path.of("target", name);
-        Files.createDirectories(target.getParent());
-        Files.copy(shot.toPath(), target, StandardCopyOption.REPLACE_EXISTING);
-    }
-
-    private static boolean interceptorEngineOnClassPath() {
-        try {
-            Class.forName("io.github.grpcretry.attempt.RetryingClientInterceptor");
-            return true;
-        } catch (ClassNotFoundException e) {
-            return false;
-        }
     }
 }

@@ -35,18 +35,9 @@ class LabTest {
         System.out.println(report.console());
     }
 
-    private static boolean interceptorEngineOnClassPath() {
-        try {
-            Class.forName("io.github.grpcretry.attempt.RetryingClientInterceptor");
-            return true;
-        } catch (ClassNotFoundException e) {
-            return false;
-        }
-    }
-
     @Test
     void runsOnTheInterceptorEngineWheneverItIsInTheBuild() {
-        if (interceptorEngineOnClassPath()) {
+        if (DashboardBrowser.interceptorEngineOnClassPath()) {
             assertThat(report.engine()).as("the engine is on the class path, so grpc.retry.engine=interceptor must retry")
                     .isEqualTo("interceptor");
         } else {

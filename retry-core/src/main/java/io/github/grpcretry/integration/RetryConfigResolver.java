@@ -12,6 +12,7 @@ import io.github.grpcretry.internal.config.RetryThrottlingDraft;
 import io.github.grpcretry.internal.config.ServiceConfigDraft;
 import io.github.grpcretry.internal.config.ServiceConfigJson;
 import io.github.grpcretry.internal.config.Sourced;
+import io.github.grpcretry.internal.config.StatusCodes;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
@@ -217,6 +218,18 @@ public final class RetryConfigResolver {
             }
         }
         return false;
+    }
+
+    /**
+     * A status code as the property tree accepts it: a name in any case ({@code unavailable},
+     * {@code UNAVAILABLE}, {@code deadline-exceeded}) or a number ({@code 14}). For the converter through
+     * which each Spring Boot line binds {@code retryable-status-codes} and {@code non-fatal-status-codes}
+     * as {@link io.grpc.Status.Code} values (so that IDEs complete them as an enum).
+     *
+     * @throws IllegalArgumentException naming the value and what is accepted, when it names no code
+     */
+    public static io.grpc.Status.Code statusCode(String text) {
+        return StatusCodes.parse(text);
     }
 
     /**

@@ -34,6 +34,7 @@ import org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfigur
 import org.springframework.boot.grpc.client.autoconfigure.GrpcClientObservationAutoConfiguration;
 import org.springframework.boot.grpc.client.autoconfigure.GrpcClientProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Primary;
 import org.springframework.grpc.client.GlobalClientInterceptor;
 import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
@@ -59,6 +60,7 @@ import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
 @ConditionalOnClass({GrpcChannelBuilderCustomizer.class, GrpcClientProperties.class})
 @ConditionalOnBooleanProperty(name = "grpc.retry.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(GrpcRetryProperties.class)
+@Import(StatusCodeBinding.class)
 public class GrpcRetryAutoConfiguration {
 
     private static final Log log = LogFactory.getLog(GrpcRetryAutoConfiguration.class);

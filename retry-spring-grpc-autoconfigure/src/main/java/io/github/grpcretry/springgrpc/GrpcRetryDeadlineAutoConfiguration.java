@@ -11,6 +11,7 @@ import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
@@ -27,6 +28,7 @@ import org.springframework.util.StringUtils;
 @AutoConfiguration
 @ConditionalOnBooleanProperty(name = "grpc.retry.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(GrpcRetryProperties.class)
+@Import(StatusCodeBinding.class)
 public class GrpcRetryDeadlineAutoConfiguration {
 
     /** Order of the HTTP filter: early, so the whole request handling runs with the deadline. */

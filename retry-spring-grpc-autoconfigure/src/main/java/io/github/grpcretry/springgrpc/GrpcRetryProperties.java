@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
+import io.grpc.Status;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -137,7 +138,7 @@ public record GrpcRetryProperties(
             Duration initialBackoff,
             Duration maxBackoff,
             Double backoffMultiplier,
-            List<String> retryableStatusCodes,
+            List<Status.Code> retryableStatusCodes,
             Duration perAttemptReceiveTimeout) {
     }
 
@@ -146,9 +147,10 @@ public record GrpcRetryProperties(
      *
      * @param maxAttempts attempts in all, the first included; at least 2
      * @param delay time between the start of one attempt and the next; >= 0
-     * @param nonFatalStatusCodes status codes after which the other attempts go on
+     * @param nonFatalStatusCodes status codes after which the other attempts go on: names in any case or
+     *     numbers
      */
-    public record Hedging(Integer maxAttempts, Duration delay, List<String> nonFatalStatusCodes) {
+    public record Hedging(Integer maxAttempts, Duration delay, List<Status.Code> nonFatalStatusCodes) {
     }
 
     /**

@@ -9,6 +9,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.annotation.Order;
 import org.springframework.grpc.server.GlobalServerInterceptor;
 
@@ -24,6 +25,7 @@ import org.springframework.grpc.server.GlobalServerInterceptor;
         "org.springframework.boot.grpc.server.autoconfigure.GrpcServerAutoConfiguration"})
 @ConditionalOnBooleanProperty(name = "grpc.retry.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(GrpcRetryProperties.class)
+@Import(StatusCodeBinding.class)
 public class GrpcRetryServerAutoConfiguration {
 
     /** Order of the guard among global server interceptors: outermost of the starter's. */

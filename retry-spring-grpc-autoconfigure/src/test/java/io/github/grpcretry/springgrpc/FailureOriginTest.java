@@ -25,4 +25,16 @@ class FailureOriginTest {
                 "Origin:   class path resource [origin/application.yml] - 9:",
                 "Reason:   max-attempts of a retry policy must be >= 2");
     }
+
+    @Test
+    void anUnknownStatusCodeIsReportedWithItsLineAndTheValidNames(CapturedOutput output) {
+        assertThatThrownBy(() -> GrpcClientContext.start("spring.config.location=classpath:/origin/bad-status-code.yml").close()).isNotNull();
+        assertThat(output.getOut() + output.getErr()).contains("APPLICATION FAILED TO START",
+                "Property: grpc.retry.clients.inventory.service-config.method[0].retry.retryable-status-codes[1]",
+                "Value: \"UNAVAILABEL\"",
+                "Origin: class path resource [origin/bad-status-code.yml] - 14:",
+                "'UNAVAILABEL' is not a gRPC status code: use a name in any case (UNAVAILABLE, unavailable) or a number"
+                        + " from 0 to 16 (14)",
+                "DEADLINE_EXCEEDED");
+    }
 }

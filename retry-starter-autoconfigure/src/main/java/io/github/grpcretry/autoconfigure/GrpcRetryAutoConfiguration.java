@@ -19,6 +19,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 
 /**
  * gRPC retry governance for net.devh clients: the validated per-channel configuration
@@ -29,6 +30,7 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnClass(GrpcChannelConfigurer.class)
 @ConditionalOnProperty(prefix = "grpc.retry", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties(GrpcRetryProperties.class)
+@Import(StatusCodeBinding.class)
 public class GrpcRetryAutoConfiguration {
 
     private static final Log log = LogFactory.getLog(GrpcRetryAutoConfiguration.class);

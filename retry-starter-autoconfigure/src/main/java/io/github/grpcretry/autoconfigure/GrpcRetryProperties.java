@@ -1,5 +1,6 @@
 package io.github.grpcretry.autoconfigure;
 
+import io.grpc.Status;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -410,8 +411,11 @@ public class GrpcRetryProperties {
         /** Factor by which the backoff grows per retry; > 0. */
         private Double backoffMultiplier;
 
-        /** Status codes that are retried: names in any case (unavailable, UNAVAILABLE) or numbers (14); never OK. */
-        private List<String> retryableStatusCodes;
+        /**
+         * Status codes that are retried; not empty, never OK. Names in any case (UNAVAILABLE, unavailable)
+         * or numbers (14).
+         */
+        private List<Status.Code> retryableStatusCodes;
 
         /**
          * Optional time limit for receiving the response of one attempt; > 0. Applied by the interceptor
@@ -451,11 +455,11 @@ public class GrpcRetryProperties {
             this.backoffMultiplier = backoffMultiplier;
         }
 
-        public List<String> getRetryableStatusCodes() {
+        public List<Status.Code> getRetryableStatusCodes() {
             return retryableStatusCodes;
         }
 
-        public void setRetryableStatusCodes(List<String> retryableStatusCodes) {
+        public void setRetryableStatusCodes(List<Status.Code> retryableStatusCodes) {
             this.retryableStatusCodes = retryableStatusCodes;
         }
 
@@ -478,7 +482,7 @@ public class GrpcRetryProperties {
         private Duration delay;
 
         /** Status codes that do not stop the other hedged attempts: names in any case or numbers. */
-        private List<String> nonFatalStatusCodes;
+        private List<Status.Code> nonFatalStatusCodes;
 
         public Integer getMaxAttempts() {
             return maxAttempts;
@@ -496,11 +500,11 @@ public class GrpcRetryProperties {
             this.delay = delay;
         }
 
-        public List<String> getNonFatalStatusCodes() {
+        public List<Status.Code> getNonFatalStatusCodes() {
             return nonFatalStatusCodes;
         }
 
-        public void setNonFatalStatusCodes(List<String> nonFatalStatusCodes) {
+        public void setNonFatalStatusCodes(List<Status.Code> nonFatalStatusCodes) {
             this.nonFatalStatusCodes = nonFatalStatusCodes;
         }
     }

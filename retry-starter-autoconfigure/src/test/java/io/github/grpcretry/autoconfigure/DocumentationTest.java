@@ -2,12 +2,8 @@ package io.github.grpcretry.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.gson.JsonElement;
-import com.google.gson.JsonParser;
+import io.github.grpcretry.testing.PackagedMetadata;
 import io.github.grpcretry.testing.RepositoryDocs;
-import java.io.InputStreamReader;
-import java.io.Reader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,15 +26,13 @@ class DocumentationTest {
     }
 
     @Test
-    void everyPropertyOfTheGeneratedMetadataIsDocumented() throws Exception {
-        List<String> names = new ArrayList<>();
-        try (Reader r = new InputStreamReader(getClass().getClassLoader()
-                .getResourceAsStream("META-INF/spring-configuration-metadata.json"), StandardCharsets.UTF_8)) {
-            for (JsonElement e : JsonParser.parseReader(r).getAsJsonObject().getAsJsonArray("properties")) {
-                names.add(e.getAsJsonObject().get("name").getAsString());
-            }
-        }
-        assertThat(names).as("properties in the metadata").hasSizeGreaterThan(30);
-        assertThat(docs.undocumented(names)).as("properties no docs/*.md mentions").isEmpty();
+    void everyPropertyOfTheMetadataAndOfTheChannelTreeIsDocumented() {
+        List<String> names = new ArrayList<>(PackagedMetadata.load(getClass().getClassLoader()).names());
+        assertThat(names).as("properties in the metadata").hasSizeGreaterThan(10);
+        List<String> channel = PackagedMetadata.channelKeys(GrpcRetryProperties.ClientProperties.class);
+        assertThat(channel).as("keys of a channel").hasSizeGreaterThan(20)
+                .contains("grpc.retry.clients.GLOBAL.service-config.method[0].retry.retryable-status-codes");
+        names.addAll(channel);
+        assertThat(RepositoryDocs.find().undocumented(names)).as("properties no docs/*.md mentions").isEmpty();
     }
 }

@@ -13,6 +13,7 @@ import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * What a user sees when a value in their application.yml is wrong: Spring Boot's start-up report names
@@ -27,14 +28,29 @@ class FailureOriginTest {
     static class App {
     }
 
+    private static ConfigurableApplicationContext start(String yml) {
+        return new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
+                .properties("spring.config.location=classpath:/origin/" + yml, "spring.main.banner-mode=off").run();
+    }
+
     @Test
     void theReportNamesTheFileAndLineOfEachBadValue(CapturedOutput output) {
-        assertThatThrownBy(() -> new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
-                .properties("spring.config.location=classpath:/origin/application.yml", "spring.main.banner-mode=off")
-                .run().close()).isNotNull();
+        assertThatThrownBy(() -> start("application.yml").close()).isNotNull();
         assertThat(output.getOut() + output.getErr()).contains("APPLICATION FAILED TO START",
                 "Property: grpc.retry.clients.inventory.service-config.method[0].retry.max-attempts",
                 "Origin:   class path resource [origin/application.yml] - 9:",
                 "Reason:   max-attempts of a retry policy must be >= 2");
+    }
+
+    @Test
+    void anUnknownStatusCodeIsReportedWithItsLineAndTheValidNames(CapturedOutput output) {
+        assertThatThrownBy(() -> start("bad-status-code.yml").close()).isNotNull();
+        assertThat(output.getOut() + output.getErr()).contains("APPLICATION FAILED TO START",
+                "Property: grpc.retry.clients.inventory.service-config.method[0].retry.retryable-status-codes[1]",
+                "Value: \"UNAVAILABEL\"",
+                "Origin: class path resource [origin/bad-status-code.yml] - 14:",
+                "'UNAVAILABEL' is not a gRPC status code: use a name in any case (UNAVAILABLE, unavailable) or a number"
+                        + " from 0 to 16 (14)",
+                "DEADLINE_EXCEEDED");
     }
 }

@@ -8,12 +8,14 @@ import io.github.grpcretry.policy.MethodConfig;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
+import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -66,11 +68,7 @@ class RetryConfigValidationContextTest {
                 row("retryable codes not empty", retry(M + "retry.retryable-status-codes="),
                         M + "retry.retryable-status-codes", "[]", "must not be empty"),
                 row("retryable codes without OK", retry(M + "retry.retryable-status-codes=unavailable,ok"),
-                        M + "retry.retryable-status-codes", "[unavailable, ok]", "OK can never be retried"),
-                row("unknown status code name", retry(M + "retry.retryable-status-codes=unavailable,unavailabel"),
-                        M + "retry.retryable-status-codes[1]", "unavailabel", "must be a gRPC status code"),
-                row("unknown status code number", hedging(M + "hedging.non-fatal-status-codes=14,17"),
-                        M + "hedging.non-fatal-status-codes[1]", "17", "must be a gRPC status code"),
+                        M + "retry.retryable-status-codes", "[UNAVAILABLE, OK]", "OK can never be retried"),
                 row("retry and hedging not both", retry(M + "hedging.max-attempts=2"),
                         "grpc.retry.clients.inventory.service-config.method[0]", "(not set)", "not both"),
                 row("hedging delay >= 0", hedging(M + "hedging.delay=-5ms"),
@@ -172,6 +170,47 @@ class RetryConfigValidationContextTest {
                             C + "budget.ttl", "grpc.retry.clients.other.max-attempts-cap");
                     String report = RetryTestContexts.failureReport(ctx.getStartupFailure());
                     assertThat(report).contains("has 5 invalid values");
+                });
+    }
+
+    /**
+     * Status codes are bound as {@code Status.Code} (names in any case, numbers through the starter's
+     * converter): a value naming no code is a binding failure, reported by Spring Boot with the property,
+     * the value, the converter's rule and the valid names.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+            "retry.retryable-status-codes[0]=unavailable | retry.retryable-status-codes[1]=unavailabel"
+                    + " | retry.retryable-status-codes[1] | unavailabel",
+            "hedging.non-fatal-status-codes[0]=14 | hedging.non-fatal-status-codes[1]=17"
+                    + " | hedging.non-fatal-status-codes[1] | 17"})
+    void unknownStatusCodeStopsStartUpWithBootsBindingReport(String first, String second, String path, String value) {
+        List<String> props = first.startsWith("retry") ? retry() : hedging();
+        props.removeIf(p -> p.startsWith(M + "retry.retryable-status-codes="));
+        props.addAll(List.of(M + first, M + second));
+        RetryTestContexts.runner().withPropertyValues(props.toArray(String[]::new)).run(ctx -> {
+            assertThat(ctx).hasFailed();
+            String report = RetryTestContexts.failureReport(ctx.getStartupFailure());
+            assertThat(report).startsWith("Failed to bind properties under '" + M + path + "' to io.grpc.Status$Code");
+            assertThat(report).contains("Property: " + M + path + "\n").contains("Value: \"" + value + "\"")
+                    .contains("'" + value + "' is not a gRPC status code: use a name in any case (UNAVAILABLE,"
+                            + " unavailable) or a number from 0 to 16 (14)");
+            assertThat(report.substring(report.indexOf("---"))).contains("UNAVAILABLE").contains("DEADLINE_EXCEEDED");
+        });
+    }
+
+    @Test
+    void statusCodesBindByNameInAnyCaseAndByNumber() {
+        RetryTestContexts.runner()
+                .withPropertyValues(retry(M + "retry.retryable-status-codes[0]=deadline-exceeded",
+                        M + "retry.retryable-status-codes[1]=14", M + "retry.retryable-status-codes[2]=Resource_Exhausted")
+                        .stream().filter(p -> !p.startsWith(M + "retry.retryable-status-codes=")).toArray(String[]::new))
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    assertThat(ctx.getBean(ChannelRetryConfigs.class).forChannel("inventory").serviceConfig()
+                            .methodConfigs().get(0).retryPolicy().retryableStatusCodes())
+                            .containsExactlyInAnyOrder(Status.Code.DEADLINE_EXCEEDED, Status.Code.UNAVAILABLE,
+                                    Status.Code.RESOURCE_EXHAUSTED);
                 });
     }
 

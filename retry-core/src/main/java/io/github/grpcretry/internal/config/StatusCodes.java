@@ -23,7 +23,7 @@ public final class StatusCodes {
      */
     public static Status.Code parse(String text) {
         if (text == null || text.isBlank()) {
-            throw new IllegalArgumentException("empty status code");
+            throw new IllegalArgumentException(notACode(text));
         }
         String t = text.trim();
         if (t.chars().allMatch(Character::isDigit)) {
@@ -31,21 +31,26 @@ public final class StatusCodes {
             try {
                 value = Integer.parseInt(t);
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("unknown status code " + text);
+                throw new IllegalArgumentException(notACode(text));
             }
             for (Status.Code c : Status.Code.values()) {
                 if (c.value() == value) {
                     return c;
                 }
             }
-            throw new IllegalArgumentException("unknown status code number " + text);
+            throw new IllegalArgumentException(notACode(text));
         }
         String name = t.replace('-', '_').toUpperCase(Locale.ROOT);
         try {
             return Status.Code.valueOf(name);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("unknown status code name " + text);
+            throw new IllegalArgumentException(notACode(text));
         }
+    }
+
+    private static String notACode(String text) {
+        return "'" + text + "' is not a gRPC status code: use a name in any case (UNAVAILABLE, unavailable) or a"
+                + " number from 0 to " + (Status.Code.values().length - 1) + " (14)";
     }
 
     /**

@@ -25,7 +25,9 @@ class StatusCodesTest {
     @Test
     void unknownCodesAreRejected() {
         assertThatThrownBy(() -> StatusCodes.parse("17")).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> StatusCodes.parse("unavailabel")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> StatusCodes.parse("unavailabel")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("'unavailabel' is not a gRPC status code: use a name in any case (UNAVAILABLE, unavailable)"
+                        + " or a number from 0 to 16 (14)");
         assertThatThrownBy(() -> StatusCodes.parse("")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> StatusCodes.parse("99999999999")).isInstanceOf(IllegalArgumentException.class);
     }

@@ -1,0 +1,311 @@
+package io.github.grpcretry.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import io.grpc.Status;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.Reader;
+import java.io.UncheckedIOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Type;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.BiFunction;
+
+/**
+ * The configuration metadata a Boot line's auto-configuration jar ships
+ * ({@code META-INF/spring-configuration-metadata.json}: what Spring Boot's configuration processor
+ * generates, merged with the module's additional file), and the checks both lines run on it: every key
+ * described, every default of the code in the metadata, no hand-written indexed names ({@code [0]}), the
+ * channel tree completed from the map's value type, and every status-code list bound as
+ * {@link Status.Code} values (so that an IDE completes the code names under every channel and every
+ * method entry).
+ */
+public final class PackagedMetadata {
+
+    private static final String RESOURCE = "META-INF/spring-configuration-metadata.json";
+
+    private final URL source;
+    private final Map<String, JsonObject> properties = new TreeMap<>();
+    private final Map<String, JsonObject> hints = new TreeMap<>();
+
+    private PackagedMetadata(URL source, JsonObject root) {
+        this.source = source;
+        for (JsonElement e : root.getAsJsonArray("properties")) {
+            properties.put(e.getAsJsonObject().get("name").getAsString(), e.getAsJsonObject());
+        }
+        if (root.has("hints")) {
+            for (JsonElement e : root.getAsJsonArray("hints")) {
+                hints.put(e.getAsJsonObject().get("name").getAsString(), e.getAsJsonObject());
+            }
+        }
+    }
+
+    /** The metadata on the classpath that describes {@code grpc.retry} (the module's own, not a dependency's). */
+    public static PackagedMetadata load(ClassLoader loader) {
+        try {
+            for (URL url : Collections.list(loader.getResources(RESOURCE))) {
+                JsonObject root;
+                try (Reader r = new InputStreamReader(url.openStream(), StandardCharsets.UTF_8)) {
+                    root = JsonParser.parseReader(r).getAsJsonObject();
+                }
+                for (JsonElement g : root.getAsJsonArray("groups")) {
+                    if (g.getAsJsonObject().get("name").getAsString().equals("grpc.retry")) {
+                        return new PackagedMetadata(url, root);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        throw new AssertionError("no " + RESOURCE + " with the group grpc.retry on the classpath: is"
+                + " spring-boot-configuration-processor on the annotation processor path?");
+    }
+
+    public URL source() {
+        return source;
+    }
+
+    public Set<String> names() {
+        return properties.keySet();
+    }
+
+    public JsonObject property(String name) {
+        JsonObject p = properties.get(name);
+        assertThat(p).as(name + " in " + source).isNotNull();
+        return p;
+    }
+
+    public Map<String, JsonObject> hints() {
+        return hints;
+    }
+
+    /** Every key has a description; no key is an indexed name ({@code [0]}) or a hand-written channel key. */
+    public void assertEveryKeyDescribedAndNoneHandWritten() {
+        for (Map.Entry<String, JsonObject> e : properties.entrySet()) {
+            String name = e.getKey();
+            assertThat(name).as("an indexed name is not what the processor generates").doesNotContain("[");
+            assertThat(name).as("keys under a channel come from the map's value type, not hand-written entries")
+                    .doesNotStartWith("grpc.retry.clients.");
+            JsonElement d = e.getValue().get("description");
+            assertThat(d == null ? "" : d.getAsString()).as(name + " description").isNotBlank();
+        }
+        for (String hint : hints.keySet()) {
+            assertThat(hint).as("hint " + hint).doesNotContain("[");
+        }
+    }
+
+    /**
+     * Every key whose value, bound from an empty environment, is not null (a default of the code) has
+     * that default in the metadata, and a key whose bound value is null has none. Keys outside the given
+     * prefixes (those Spring Boot generates for an {@code @Endpoint}) are not checked here.
+     *
+     * @param bound the properties objects bound from an empty environment, by their prefix
+     *     ({@code grpc.retry}, {@code grpc.retry.deadline})
+     * @param convert the line's conversion of a metadata default (a JSON string, number or boolean) to a type
+     */
+    public void assertDefaultsMatch(Map<String, Object> bound, BiFunction<Object, Class<?>, Object> convert) {
+        List<String> checked = new ArrayList<>();
+        for (Map.Entry<String, JsonObject> e : properties.entrySet()) {
+            String name = e.getKey();
+            Map.Entry<String, Object> owner = owner(name, bound);
+            if (owner == null) {
+                continue;
+            }
+            Object value = read(owner.getValue(), name.substring(owner.getKey().length() + 1));
+            JsonElement declared = e.getValue().get("defaultValue");
+            if (value == null || value instanceof Map<?, ?> || value instanceof Collection<?>) {
+                assertThat(declared).as(name + ": no default in the code, none in the metadata").isNull();
+                continue;
+            }
+            assertThat(declared).as(name + ": the code's default " + value + " in the metadata").isNotNull();
+            Object raw = declared.getAsJsonPrimitive().isBoolean() ? declared.getAsBoolean()
+                    : declared.getAsJsonPrimitive().isNumber() ? declared.getAsNumber().toString() : declared.getAsString();
+            assertThat(convert.apply(raw, value.getClass())).as(name + " default").isEqualTo(value);
+            checked.add(name);
+        }
+        assertThat(checked).as("keys with a default").isNotEmpty();
+    }
+
+    /**
+     * The channel tree ({@code grpc.retry.clients}) is a map whose value type the IDE walks, and every
+     * status-code list in it, under every channel and every method entry, is a {@code List<Status.Code>}.
+     *
+     * @return the dotted paths of the status-code lists found (relative to a channel)
+     */
+    public List<String> assertChannelTreeIsTyped(Class<?> channelType) {
+        String clients = property("grpc.retry.clients").get("type").getAsString();
+        assertThat(clients.replace('$', '.')).as("grpc.retry.clients type")
+                .isEqualTo("java.util.Map<java.lang.String," + channelType.getName().replace('$', '.') + ">");
+        List<String> codeLists = new ArrayList<>();
+        walk(channelType, "", codeLists, 0);
+        return codeLists;
+    }
+
+    /**
+     * Every key of a channel's tree, as a user writes it under GLOBAL (lists of entries with index 0:
+     * {@code grpc.retry.clients.GLOBAL.service-config.method[0].retry.max-attempts}), read from the
+     * channel's property type: what an IDE completes under {@code grpc.retry.clients.<channel>}.
+     */
+    public static List<String> channelKeys(Class<?> channelType) {
+        List<String> keys = new ArrayList<>();
+        leaves(channelType, "grpc.retry.clients.GLOBAL.", keys, 0);
+        return keys;
+    }
+
+    private static void leaves(Class<?> type, String prefix, List<String> keys, int depth) {
+        assertThat(depth).as("property tree depth at " + prefix).isLessThan(8);
+        for (Map.Entry<String, Type> p : beanProperties(type).entrySet()) {
+            String name = prefix + kebabCase(p.getKey());
+            Type t = p.getValue();
+            Class<?> raw = rawType(t);
+            if (List.class.isAssignableFrom(raw) && t instanceof ParameterizedType pt
+                    && isPropertyGroup(rawType(pt.getActualTypeArguments()[0]))) {
+                leaves(rawType(pt.getActualTypeArguments()[0]), name + "[0].", keys, depth + 1);
+            } else if (isPropertyGroup(raw)) {
+                leaves(raw, name + ".", keys, depth + 1);
+            } else {
+                keys.add(name);
+            }
+        }
+    }
+
+    private static String kebabCase(String camel) {
+        StringBuilder out = new StringBuilder();
+        for (char c : camel.toCharArray()) {
+            if (Character.isUpperCase(c)) {
+                out.append('-').append(Character.toLowerCase(c));
+            } else {
+                out.append(c);
+            }
+        }
+        return out.toString();
+    }
+
+    private static void walk(Class<?> type, String path, List<String> codeLists, int depth) {
+        assertThat(depth).as("property tree depth at " + path).isLessThan(8);
+        for (Map.Entry<String, Type> p : beanProperties(type).entrySet()) {
+            String name = path.isEmpty() ? p.getKey() : path + "." + p.getKey();
+            Type t = p.getValue();
+            Class<?> raw = rawType(t);
+            Type element = null;
+            if (List.class.isAssignableFrom(raw) && t instanceof ParameterizedType pt) {
+                element = pt.getActualTypeArguments()[0];
+            }
+            if (p.getKey().toLowerCase(Locale.ROOT).endsWith("statuscodes")) {
+                assertThat(element).as(name + " is a List<Status.Code>").isEqualTo(Status.Code.class);
+                codeLists.add(name);
+                continue;
+            }
+            Class<?> nested = element != null ? rawType(element) : raw;
+            if (isPropertyGroup(nested)) {
+                walk(nested, name, codeLists, depth + 1);
+            }
+        }
+    }
+
+    /** A nested class of the project's own (a group of properties), not a value type. */
+    private static boolean isPropertyGroup(Class<?> type) {
+        return type.getName().startsWith("io.github.grpcretry.") && !type.isEnum();
+    }
+
+    private static Class<?> rawType(Type t) {
+        if (t instanceof Class<?> c) {
+            return c;
+        }
+        if (t instanceof ParameterizedType pt) {
+            return (Class<?>) pt.getRawType();
+        }
+        return Object.class;
+    }
+
+    /** The bound properties of a JavaBean (getters with setters) or a record (its components). */
+    private static Map<String, Type> beanProperties(Class<?> type) {
+        Map<String, Type> out = new LinkedHashMap<>();
+        if (type.isRecord()) {
+            for (var c : type.getRecordComponents()) {
+                out.put(c.getName(), c.getGenericType());
+            }
+            return out;
+        }
+        for (Method m : type.getMethods()) {
+            if (Modifier.isStatic(m.getModifiers()) || m.getParameterCount() != 0 || m.getDeclaringClass() == Object.class) {
+                continue;
+            }
+            String n = m.getName();
+            String prop = n.startsWith("get") && n.length() > 3 ? n.substring(3)
+                    : n.startsWith("is") && n.length() > 2 ? n.substring(2) : null;
+            if (prop != null) {
+                out.put(Character.toLowerCase(prop.charAt(0)) + prop.substring(1), m.getGenericReturnType());
+            }
+        }
+        return out;
+    }
+
+    private static Map.Entry<String, Object> owner(String name, Map<String, Object> bound) {
+        Map.Entry<String, Object> best = null;
+        for (Map.Entry<String, Object> b : bound.entrySet()) {
+            if (name.startsWith(b.getKey() + ".") && (best == null || b.getKey().length() > best.getKey().length())) {
+                best = b;
+            }
+        }
+        return best;
+    }
+
+    /** The value at a dotted kebab-case path ({@code http.max}) of a bound properties object. */
+    private static Object read(Object bean, String path) {
+        Object current = bean;
+        for (String segment : path.split("\\.")) {
+            if (current == null) {
+                return null;
+            }
+            current = get(current, camelCase(segment));
+        }
+        return current;
+    }
+
+    private static Object get(Object bean, String name) {
+        String cap = Character.toUpperCase(name.charAt(0)) + name.substring(1);
+        for (String candidate : List.of(name, "get" + cap, "is" + cap)) {
+            try {
+                Method m = bean.getClass().getMethod(candidate);
+                return m.invoke(bean);
+            } catch (NoSuchMethodException e) {
+                // the next form
+            } catch (IllegalAccessException | InvocationTargetException e) {
+                throw new IllegalStateException("reading " + name + " of " + bean.getClass().getName(), e);
+            }
+        }
+        throw new AssertionError(bean.getClass().getName() + " has no accessor for " + name);
+    }
+
+    private static String camelCase(String kebab) {
+        StringBuilder out = new StringBuilder();
+        boolean upper = false;
+        for (char c : kebab.toCharArray()) {
+            if (c == '-') {
+                upper = true;
+            } else {
+                out.append(upper ? Character.toUpperCase(c) : c);
+                upper = false;
+            }
+        }
+        return out.toString();
+    }
+}

@@ -1,8 +1,8 @@
 package io.github.grpcretry.attempt;
 
 import io.github.grpcretry.budget.RetryBudget;
-import java.lang.ref.WeakReference;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -38,7 +38,8 @@ public final class RetryScheduler implements AutoCloseable {
     private final Executor work;
     private final boolean owned;
     private final AtomicInteger outstanding = new AtomicInteger();
-    private final ConcurrentLinkedQueue<BudgetTicker> tickers = new ConcurrentLinkedQueue<>();
+    /** The budget clocks these timers drive (each removes itself when it ends; cancelled at close). */
+    private final ConcurrentLinkedQueue<CompletableFuture<Void>> budgetClocks = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
     private RetryScheduler(ScheduledExecutorService timers, Executor work, boolean owned) {
@@ -107,29 +108,28 @@ public final class RetryScheduler implements AutoCloseable {
     }
 
     /**
-     * Drives {@code budget}'s coarse clock ({@link RetryBudget#tick()}) from these timer threads: a
+     * Drives {@code budget}'s coarse clock ({@link RetryBudget#driveClock}) from these timer threads: a
      * tick now and at every slot boundary, so a call's deposit needs no clock reading. Does nothing
      * when the budget has a driver already. The ticks hold the budget weakly and end when it is no
      * longer reachable, or when this scheduler is closed (the budget then reads the clock again).
      */
     public void driveBudgetClock(RetryBudget budget) {
-        if (closed || !budget.claimTicker()) {
+        if (closed) {
             return;
         }
-        BudgetTicker t = new BudgetTicker(budget);
-        tickers.add(t);
-        t.run();
-    }
-
-    /** Budgets whose clock this scheduler drives now (for tests). */
-    int drivenBudgetClocks() {
-        int n = 0;
-        for (BudgetTicker t : tickers) {
-            if (t.budget.get() != null) {
-                n++;
+        CompletableFuture<Void> clock = budget.driveClock(timers);
+        if (clock != null) {
+            budgetClocks.add(clock);
+            clock.whenComplete((r, e) -> budgetClocks.remove(clock));
+            if (closed) {
+                clock.cancel(false); // close() ran while this clock started
             }
         }
-        return n;
+    }
+
+    /** Budget clocks these timers drive now (an ended clock is removed: for tests). */
+    int drivenBudgetClocks() {
+        return budgetClocks.size();
     }
 
     /**
@@ -142,8 +142,8 @@ public final class RetryScheduler implements AutoCloseable {
             return;
         }
         closed = true;
-        for (BudgetTicker t : tickers) {
-            t.stop();
+        for (CompletableFuture<Void> clock : budgetClocks) {
+            clock.cancel(false);
         }
         if (owned) {
             timers.shutdownNow();
@@ -160,41 +160,6 @@ public final class RetryScheduler implements AutoCloseable {
             t.setDaemon(true);
             return t;
         };
-    }
-
-    /** Ticks one budget's coarse clock at its slot boundaries, rescheduling itself. */
-    private final class BudgetTicker implements Runnable {
-        final WeakReference<RetryBudget> budget;
-
-        BudgetTicker(RetryBudget budget) {
-            this.budget = new WeakReference<>(budget);
-        }
-
-        @Override
-        public void run() {
-            RetryBudget b = budget.get();
-            if (b == null || closed) {
-                stop();
-                return;
-            }
-            long untilNext = b.tick();
-            try {
-                timers.schedule(this, untilNext, TimeUnit.NANOSECONDS);
-            } catch (RejectedExecutionException e) {
-                stop(); // the timers were shut down under us
-            }
-            if (closed) {
-                stop(); // close() ran while this tick published
-            }
-        }
-
-        void stop() {
-            tickers.remove(this);
-            RetryBudget b = budget.get();
-            if (b != null) {
-                b.stopTicking();
-            }
-        }
     }
 
     /** One pending timer. */

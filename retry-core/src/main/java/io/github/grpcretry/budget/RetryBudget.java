@@ -1,9 +1,12 @@
 package io.github.grpcretry.budget;
 
 import io.github.grpcretry.policy.RetryBudgetPolicy;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The retry budget of one channel: over a sliding window of {@code ttl}, retries and hedges may not
@@ -32,7 +35,7 @@ import java.util.function.LongSupplier;
  * <h2>The clock</h2>
  * Reading {@code System.nanoTime()} costs more than the rest of {@link #onCall()} together (a
  * compare-and-set; the figures are in docs/benchmarks.md), and every call makes one deposit.
- * So a timer may drive a coarse clock ({@link #tick()}, usually through
+ * So a timer may drive a coarse clock ({@link #driveClock}, usually through
  * {@code RetryScheduler.driveBudgetClock}): at every slot boundary it publishes the current epoch in
  * one volatile field, and {@link #onCall()} deposits into the published slot without reading the
  * clock. Retry decisions, {@link #balance()} and the window counts always read the clock.
@@ -43,7 +46,7 @@ import java.util.function.LongSupplier;
  * bound on retries holds exactly as with the clock; the budget is at most a slot's worth of calls
  * more eager to refuse right after a late tick. A published epoch found two or more slots behind the
  * clock by a retry decision (a timer that stopped or stalls) is dropped: deposits read the clock
- * again until the next tick. Without ticks (no timer, or after {@link #stopTicking()}) every
+ * again until the next tick. Without ticks (no timer, or after the driver stopped) every
  * operation reads the clock.
  *
  * <h2>Closed slots</h2>
@@ -185,11 +188,30 @@ public final class RetryBudget {
     // ------------------------------------------------------------------ the coarse clock
 
     /**
-     * Publishes the current slot for {@link #onCall()} (a timer calls this at every slot boundary),
+     * Lets {@code timers} drive this budget's coarse clock: a tick now, on the calling thread, and then
+     * one at every slot boundary on {@code timers}, so a call's deposit needs no clock reading. The ticks
+     * hold the budget weakly.
+     *
+     * @return a future that completes when the ticks end (the budget is no longer reachable, or
+     *     {@code timers} rejected a tick); cancel it to end them. Once they end, the budget reads the
+     *     clock again. Null when the budget has a driver already: one driver per budget, however many
+     *     engines share it.
+     */
+    public @Nullable CompletableFuture<Void> driveClock(ScheduledExecutorService timers) {
+        if (!tickerClaimed.compareAndSet(false, true)) {
+            return null;
+        }
+        BudgetClock clock = new BudgetClock(this, timers);
+        clock.run();
+        return clock.ended;
+    }
+
+    /**
+     * Publishes the current slot for {@link #onCall()} (the driver calls this at every slot boundary),
      * sums the window's closed slots for the retry decisions of that slot, and returns the
      * nanoseconds until the next boundary, when the next tick is due.
      */
-    public long tick() {
+    long tick() {
         long elapsed = nanoClock.getAsLong() - origin;
         long raw = Math.floorDiv(elapsed, slotNanos);
         recentEpoch = raw;
@@ -200,25 +222,17 @@ public final class RetryBudget {
     }
 
     /** Stops using the published slot: every operation reads the clock again (until the next {@link #tick()}). */
-    public void stopTicking() {
+    void stopTicking() {
         tickedEpoch = NOT_TICKING;
     }
 
-    /**
-     * Claims the right to drive this budget's coarse clock: {@code true} for the first caller only,
-     * so a budget shared by several engines gets one ticker.
-     */
-    public boolean claimTicker() {
-        return tickerClaimed.compareAndSet(false, true);
-    }
-
     /** The width of one slot ({@code ttl / }{@value #SLOTS}). */
-    public long slotNanos() {
+    long slotNanos() {
         return slotNanos;
     }
 
     /** Whether a published slot is in force ({@link #onCall()} does not read the clock). */
-    public boolean isTicking() {
+    boolean isTicking() {
         return tickedEpoch != NOT_TICKING;
     }
 

@@ -8,6 +8,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -248,6 +250,34 @@ class RetryBudgetClockTest {
         } finally {
             scheduler.close();
             other.close();
+        }
+    }
+
+    @Test
+    void aClockEndsWhenCancelledOrWhenItsTimersRejectATick() {
+        ScheduledThreadPoolExecutor timers = new ScheduledThreadPoolExecutor(1);
+        try {
+            RetryBudget b = budget(0.1, 0, Duration.ofSeconds(10));
+            CompletableFuture<Void> clock = b.driveClock(timers);
+            assertThat(clock).as("the first driver").isNotNull();
+            assertThat(b.isTicking()).as("the first tick runs on the calling thread").isTrue();
+            assertThat(b.driveClock(timers)).as("one driver per budget").isNull();
+            assertThat(timers.getQueue()).as("the next tick is scheduled").hasSize(1);
+            clock.cancel(false);
+            assertThat(b.isTicking()).as("a cancelled clock's budget reads the clock again").isFalse();
+            // the tick scheduled before the cancel is still queued: run it now
+            Runnable queued = timers.getQueue().iterator().next();
+            assertThat(timers.remove(queued)).isTrue();
+            queued.run();
+            assertThat(b.isTicking()).as("a tick after the cancel does not publish").isFalse();
+
+            RetryBudget c = budget(0.1, 0, Duration.ofSeconds(10));
+            timers.shutdownNow();
+            CompletableFuture<Void> rejected = c.driveClock(timers);
+            assertThat(rejected).as("the timers rejected the next tick").isDone();
+            assertThat(c.isTicking()).isFalse();
+        } finally {
+            timers.shutdownNow();
         }
     }
 

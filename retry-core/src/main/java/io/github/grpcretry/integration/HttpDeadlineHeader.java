@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  * both Spring Boot lines run the request in (its timer is one daemon thread, started with the first
  * deadline, stopped by {@link #close()}).
  */
-public final class HttpDeadlineHeader implements AutoCloseable {
+final class HttpDeadlineHeader implements AutoCloseable {
 
     private final String header;
     private final long maxNanos;
@@ -26,7 +26,7 @@ public final class HttpDeadlineHeader implements AutoCloseable {
      * @param header the header's name (not blank)
      * @param max the clamp (> 0)
      */
-    public HttpDeadlineHeader(String header, @Nullable Duration max) {
+    HttpDeadlineHeader(String header, @Nullable Duration max) {
         this.header = Objects.requireNonNull(header, "header").trim();
         if (this.header.isEmpty()) {
             throw new IllegalArgumentException("header must not be empty");
@@ -43,7 +43,7 @@ public final class HttpDeadlineHeader implements AutoCloseable {
         timer.setRemoveOnCancelPolicy(true);
     }
 
-    public String header() {
+    String header() {
         return header;
     }
 
@@ -51,7 +51,7 @@ public final class HttpDeadlineHeader implements AutoCloseable {
      * The timeout in nanoseconds a header value asks for, clamped to the maximum; -1 when the value is
      * missing or unusable.
      */
-    public long timeoutNanos(@Nullable String value) {
+    long timeoutNanos(@Nullable String value) {
         if (value == null) {
             return -1;
         }
@@ -76,7 +76,7 @@ public final class HttpDeadlineHeader implements AutoCloseable {
      * null when the value is missing or unusable. The caller attaches it around the request's handling
      * and cancels it when the request is done.
      */
-    public Context.@Nullable CancellableContext context(@Nullable String value) {
+    Context.@Nullable CancellableContext context(@Nullable String value) {
         long nanos = timeoutNanos(value);
         return nanos < 0 ? null : Context.current().withDeadlineAfter(nanos, TimeUnit.NANOSECONDS, timer);
     }

@@ -96,6 +96,26 @@ public final class PackagedMetadata {
         return hints;
     }
 
+    /**
+     * What both Spring Boot lines ship alike: every key described and none hand-written
+     * ({@link #assertEveryKeyDescribedAndNoneHandWritten()}), the keys of the contract outside a channel,
+     * a channel tree typed down to its two status-code lists ({@link #assertChannelTreeIsTyped}), and
+     * the hints (the GLOBAL key, the engine names, the health statuses).
+     */
+    public void assertCompletionContract(Class<?> channelType) {
+        assertEveryKeyDescribedAndNoneHandWritten();
+        assertThat(names()).contains("grpc.retry.enabled", "grpc.retry.engine", "grpc.retry.clients",
+                "grpc.retry.guard.enabled", "grpc.retry.health.status-when-throttled", "grpc.retry.observation.enabled",
+                "grpc.retry.deadline.default-timeout", "grpc.retry.deadline.reserve", "grpc.retry.deadline.min-remaining",
+                "grpc.retry.deadline.http.header", "grpc.retry.deadline.http.max");
+        assertThat(assertChannelTreeIsTyped(channelType)).containsExactlyInAnyOrder(
+                "serviceConfig.method.retry.retryableStatusCodes", "serviceConfig.method.hedging.nonFatalStatusCodes");
+        assertThat(hints).containsKeys("grpc.retry.engine", "grpc.retry.clients.keys",
+                "grpc.retry.health.status-when-throttled");
+        assertThat(hints.get("grpc.retry.clients.keys").toString()).contains("GLOBAL");
+        assertThat(property("grpc.retry.engine").get("defaultValue").getAsString()).isEqualTo("interceptor");
+    }
+
     /** Every key has a description; no key is an indexed name ({@code [0]}) or a hand-written channel key. */
     public void assertEveryKeyDescribedAndNoneHandWritten() {
         for (Map.Entry<String, JsonObject> e : properties.entrySet()) {
@@ -275,37 +295,41 @@ public final class PackagedMetadata {
             if (current == null) {
                 return null;
             }
-            current = get(current, camelCase(segment));
+            current = get(current, segment);
         }
         return current;
     }
 
-    private static Object get(Object bean, String name) {
-        String cap = Character.toUpperCase(name.charAt(0)) + name.substring(1);
-        for (String candidate : List.of(name, "get" + cap, "is" + cap)) {
-            try {
-                Method m = bean.getClass().getMethod(candidate);
-                return m.invoke(bean);
-            } catch (NoSuchMethodException e) {
-                // the next form
-            } catch (IllegalAccessException | InvocationTargetException e) {
-                throw new IllegalStateException("reading " + name + " of " + bean.getClass().getName(), e);
+    private static Object get(Object bean, String kebabName) {
+        for (String name : beanProperties(bean.getClass()).keySet()) {
+            if (kebabCase(name).equals(kebabName)) {
+                String cap = Character.toUpperCase(name.charAt(0)) + name.substring(1);
+                for (String candidate : List.of(name, "get" + cap, "is" + cap)) {
+                    try {
+                        return bean.getClass().getMethod(candidate).invoke(bean);
+                    } catch (NoSuchMethodException e) {
+                        // the next form
+                    } catch (IllegalAccessException | InvocationTargetException e) {
+                        throw new IllegalStateException("reading " + name + " of " + bean.getClass().getName(), e);
+                    }
+                }
             }
         }
-        throw new AssertionError(bean.getClass().getName() + " has no accessor for " + name);
+        throw new AssertionError(bean.getClass().getName() + " has no property " + kebabName);
     }
 
-    private static String camelCase(String kebab) {
-        StringBuilder out = new StringBuilder();
-        boolean upper = false;
-        for (char c : kebab.toCharArray()) {
-            if (c == '-') {
-                upper = true;
-            } else {
-                out.append(upper ? Character.toUpperCase(c) : c);
-                upper = false;
-            }
-        }
-        return out.toString();
+    /**
+     * What Spring Boot's start-up report says, on either line, of the unknown status code in the test
+     * resource {@code origin/bad-status-code.yml}: the property, the value, its line, the converter's rule
+     * and (in the action) the valid names.
+     */
+    public static String[] unknownStatusCodeReport() {
+        return new String[] {"APPLICATION FAILED TO START",
+                "Property: grpc.retry.clients.inventory.service-config.method[0].retry.retryable-status-codes[1]",
+                "Value: \"UNAVAILABEL\"",
+                "Origin: class path resource [origin/bad-status-code.yml] - 14:",
+                "'UNAVAILABEL' is not a gRPC status code: use a name in any case (UNAVAILABLE, unavailable) or a number"
+                        + " from 0 to 16 (14)",
+                "DEADLINE_EXCEEDED"};
     }
 }

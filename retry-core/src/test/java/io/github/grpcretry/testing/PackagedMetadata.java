@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.Durations;
+import io.github.grpcretry.policy.RetryBudgetPolicy;
 import io.grpc.Status;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -33,13 +36,15 @@ import java.util.function.BiFunction;
  * ({@code META-INF/spring-configuration-metadata.json}: what Spring Boot's configuration processor
  * generates, merged with the module's additional file), and the checks both lines run on it: every key
  * described, every default of the code in the metadata, no hand-written indexed names ({@code [0]}), the
- * channel tree completed from the map's value type, and every status-code list bound as
+ * channel tree completed from the map's value type (GLOBAL's channel-wide settings listed with their
+ * built-in defaults), and every status-code list bound as
  * {@link Status.Code} values (so that an IDE completes the code names under every channel and every
  * method entry).
  */
 public final class PackagedMetadata {
 
     private static final String RESOURCE = "META-INF/spring-configuration-metadata.json";
+    private static final String GLOBAL = "grpc.retry.clients.GLOBAL.";
 
     private final URL source;
     private final Map<String, JsonObject> properties = new TreeMap<>();
@@ -97,13 +102,13 @@ public final class PackagedMetadata {
     }
 
     /**
-     * What both Spring Boot lines ship alike: every key described and none hand-written
-     * ({@link #assertEveryKeyDescribedAndNoneHandWritten()}), the keys of the contract outside a channel,
+     * What both Spring Boot lines ship alike: every key described and none hand-written but GLOBAL's
+     * channel-wide settings ({@link #assertEveryKeyDescribedAndNoneHandWritten}), the keys of the contract outside a channel,
      * a channel tree typed down to its two status-code lists ({@link #assertChannelTreeIsTyped}), and
      * the hints (the GLOBAL key, the engine names, the health statuses).
      */
     public void assertCompletionContract(Class<?> channelType) {
-        assertEveryKeyDescribedAndNoneHandWritten();
+        assertEveryKeyDescribedAndNoneHandWritten(channelType);
         assertThat(names()).contains("grpc.retry.enabled", "grpc.retry.engine", "grpc.retry.clients",
                 "grpc.retry.guard.enabled", "grpc.retry.health.status-when-throttled", "grpc.retry.observation.enabled",
                 "grpc.retry.deadline.default-timeout", "grpc.retry.deadline.reserve", "grpc.retry.deadline.min-remaining",
@@ -116,25 +121,62 @@ public final class PackagedMetadata {
         assertThat(property("grpc.retry.engine").get("defaultValue").getAsString()).isEqualTo("interceptor");
     }
 
-    /** Every key has a description; no key is an indexed name ({@code [0]}) or a hand-written channel key. */
-    public void assertEveryKeyDescribedAndNoneHandWritten() {
+    /**
+     * Every key has a description, and none is an indexed name ({@code [0]}). Under
+     * {@code grpc.retry.clients} the metadata lists only GLOBAL's channel-wide settings (a map's value
+     * type is not listed by the processor; these entries carry the built-in defaults an IDE shows): each
+     * is a key of {@code channelType} outside the method entries, every such key is listed, and each
+     * built-in default is the code's ({@link ChannelRetryConfig}, {@link RetryBudgetPolicy}).
+     */
+    public void assertEveryKeyDescribedAndNoneHandWritten(Class<?> channelType) {
+        List<String> channelWide = channelKeys(channelType).stream()
+                .filter(k -> !k.startsWith(GLOBAL + "service-config.method")).toList();
         for (Map.Entry<String, JsonObject> e : properties.entrySet()) {
             String name = e.getKey();
             assertThat(name).as("an indexed name is not what the processor generates").doesNotContain("[");
-            assertThat(name).as("keys under a channel come from the map's value type, not hand-written entries")
-                    .doesNotStartWith("grpc.retry.clients.");
+            if (name.startsWith("grpc.retry.clients.")) {
+                assertThat(channelWide).as("hand-written channel keys: GLOBAL's channel-wide settings only")
+                        .contains(name);
+            }
             JsonElement d = e.getValue().get("description");
             assertThat(d == null ? "" : d.getAsString()).as(name + " description").isNotBlank();
+        }
+        assertThat(properties.keySet()).as("GLOBAL's channel-wide settings").containsAll(channelWide);
+        Map<String, String> builtIn = Map.of(
+                GLOBAL + "max-attempts-cap", String.valueOf(ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP),
+                GLOBAL + "per-rpc-buffer-limit", megabytes(ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT),
+                GLOBAL + "retry-buffer-size", megabytes(ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE),
+                GLOBAL + "budget.min-retries-per-second", whole(RetryBudgetPolicy.DEFAULT_MIN_RETRIES_PER_SECOND),
+                GLOBAL + "budget.ttl", Durations.toText(RetryBudgetPolicy.DEFAULT_TTL));
+        for (String key : channelWide) {
+            JsonElement declared = properties.get(key).get("defaultValue");
+            if (builtIn.containsKey(key)) {
+                assertThat(declared).as(key + " default").isNotNull();
+                assertThat(declared.getAsString()).as(key + " default").isEqualTo(builtIn.get(key));
+            } else {
+                assertThat(declared).as(key + ": no built-in default").isNull();
+            }
         }
         for (String hint : hints.keySet()) {
             assertThat(hint).as("hint " + hint).doesNotContain("[");
         }
     }
 
+    private static String megabytes(long bytes) {
+        assertThat(bytes % (1 << 20)).as(bytes + " bytes in whole MB").isZero();
+        return (bytes >> 20) + "MB";
+    }
+
+    private static String whole(double value) {
+        assertThat(value).as("a whole number").isEqualTo(Math.rint(value));
+        return String.valueOf((long) value);
+    }
+
     /**
      * Every key whose value, bound from an empty environment, is not null (a default of the code) has
      * that default in the metadata, and a key whose bound value is null has none. Keys outside the given
-     * prefixes (those Spring Boot generates for an {@code @Endpoint}) are not checked here.
+     * prefixes (those Spring Boot generates for an {@code @Endpoint}) and GLOBAL's keys (checked against
+     * the built-in defaults by {@link #assertEveryKeyDescribedAndNoneHandWritten}) are not checked here.
      *
      * @param bound the properties objects bound from an empty environment, by their prefix
      *     ({@code grpc.retry}, {@code grpc.retry.deadline})
@@ -145,8 +187,8 @@ public final class PackagedMetadata {
         for (Map.Entry<String, JsonObject> e : properties.entrySet()) {
             String name = e.getKey();
             Map.Entry<String, Object> owner = owner(name, bound);
-            if (owner == null) {
-                continue;
+            if (owner == null || name.startsWith("grpc.retry.clients.")) {
+                continue; // an endpoint's keys; GLOBAL's keys: built-in defaults, checked against the code above
             }
             Object value = read(owner.getValue(), name.substring(owner.getKey().length() + 1));
             JsonElement declared = e.getValue().get("defaultValue");
@@ -185,7 +227,7 @@ public final class PackagedMetadata {
      */
     public static List<String> channelKeys(Class<?> channelType) {
         List<String> keys = new ArrayList<>();
-        leaves(channelType, "grpc.retry.clients.GLOBAL.", keys, 0);
+        leaves(channelType, GLOBAL, keys, 0);
         return keys;
     }
 

@@ -112,7 +112,6 @@ public final class ObservationAttemptObserver implements AttemptObserver {
                 failed("event", e);
             }
         }
-
     }
 
     /** One attempt's observation. */

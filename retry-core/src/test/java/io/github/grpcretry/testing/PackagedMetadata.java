@@ -25,7 +25,6 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -114,7 +113,8 @@ public final class PackagedMetadata {
                 "grpc.retry.deadline.default-timeout", "grpc.retry.deadline.reserve", "grpc.retry.deadline.min-remaining",
                 "grpc.retry.deadline.http.header", "grpc.retry.deadline.http.max");
         assertThat(assertChannelTreeIsTyped(channelType)).containsExactlyInAnyOrder(
-                "serviceConfig.method.retry.retryableStatusCodes", "serviceConfig.method.hedging.nonFatalStatusCodes");
+                GLOBAL + "service-config.method[0].retry.retryable-status-codes",
+                GLOBAL + "service-config.method[0].hedging.non-fatal-status-codes");
         assertThat(hints).containsKeys("grpc.retry.engine", "grpc.retry.clients.keys",
                 "grpc.retry.health.status-when-throttled");
         assertThat(hints.get("grpc.retry.clients.keys").toString()).contains("GLOBAL");
@@ -209,14 +209,20 @@ public final class PackagedMetadata {
      * The channel tree ({@code grpc.retry.clients}) is a map whose value type the IDE walks, and every
      * status-code list in it, under every channel and every method entry, is a {@code List<Status.Code>}.
      *
-     * @return the dotted paths of the status-code lists found (relative to a channel)
+     * @return the keys of the status-code lists found, as {@link #channelKeys} writes them
      */
     public List<String> assertChannelTreeIsTyped(Class<?> channelType) {
         String clients = property("grpc.retry.clients").get("type").getAsString();
         assertThat(clients.replace('$', '.')).as("grpc.retry.clients type")
                 .isEqualTo("java.util.Map<java.lang.String," + channelType.getName().replace('$', '.') + ">");
         List<String> codeLists = new ArrayList<>();
-        walk(channelType, "", codeLists, 0);
+        leaves(channelType).forEach((key, type) -> {
+            if (key.endsWith("-status-codes")) {
+                assertThat(type instanceof ParameterizedType pt && rawType(pt) == List.class
+                        && pt.getActualTypeArguments()[0] == Status.Code.class).as(key + " is a List<Status.Code>").isTrue();
+                codeLists.add(key);
+            }
+        });
         return codeLists;
     }
 
@@ -226,12 +232,17 @@ public final class PackagedMetadata {
      * channel's property type: what an IDE completes under {@code grpc.retry.clients.<channel>}.
      */
     public static List<String> channelKeys(Class<?> channelType) {
-        List<String> keys = new ArrayList<>();
+        return new ArrayList<>(leaves(channelType).keySet());
+    }
+
+    /** The keys of a channel's tree (as {@link #channelKeys} writes them) and the type each is bound as. */
+    private static Map<String, Type> leaves(Class<?> channelType) {
+        Map<String, Type> keys = new LinkedHashMap<>();
         leaves(channelType, GLOBAL, keys, 0);
         return keys;
     }
 
-    private static void leaves(Class<?> type, String prefix, List<String> keys, int depth) {
+    private static void leaves(Class<?> type, String prefix, Map<String, Type> keys, int depth) {
         assertThat(depth).as("property tree depth at " + prefix).isLessThan(8);
         for (Map.Entry<String, Type> p : beanProperties(type).entrySet()) {
             String name = prefix + kebabCase(p.getKey());
@@ -243,7 +254,7 @@ public final class PackagedMetadata {
             } else if (isPropertyGroup(raw)) {
                 leaves(raw, name + ".", keys, depth + 1);
             } else {
-                keys.add(name);
+                keys.put(name, t);
             }
         }
     }
@@ -258,28 +269,6 @@ public final class PackagedMetadata {
             }
         }
         return out.toString();
-    }
-
-    private static void walk(Class<?> type, String path, List<String> codeLists, int depth) {
-        assertThat(depth).as("property tree depth at " + path).isLessThan(8);
-        for (Map.Entry<String, Type> p : beanProperties(type).entrySet()) {
-            String name = path.isEmpty() ? p.getKey() : path + "." + p.getKey();
-            Type t = p.getValue();
-            Class<?> raw = rawType(t);
-            Type element = null;
-            if (List.class.isAssignableFrom(raw) && t instanceof ParameterizedType pt) {
-                element = pt.getActualTypeArguments()[0];
-            }
-            if (p.getKey().toLowerCase(Locale.ROOT).endsWith("statuscodes")) {
-                assertThat(element).as(name + " is a List<Status.Code>").isEqualTo(Status.Code.class);
-                codeLists.add(name);
-                continue;
-            }
-            Class<?> nested = element != null ? rawType(element) : raw;
-            if (isPropertyGroup(nested)) {
-                walk(nested, name, codeLists, depth + 1);
-            }
-        }
     }
 
     /** A nested class of the project's own (a group of properties), not a value type. */

@@ -22,9 +22,11 @@ import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Success path of a client stream of {@value #MESSAGES} messages (the retrying engines buffer them
- * all until the server answers after half-close): (a) bare, (b) grpc-java's retry, (c) interceptor
- * engine; in-process and Netty loopback; one op = one whole stream.
+ * Success path of a client stream of {@code messages} requests (1,000 unless {@code -p messages=N};
+ * the server answers only after half-close, so the retrying engines hold every request for replay
+ * until that answer commits the call): (a) bare, (b) grpc-java's retry, (c) interceptor engine;
+ * in-process and Netty loopback; one op = one whole stream. What a held request retains on the heap
+ * is measured by {@link BufferProbe}.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -35,13 +37,14 @@ import org.openjdk.jmh.annotations.Warmup;
 @Threads(1)
 public class ClientStreamingBenchmark {
 
-    static final int MESSAGES = 100;
-
     @Param({"IN_PROCESS", "NETTY"})
     public Transport transport;
 
     @Param({"BARE", "NATIVE", "INTERCEPTOR"})
     public Variant client;
+
+    @Param({"1000"})
+    public int messages;
 
     private EchoServer server;
     private Clients.Client channel;
@@ -53,7 +56,7 @@ public class ClientStreamingBenchmark {
         channel = Clients.open(client, server, transport);
         stub = SimpleServiceGrpc.newStub(channel.channel());
         String answer = stream().getResponseMessage();
-        if (!Integer.toString(MESSAGES).equals(answer)) {
+        if (!Integer.toString(messages).equals(answer)) {
             throw new IllegalStateException("server counted " + answer + " messages");
         }
     }
@@ -65,21 +68,22 @@ public class ClientStreamingBenchmark {
     }
 
     @Benchmark
-    public SimpleResponse clientStream100() throws InterruptedException {
+    public SimpleResponse clientStream() throws InterruptedException {
         return stream();
     }
 
     private SimpleResponse stream() throws InterruptedException {
         Response response = new Response();
         StreamObserver<SimpleRequest> requests = stub.clientStreamingRpc(response);
-        for (int i = 0; i < MESSAGES; i++) {
+        for (int i = 0; i < messages; i++) {
             requests.onNext(BenchConfig.REQUEST);
         }
         requests.onCompleted();
         return response.result();
     }
 
-    private static final class Response extends CountDownLatch implements StreamObserver<SimpleResponse> {
+    /** The stream's one response: waits for the close, rethrows a failure. */
+    static final class Response extends CountDownLatch implements StreamObserver<SimpleResponse> {
         private SimpleResponse value;
         private Throwable error;
 

@@ -15,9 +15,11 @@ noise of the method itself.
   ./mvnw -B -q -pl benchmarks -am package -DskipTests    # in each checkout; copy each benchmarks.jar aside
   python3 scripts/ab.py OLD.jar NEW.jar [--rounds 5] [--transports IN_PROCESS,NETTY]
                         [--benchmarks unary,server,client] [--warmup N] [--measure N] [--out FILE.md]
+  python3 scripts/ab.py --render FILE.md.json x x
 
 Per round it prints each fork's score; after every round it rewrites FILE.md (default ab-results.md)
-with the Markdown tables of all rounds so far, so a run cut short still leaves its figures.
+with the Markdown tables of all rounds so far, and FILE.md.json with the scores, so a run cut short
+still leaves its figures.
 """
 import argparse
 import json
@@ -50,11 +52,13 @@ def fork(jar, regex, transport, client, warmup, measure):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     try:
-        subprocess.run(
+        run = subprocess.run(
             ["java", "-Djmh.ignoreLock=true", "-jar", jar, regex, "-bm", "thrpt", "-f", "1",
              "-wi", str(warmup), "-w", "1s", "-i", str(measure), "-r", "1s",
              "-p", "transport=" + transport, "-p", "client=" + client, "-rf", "json", "-rff", out],
-            check=True, stdout=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if run.returncode != 0:
+            raise SystemExit("fork failed: %s %s %s %s\n%s" % (jar, regex, transport, client, run.stderr))
         with open(out) as f:
             return json.load(f)[0]["primaryMetric"]["score"]
     finally:
@@ -80,7 +84,7 @@ def render(args, results, loads):
             lines += ["#### %s, %s" % (TITLES[bench], transport), "",
                       "| round | " + " | ".join(slots) + " |", "|---|" + "---|" * len(slots)]
             for i, row in enumerate(rows):
-                lines.append("| %d | " % (i + 1) + " | ".join("%.2f" % row[s] for s in slots) + " |")
+                lines.append("| %d | " % (i + 1) + " | ".join("%.4g" % row[s] for s in slots) + " |")
             lines += ["", "| ratio | median (min-max) over %d rounds |" % len(rows), "|---|---|"]
             for name, x, y in BENCHMARKS[bench][4]:
                 lines.append("| %s | %s |" % (name, summary([r[x] / r[y] for r in rows])))
@@ -103,7 +107,15 @@ def main():
     p.add_argument("--warmup", type=int, default=0, help="warm-up iterations (default: per benchmark)")
     p.add_argument("--measure", type=int, default=0, help="measurement iterations (default: per benchmark)")
     p.add_argument("--out", default="ab-results.md")
+    p.add_argument("--render", metavar="FILE.md.json", help="print the tables of an earlier run and exit")
     args = p.parse_args()
+    if args.render:
+        with open(args.render) as f:
+            saved = json.load(f)
+        for key in ("old", "new", "benchmarks", "transports", "warmup", "measure"):
+            setattr(args, key, saved[key])
+        print(render(args, {(r["benchmark"], r["transport"]): r["rounds"] for r in saved["results"]}, saved["loads"]))
+        return
     args.transports = args.transports.split(",")
     args.benchmarks = args.benchmarks.split(",")
     results, loads = {}, []
@@ -121,10 +133,20 @@ def main():
                     row[name] = fork(jar, regex, transport, client, warmup, measure)
                 results.setdefault((bench, transport), []).append(row)
                 print("%s round %d %s %s: %s" % (time.strftime("%H:%M:%S"), r + 1, bench, transport,
-                      ", ".join("%s %.2f" % (s, row[s]) for s, _, _ in slots)), flush=True)
-        with open(args.out, "w") as f:
-            f.write(render(args, results, loads) + "\n")
+                      ", ".join("%s %.4g" % (s, row[s]) for s, _, _ in slots)), flush=True)
+        save(args, results, loads)
     print(render(args, results, loads))
+
+
+def save(args, results, loads):
+    """FILE.md, and FILE.md.json with every score, which --render turns into FILE.md again."""
+    with open(args.out, "w") as f:
+        f.write(render(args, results, loads) + "\n")
+    with open(args.out + ".json", "w") as f:
+        json.dump({"old": args.old, "new": args.new, "benchmarks": args.benchmarks, "transports": args.transports,
+                   "warmup": args.warmup, "measure": args.measure, "loads": loads,
+                   "results": [{"benchmark": b, "transport": t, "rounds": rows}
+                               for (b, t), rows in results.items()]}, f, indent=1)
 
 
 if __name__ == "__main__":

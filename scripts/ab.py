@@ -4,7 +4,9 @@
 Each round runs, per benchmark and transport, one JMH fork of every slot below, in an order that rotates
 from round to round; ratios are taken within a round and reported as the median and range (min-max) over
 rounds. Forks minutes apart on a shared machine differ by +-15 %, so only ratios within a round say
-anything (docs/benchmarks.md, "Why Interleaved"). The reference variants (a, b, e) come from NEW.jar;
+anything (docs/benchmarks.md, "Why Interleaved"). Each fork also reports the process CPU time per op
+(CpuTimeProfiler), which moves far less than throughput when other processes compete for the cores;
+its ratios are given as y/x, so that they read like throughput ratios (above 1: x is cheaper). The reference variants (a, b, e) come from NEW.jar;
 they do not depend on the engine. Given the same jar twice it is an A/A run: new/old then shows the
 noise of the method itself.
 
@@ -55,12 +57,14 @@ def fork(jar, regex, transport, client, warmup, measure):
         run = subprocess.run(
             ["java", "-Djmh.ignoreLock=true", "-jar", jar, regex, "-bm", "thrpt", "-f", "1",
              "-wi", str(warmup), "-w", "1s", "-i", str(measure), "-r", "1s",
-             "-p", "transport=" + transport, "-p", "client=" + client, "-rf", "json", "-rff", out],
+             "-p", "transport=" + transport, "-p", "client=" + client, "-rf", "json", "-rff", out,
+             "-prof", "io.github.grpcretry.benchmarks.CpuTimeProfiler"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if run.returncode != 0:
             raise SystemExit("fork failed: %s %s %s %s\n%s" % (jar, regex, transport, client, run.stderr))
         with open(out) as f:
-            return json.load(f)[0]["primaryMetric"]["score"]
+            result = json.load(f)[0]
+        return result["primaryMetric"]["score"], result["secondaryMetrics"]["cpu.time.norm"]["score"]
     finally:
         os.unlink(out)
 
@@ -82,12 +86,16 @@ def render(args, results, loads):
             if not rows:
                 continue
             lines += ["#### %s, %s" % (TITLES[bench], transport), "",
-                      "| round | " + " | ".join(slots) + " |", "|---|" + "---|" * len(slots)]
+                      "| round | " + " | ".join(slots) + " | " + " | ".join("CPU µs " + s for s in slots) + " |",
+                      "|---|" + "---|" * (2 * len(slots))]
             for i, row in enumerate(rows):
-                lines.append("| %d | " % (i + 1) + " | ".join("%.4g" % row[s] for s in slots) + " |")
-            lines += ["", "| ratio | median (min-max) over %d rounds |" % len(rows), "|---|---|"]
+                lines.append("| %d | " % (i + 1) + " | ".join("%.4g" % row[s] for s in slots) + " | "
+                             + " | ".join("%.4g" % (row[s + " cpu"] / 1000) for s in slots) + " |")
+            lines += ["", "| ratio | throughput x/y, median (min-max) over %d rounds "
+                          "| CPU per op y/x, median (min-max) |" % len(rows), "|---|---|---|"]
             for name, x, y in BENCHMARKS[bench][4]:
-                lines.append("| %s | %s |" % (name, summary([r[x] / r[y] for r in rows])))
+                lines.append("| %s | %s | %s |" % (name, summary([r[x] / r[y] for r in rows]),
+                                                  summary([r[y + " cpu"] / r[x + " cpu"] for r in rows])))
             lines.append("")
     return "\n".join(lines)
 
@@ -130,10 +138,11 @@ def main():
                 for i in range(len(slots)):
                     name, jar, client = slots[(r + i) % len(slots)]
                     loads.append(os.getloadavg()[0])
-                    row[name] = fork(jar, regex, transport, client, warmup, measure)
+                    row[name], row[name + " cpu"] = fork(jar, regex, transport, client, warmup, measure)
                 results.setdefault((bench, transport), []).append(row)
                 print("%s round %d %s %s: %s" % (time.strftime("%H:%M:%S"), r + 1, bench, transport,
-                      ", ".join("%s %.4g" % (s, row[s]) for s, _, _ in slots)), flush=True)
+                      ", ".join("%s %.4g (%.4g µs CPU)" % (s, row[s], row[s + " cpu"] / 1000) for s, _, _ in slots)),
+                      flush=True)
         save(args, results, loads)
     print(render(args, results, loads))
 

@@ -3,6 +3,7 @@ package io.github.grpcretry.benchmarks;
 import io.github.grpcretry.internal.commit.MessageSizes;
 import io.grpc.stub.StreamObserver;
 import io.grpc.testing.protobuf.SimpleRequest;
+import io.grpc.testing.protobuf.SimpleResponse;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -130,7 +131,7 @@ public final class BufferProbe {
         }
     }
 
-    private record Open(StreamObserver<SimpleRequest> requests, ClientStreamingBenchmark.Response response) {
+    private record Open(StreamObserver<SimpleRequest> requests, StreamingBenchmark.Responses<SimpleResponse> response) {
     }
 
     /** Opens the calls and sends every request; returns once the server has read them all. */
@@ -139,7 +140,7 @@ public final class BufferProbe {
         List<Open> open = new ArrayList<>(calls);
         int seq = 0;
         for (int c = 0; c < calls; c++) {
-            ClientStreamingBenchmark.Response response = new ClientStreamingBenchmark.Response();
+            StreamingBenchmark.Responses<SimpleResponse> response = new StreamingBenchmark.Responses<>();
             StreamObserver<SimpleRequest> requests = stub.clientStreamingRpc(response);
             for (int i = 0; i < messages; i++) {
                 requests.onNext(request(seq++));
@@ -159,7 +160,7 @@ public final class BufferProbe {
             o.requests().onCompleted();
         }
         for (Open o : open) {
-            String answer = o.response().result().getResponseMessage();
+            String answer = o.response().closed().last().getResponseMessage();
             if (!Integer.toString(messages).equals(answer)) {
                 throw new IllegalStateException("server counted " + answer + " of " + messages);
             }

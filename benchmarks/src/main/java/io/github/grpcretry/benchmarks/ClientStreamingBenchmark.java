@@ -5,8 +5,6 @@ import io.grpc.stub.StreamObserver;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -28,7 +26,7 @@ public class ClientStreamingBenchmark extends StreamingBenchmark {
 
     @Override
     void connect(Channel channel) throws InterruptedException {
-        stub = SimpleServiceGrpc.newStub(channel);
+        stub = SimpleServiceGrpc.newStub(channel).withExecutor(DIRECT);
         String answer = stream().getResponseMessage();
         if (!Integer.toString(messages).equals(answer)) {
             throw new IllegalStateException("server counted " + answer + " messages");
@@ -41,48 +39,12 @@ public class ClientStreamingBenchmark extends StreamingBenchmark {
     }
 
     private SimpleResponse stream() throws InterruptedException {
-        Response response = new Response();
+        Responses<SimpleResponse> response = new Responses<>();
         StreamObserver<SimpleRequest> requests = stub.clientStreamingRpc(response);
         for (int i = 0; i < messages; i++) {
             requests.onNext(BenchConfig.REQUEST);
         }
         requests.onCompleted();
-        return response.result();
-    }
-
-    /** The stream's one response: waits for the close, rethrows a failure. */
-    static final class Response extends CountDownLatch implements StreamObserver<SimpleResponse> {
-        private SimpleResponse value;
-        private Throwable error;
-
-        Response() {
-            super(1);
-        }
-
-        @Override
-        public void onNext(SimpleResponse v) {
-            value = v;
-        }
-
-        @Override
-        public void onError(Throwable t) {
-            error = t;
-            countDown();
-        }
-
-        @Override
-        public void onCompleted() {
-            countDown();
-        }
-
-        SimpleResponse result() throws InterruptedException {
-            if (!await(10, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("no response in 10 s");
-            }
-            if (error != null) {
-                throw new IllegalStateException(error);
-            }
-            return value;
-        }
+        return response.closed().last();
     }
 }

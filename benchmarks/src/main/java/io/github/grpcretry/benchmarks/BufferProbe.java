@@ -86,7 +86,7 @@ public final class BufferProbe {
             SimpleServiceGrpc.SimpleServiceStub stub = SimpleServiceGrpc.newStub(client.channel());
             // one whole round first: classes loaded, connection up, pools at their steady size
             finish(open(stub, calls, messages, received), messages);
-            long before = Heap.live(0).total();
+            long before = settledHeap();
             List<Open> open = open(stub, calls, messages, received);
             Heap during = Heap.live(TOP_CLASSES);
             finish(open, messages);
@@ -102,6 +102,22 @@ public final class BufferProbe {
             return new Result(variant, transport, (during.total() - after.total()) / requests,
                     (after.total() - before) / requests, byClass);
         }
+    }
+
+    /**
+     * The live heap once whatever ran before (channels still shutting down, other work in the same JVM)
+     * has stopped changing it: two readings in a row within 4 KB, or the last of 20.
+     */
+    private static long settledHeap() throws Exception {
+        long last = Heap.live(0).total();
+        for (int i = 0; i < 20; i++) {
+            long now = Heap.live(0).total();
+            if (Math.abs(now - last) < 4096) {
+                return now;
+            }
+            last = now;
+        }
+        return last;
     }
 
     /**

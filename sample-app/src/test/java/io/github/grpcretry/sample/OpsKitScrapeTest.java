@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.sample.OpsKit.Selector;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -50,10 +49,7 @@ class OpsKitScrapeTest {
 
     @DynamicPropertySource
     static void grpcPort(DynamicPropertyRegistry registry) throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            int port = s.getLocalPort();
-            registry.add("sample.grpc-port", () -> port);
-        }
+        SampleGrpcPort.free(registry);
     }
 
     @BeforeAll

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -54,7 +55,7 @@ class OpsKitScrapeTest {
 
     @BeforeAll
     static void engineInBuild() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(DashboardBrowser.interceptorEngineOnClassPath(),
+        Assumptions.assumeTrue(DashboardBrowser.interceptorEngineOnClassPath(),
                 "the kit's meters of refused retries and limiters come from the interceptor engine");
     }
 

@@ -14,6 +14,8 @@ import io.github.grpcretry.integration.ChannelStateSource;
 import io.github.grpcretry.integration.RetryReport;
 import io.github.grpcretry.integration.CompositeRetryEventListener;
 import io.github.grpcretry.integration.RetryStatistics;
+import io.github.grpcretry.integration.UnknownProperties;
+import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
@@ -36,6 +38,7 @@ import org.springframework.boot.grpc.client.autoconfigure.GrpcClientProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Primary;
+import org.springframework.core.env.Environment;
 import org.springframework.grpc.client.GlobalClientInterceptor;
 import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
 
@@ -76,10 +79,15 @@ public class GrpcRetryAutoConfiguration {
     /** The effective configuration of every channel (Boot's service config as the base layer, validated, merged with GLOBAL, customized, capped). */
     @Bean
     public ChannelRetryConfigs grpcRetryChannelConfigs(GrpcRetryProperties properties,
-            ObjectProvider<GrpcClientProperties> clientProperties, ObjectProvider<ServiceConfigCustomizer> customizers) {
-        GrpcRetryPropertyChecks.check(properties);
-        return SpringGrpcRetryConfigs.resolve(properties, new BootChannelProperties(clientProperties.getIfAvailable()),
-                customizers.orderedStream().toList(), log::warn);
+            ObjectProvider<GrpcClientProperties> clientProperties, ObjectProvider<ServiceConfigCustomizer> customizers,
+            Environment environment) {
+        List<ConfigProblem> unknownKeys = UnknownPropertyKeys.CHECK.problems(UnknownPropertyKeys.keys(environment),
+                properties.ignoreUnknownProperties(), log::warn);
+        return UnknownProperties.resolveReporting(unknownKeys, () -> {
+            GrpcRetryPropertyChecks.check(properties);
+            return SpringGrpcRetryConfigs.resolve(properties, new BootChannelProperties(clientProperties.getIfAvailable()),
+                    customizers.orderedStream().toList(), log::warn);
+        });
     }
 
     /**

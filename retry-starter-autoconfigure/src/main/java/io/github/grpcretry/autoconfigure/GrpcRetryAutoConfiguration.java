@@ -5,6 +5,9 @@ import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.integration.ChannelSetup;
+import io.github.grpcretry.integration.UnknownProperties;
+import io.github.grpcretry.policy.ConfigProblem;
+import java.util.List;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
@@ -20,6 +23,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
 
 /**
  * gRPC retry governance for net.devh clients: the validated per-channel configuration
@@ -38,8 +42,11 @@ public class GrpcRetryAutoConfiguration {
     /** The effective configuration of every channel (validated, merged with GLOBAL, customized, capped). */
     @Bean
     public ChannelRetryConfigs grpcRetryChannelConfigs(GrpcRetryProperties properties,
-            ObjectProvider<ServiceConfigCustomizer> customizers) {
-        return GrpcRetryConfigResolver.resolve(properties, customizers.orderedStream().toList(), log::warn);
+            ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment) {
+        List<ConfigProblem> unknownKeys = UnknownPropertyKeys.CHECK.problems(UnknownPropertyKeys.keys(environment),
+                properties.isIgnoreUnknownProperties(), log::warn);
+        return UnknownProperties.resolveReporting(unknownKeys,
+                () -> GrpcRetryConfigResolver.resolve(properties, customizers.orderedStream().toList(), log::warn));
     }
 
     /** The per-channel throttles and budgets. */

@@ -49,10 +49,22 @@ public final class RetryReport {
     private final Supplier<@Nullable RetryLimiterRegistry> limiters;
     private final Supplier<@Nullable RetryStatistics> statistics;
     private final Supplier<@Nullable ChannelStateSource> states;
+    private final Supplier<@Nullable PolicySources> policies;
 
     public RetryReport(ChannelSetup.Engine engine, Supplier<@Nullable ChannelRetryConfigs> configs,
             Supplier<@Nullable RetryLimiterRegistry> limiters, Supplier<@Nullable RetryStatistics> statistics,
             Supplier<@Nullable ChannelStateSource> states) {
+        this(engine, configs, limiters, statistics, states, () -> null);
+    }
+
+    /**
+     * As above, each channel's endpoint entry also showing where its policy comes from and what became of
+     * a service config its name resolver supplied ({@link PolicySources#report}).
+     */
+    public RetryReport(ChannelSetup.Engine engine, Supplier<@Nullable ChannelRetryConfigs> configs,
+            Supplier<@Nullable RetryLimiterRegistry> limiters, Supplier<@Nullable RetryStatistics> statistics,
+            Supplier<@Nullable ChannelStateSource> states, Supplier<@Nullable PolicySources> policies) {
+        this.policies = Objects.requireNonNull(policies, "policies");
         this.engine = Objects.requireNonNull(engine, "engine");
         this.configs = Objects.requireNonNull(configs, "configs");
         this.limiters = Objects.requireNonNull(limiters, "limiters");
@@ -216,13 +228,20 @@ public final class RetryReport {
         return channel(channel, connectivityStates());
     }
 
-    /** The endpoint's entry of one channel: engine, effective config, limiter state, counts since start, state. */
+    /**
+     * The endpoint's entry of one channel: engine, effective config, where its policy comes from, limiter
+     * state, counts since start, state.
+     */
     public Map<String, Object> channel(String channel, Map<String, ConnectivityState> states) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("engine", engine());
         ChannelRetryConfigs c = configs.get();
         if (c != null) {
             out.put("config", config(c.forChannel(channel)));
+        }
+        PolicySources p = policies.get();
+        if (p != null) {
+            out.put("policy", p.report(channel));
         }
         out.put("limiter", limiter(channel));
         out.put("counts", counts(channel));

@@ -11,6 +11,7 @@ import io.github.grpcretry.guard.GuardClientInterceptor;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.ChannelStateSource;
+import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.integration.RetryReport;
 import io.github.grpcretry.integration.CompositeRetryEventListener;
 import io.github.grpcretry.integration.RetryStatistics;
@@ -105,9 +106,22 @@ public class GrpcRetryAutoConfiguration {
     @ConditionalOnMissingBean
     public RetryReport grpcRetryReport(GrpcRetryProperties properties, ChannelRetryConfigs grpcRetryChannelConfigs,
             ObjectProvider<RetryLimiterRegistry> limiters, ObjectProvider<RetryStatistics> statistics,
-            ObjectProvider<ChannelStateSource> states) {
+            ObjectProvider<ChannelStateSource> states, ObjectProvider<PolicySources> policySources) {
         return new RetryReport(engine(properties), () -> grpcRetryChannelConfigs, limiters::getIfAvailable,
-                statistics::getIfAvailable, states::getIfAvailable);
+                statistics::getIfAvailable, states::getIfAvailable, policySources::getIfAvailable);
+    }
+
+    /**
+     * Where each channel's policy comes from (grpc.retry, Boot's service-config, the name resolver), and
+     * what becomes of a service config a channel's name resolver supplies.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public PolicySources grpcRetryPolicySources(GrpcRetryProperties properties,
+            ObjectProvider<GrpcClientProperties> clientProperties) {
+        BootChannelProperties boot = new BootChannelProperties(clientProperties.getIfAvailable());
+        return new PolicySources(engine(properties), channel -> SpringGrpcRetryConfigs.policySources(properties, boot, channel),
+                log::warn);
     }
 
     /** The per-channel throttles and budgets. */
@@ -145,15 +159,17 @@ public class GrpcRetryAutoConfiguration {
 
     @Bean
     GrpcRetryChannelCustomizer<?> grpcRetryChannelCustomizer(ChannelRetryConfigs grpcRetryChannelConfigs,
-            GrpcRetryProperties properties, ObjectProvider<GrpcClientProperties> clientProperties) {
+            GrpcRetryProperties properties, ObjectProvider<GrpcClientProperties> clientProperties,
+            PolicySources grpcRetryPolicySources) {
         return newChannelCustomizer(grpcRetryChannelConfigs, engine(properties),
-                new BootChannelProperties(clientProperties.getIfAvailable()), properties.deadline().defaultTimeout());
+                new BootChannelProperties(clientProperties.getIfAvailable()), properties.deadline().defaultTimeout(),
+                grpcRetryPolicySources);
     }
 
     private static <T extends ManagedChannelBuilder<T>> GrpcRetryChannelCustomizer<T> newChannelCustomizer(
             ChannelRetryConfigs configs, ChannelSetup.Engine engine, BootChannelProperties boot,
-            java.time.Duration defaultTimeout) {
-        return new GrpcRetryChannelCustomizer<>(configs, engine, boot, defaultTimeout);
+            java.time.Duration defaultTimeout, PolicySources policySources) {
+        return new GrpcRetryChannelCustomizer<>(configs, engine, boot, defaultTimeout, policySources);
     }
 
     @Bean

@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.integration.RetryConfigResolver;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
@@ -140,6 +141,40 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
             }
             throw new InvalidRetryConfigurationException(distinct);
         }
+    }
+
+    /**
+     * Where {@code channel}'s configured policies come from: {@link PolicySources#BOOT_SERVICE_CONFIG} when
+     * the Boot entry it uses (its own or {@code default}) has retry, hedging or retry throttling;
+     * {@link PolicySources#YAML} when its own or GLOBAL's grpc.retry entry has a service config or file.
+     */
+    static Set<String> policySources(GrpcRetryProperties properties, BootChannelProperties boot, String channel) {
+        Set<String> sources = new LinkedHashSet<>();
+        String key = boot.entryFor(channel);
+        RetryConfigResolver.ServiceConfigProperties base = key == null ? null : boot.serviceConfig(key);
+        if (base != null && hasPolicy(base)) {
+            sources.add(PolicySources.BOOT_SERVICE_CONFIG);
+        }
+        for (Map.Entry<String, GrpcRetryProperties.Client> e : properties.clients().entrySet()) {
+            GrpcRetryProperties.Client c = e.getValue();
+            if ((e.getKey().equals(channel) || GLOBAL.equalsIgnoreCase(e.getKey())) && c != null
+                    && (c.serviceConfig() != null || c.serviceConfigFile() != null)) {
+                sources.add(PolicySources.YAML);
+            }
+        }
+        return sources;
+    }
+
+    private static boolean hasPolicy(RetryConfigResolver.ServiceConfigProperties sc) {
+        if (sc.retrythrottling() != null) {
+            return true;
+        }
+        for (RetryConfigResolver.MethodProperties m : sc.method() == null ? List.<RetryConfigResolver.MethodProperties>of() : sc.method()) {
+            if (m != null && (m.retry() != null || m.hedging() != null)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // ---------------------------------------------------------------- properties -> plain records (retry-core maps them)

@@ -5,6 +5,9 @@ import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.integration.ChannelSetup;
+import io.github.grpcretry.integration.PolicySources;
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import java.util.Set;
 import io.github.grpcretry.integration.UnknownProperties;
 import io.github.grpcretry.policy.ConfigProblem;
 import java.util.List;
@@ -79,7 +82,7 @@ public class GrpcRetryAutoConfiguration {
             ChannelRetryConfigs grpcRetryChannelConfigs, ObjectProvider<GrpcChannelsProperties> channelsProperties,
             RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
-            ObjectProvider<AttemptObserver> attemptObserver) {
+            ObjectProvider<AttemptObserver> attemptObserver, PolicySources grpcRetryPolicySources) {
         ChannelSetup.Engine engine = properties.getEngine() == GrpcRetryProperties.Engine.NATIVE
                 ? ChannelSetup.Engine.NATIVE : ChannelSetup.Engine.INTERCEPTOR;
         GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) -> builder.intercept(
@@ -87,6 +90,24 @@ public class GrpcRetryAutoConfiguration {
                         eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
                         deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable()));
         return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, properties.getEngine(), installer,
-                channelsProperties.getIfAvailable());
+                channelsProperties.getIfAvailable(), grpcRetryPolicySources);
+    }
+
+    /**
+     * Where each channel's policy comes from (grpc.retry), and what becomes of a service config a
+     * channel's name resolver supplies (net.devh's discovery resolver, DNS, a custom resolver).
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public PolicySources grpcRetryPolicySources(GrpcRetryProperties properties, ChannelRetryConfigs grpcRetryChannelConfigs) {
+        ChannelSetup.Engine engine = properties.getEngine() == GrpcRetryProperties.Engine.NATIVE
+                ? ChannelSetup.Engine.NATIVE : ChannelSetup.Engine.INTERCEPTOR;
+        return new PolicySources(engine, channel -> hasPolicy(grpcRetryChannelConfigs.forChannel(channel))
+                ? Set.of(PolicySources.YAML) : Set.of(), log::warn);
+    }
+
+    private static boolean hasPolicy(ChannelRetryConfig config) {
+        return config.serviceConfig().retryThrottling() != null || config.serviceConfig().methodConfigs().stream()
+                .anyMatch(m -> m.retryPolicy() != null || m.hedgingPolicy() != null);
     }
 }

@@ -47,6 +47,37 @@ public final class RepositoryDocs {
         return root.resolve("README.md");
     }
 
+    /**
+     * The code blocks of {@code language} ({@code yaml}, {@code xml}) in the README section whose heading
+     * line is {@code heading} (up to the next heading), in order, as written.
+     */
+    public List<String> readmeCodeBlocks(String heading, String language) {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(readme());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        int start = lines.indexOf(heading);
+        if (start < 0) {
+            throw new IllegalStateException("README.md has no heading " + heading);
+        }
+        List<String> blocks = new ArrayList<>();
+        StringBuilder block = null;
+        for (int i = start + 1; i < lines.size() && !lines.get(i).startsWith("#"); i++) {
+            String line = lines.get(i);
+            if (block == null && line.equals("```" + language)) {
+                block = new StringBuilder();
+            } else if (block != null && line.equals("```")) {
+                blocks.add(block.toString());
+                block = null;
+            } else if (block != null) {
+                block.append(line).append('\n');
+            }
+        }
+        return blocks;
+    }
+
     /** The README and every Markdown file in {@code docs/}. */
     public List<Path> markdownFiles() {
         List<Path> files = new ArrayList<>();

@@ -32,8 +32,9 @@ import org.jspecify.annotations.Nullable;
  * this class puts itself between the resolver and grpc-java's parser, per channel:
  * <ul>
  *   <li>interceptor engine: the resolver's retry and hedging policies and retry throttling are removed
- *       (its load balancing, timeouts and the rest stay), so grpc-java never retries underneath the
- *       engine's attempts; one WARN per channel names the channel and the dropped policy;</li>
+ *       (its load balancing and the rest stay; the channel's own method entries, without retry parts, are
+ *       laid over it as on the native engine), so grpc-java never retries underneath the engine's
+ *       attempts; one WARN per channel names the channel and the dropped policy;</li>
  *   <li>native engine: the channel's own method configs and throttling are laid over the resolver's
  *       config (the channel's entry for a name wins; the resolver's entries for other names stay), so
  *       what the properties say runs; one WARN per channel says so.</li>
@@ -61,7 +62,7 @@ public final class PolicySources {
     private final Consumer<String> warnings;
     private final Map<String, ResolverOutcome> resolved = new ConcurrentHashMap<>();
 
-    /** What a channel's resolver supplied and what was done with it. */
+    /** What a channel's resolver supplied and what was done with it (a WARN when it first supplies a policy, and when that changes). */
     private record ResolverOutcome(String supplied, String outcome, boolean resolverPolicyRuns) {
     }
 
@@ -135,12 +136,14 @@ public final class PolicySources {
         if (supplied == null) {
             return raw;
         }
+        Map<String, Object> own = ChannelSetup.serviceConfigMap(config, engine);
         if (engine == ChannelSetup.Engine.INTERCEPTOR) {
             record(channel, supplied, "dropped: the interceptor engine runs the channel's own policies and grpc-java"
                     + " never retries or hedges underneath them", false);
-            return ChannelSetup.withoutRetry(raw);
+            Map<String, Object> stripped = ChannelSetup.withoutRetry(raw);
+            // The channel's own wait-for-ready, timeouts and message limits, as its default config has them.
+            return own.isEmpty() ? stripped : merge(stripped, own).config();
         }
-        Map<String, Object> own = ChannelSetup.serviceConfigMap(config, engine);
         if (own.isEmpty()) {
             record(channel, supplied, "used: the channel configures no policy of its own", true);
             return raw;

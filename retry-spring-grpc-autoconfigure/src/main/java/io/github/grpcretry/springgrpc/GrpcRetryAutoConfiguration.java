@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -81,8 +82,9 @@ public class GrpcRetryAutoConfiguration {
     @Bean
     public ChannelRetryConfigs grpcRetryChannelConfigs(GrpcRetryProperties properties,
             ObjectProvider<GrpcClientProperties> clientProperties, ObjectProvider<ServiceConfigCustomizer> customizers,
-            Environment environment) {
-        List<ConfigProblem> unknownKeys = UnknownPropertyKeys.CHECK.problems(UnknownPropertyKeys.keys(environment),
+            Environment environment, ListableBeanFactory beanFactory) {
+        UnknownProperties check = UnknownPropertyKeys.check(beanFactory);
+        List<ConfigProblem> unknownKeys = check.problems(UnknownPropertyKeys.keys(environment, check),
                 properties.ignoreUnknownProperties(), log::warn);
         return UnknownProperties.resolveReporting(unknownKeys, () -> {
             GrpcRetryPropertyChecks.check(properties);

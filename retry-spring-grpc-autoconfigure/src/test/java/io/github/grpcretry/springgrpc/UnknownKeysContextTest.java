@@ -2,6 +2,7 @@ package io.github.grpcretry.springgrpc;
 
 import static io.github.grpcretry.springgrpc.testing.GrpcClientContext.request;
 import static io.github.grpcretry.springgrpc.testing.ScriptedService.fail;
+import static io.github.grpcretry.testing.Texts.occurrences;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -14,8 +15,6 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -85,7 +84,7 @@ class UnknownKeysContextTest {
         // (A list element none of whose keys binds, such as a name[0] holding only servce, is rejected by
         // Spring Boot's binder itself, with its own report, before this check runs.)
         assertThat(console).doesNotContain("spring.grpc.client.channel.svc.service-config.method[0].timout");
-        assertThat(count(console, "Reason:   unknown key")).isEqualTo(9);
+        assertThat(occurrences(console, "Reason:   unknown key")).isEqualTo(9);
         // The other problems of the same configuration are in the same report.
         assertThat(console).contains("The gRPC retry configuration has 11 invalid values:",
                 "grpc.retry.clientz.svc.max-attempts-cap: rename it to grpc.retry.clients.svc.max-attempts-cap");
@@ -138,13 +137,13 @@ class UnknownKeysContextTest {
             assertThat(arrivals(client, "svc", "ignored")).isEqualTo(1);
         }
         String console = output.getOut() + output.getErr();
-        assertThat(count(console, "Ignored grpc.retry.clients.svc.maxattemptcap (System Environment Property "
+        assertThat(occurrences(console, "Ignored grpc.retry.clients.svc.maxattemptcap (System Environment Property "
                 + "\"GRPC_RETRY_CLIENTS_SVC_MAXATTEMPTCAP\"): unknown key")).isEqualTo(1);
-        assertThat(count(console, "Ignored grpc.retry.engin")).isEqualTo(1);
-        assertThat(count(console, "Ignored grpc.retry.clients.svc.budget.ration")).isEqualTo(1);
-        assertThat(count(console, "Ignored spring.grpc.client.channel.svc.service-config.retrythrottling.tokenratoi"))
+        assertThat(occurrences(console, "Ignored grpc.retry.engin")).isEqualTo(1);
+        assertThat(occurrences(console, "Ignored grpc.retry.clients.svc.budget.ration")).isEqualTo(1);
+        assertThat(occurrences(console, "Ignored spring.grpc.client.channel.svc.service-config.retrythrottling.tokenratoi"))
                 .isEqualTo(1);
-        assertThat(count(console, "Ignored ")).isEqualTo(4);
+        assertThat(occurrences(console, "Ignored ")).isEqualTo(4);
     }
 
     @Test
@@ -177,12 +176,4 @@ class UnknownKeysContextTest {
         return service.count(key);
     }
 
-    static int count(String text, String part) {
-        Matcher m = Pattern.compile(Pattern.quote(part)).matcher(text);
-        int n = 0;
-        while (m.find()) {
-            n++;
-        }
-        return n;
-    }
 }

@@ -18,6 +18,7 @@ import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -45,8 +46,9 @@ public class GrpcRetryAutoConfiguration {
     /** The effective configuration of every channel (validated, merged with GLOBAL, customized, capped). */
     @Bean
     public ChannelRetryConfigs grpcRetryChannelConfigs(GrpcRetryProperties properties,
-            ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment) {
-        List<ConfigProblem> unknownKeys = UnknownPropertyKeys.CHECK.problems(UnknownPropertyKeys.keys(environment),
+            ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment, ListableBeanFactory beanFactory) {
+        UnknownProperties check = UnknownPropertyKeys.check(beanFactory);
+        List<ConfigProblem> unknownKeys = check.problems(UnknownPropertyKeys.keys(environment, check),
                 properties.isIgnoreUnknownProperties(), log::warn);
         return UnknownProperties.resolveReporting(unknownKeys,
                 () -> GrpcRetryConfigResolver.resolve(properties, customizers.orderedStream().toList(), log::warn));

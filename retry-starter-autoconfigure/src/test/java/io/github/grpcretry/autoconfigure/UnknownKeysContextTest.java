@@ -1,5 +1,6 @@
 package io.github.grpcretry.autoconfigure;
 
+import static io.github.grpcretry.testing.Texts.occurrences;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -15,8 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import net.devh.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
 import org.junit.jupiter.api.AfterEach;
@@ -98,7 +97,7 @@ class UnknownKeysContextTest {
                         + "    Value:    1s\n    " + origin(23), "did you mean `per-attempt-receive-timeout`?",
                 "Property: grpc.retry.clients.inventory.maxattemptcap\n    Value:    3\n"
                         + "    Origin:   System Environment Property \"GRPC_RETRY_CLIENTS_INVENTORY_MAXATTEMPTCAP\"");
-        assertThat(count(console, "Reason:   unknown key")).isEqualTo(7);
+        assertThat(occurrences(console, "Reason:   unknown key")).isEqualTo(7);
     }
 
     @Test
@@ -123,11 +122,11 @@ class UnknownKeysContextTest {
             assertThat(ctx.getBean(ChannelRetryConfigs.class).forChannel("inventory").maxAttemptsCap()).isEqualTo(5);
         }
         String console = output.getOut() + output.getErr();
-        assertThat(count(console, "Ignored grpc.retry.clients.inventory.maxattemptcap (System Environment Property "
+        assertThat(occurrences(console, "Ignored grpc.retry.clients.inventory.maxattemptcap (System Environment Property "
                 + "\"GRPC_RETRY_CLIENTS_INVENTORY_MAXATTEMPTCAP\"): unknown key")).isEqualTo(1);
-        assertThat(count(console, "Ignored grpc.retry.engin")).isEqualTo(1);
-        assertThat(count(console, "Ignored grpc.retry.clients.inventory.budget.ration")).isEqualTo(1);
-        assertThat(count(console, "Ignored ")).isEqualTo(3);
+        assertThat(occurrences(console, "Ignored grpc.retry.engin")).isEqualTo(1);
+        assertThat(occurrences(console, "Ignored grpc.retry.clients.inventory.budget.ration")).isEqualTo(1);
+        assertThat(occurrences(console, "Ignored ")).isEqualTo(3);
     }
 
     @Test
@@ -138,14 +137,6 @@ class UnknownKeysContextTest {
                 + "    Value:    0\n    Origin:   System Environment Property \"GRPC_RETRY_CLIENTS_INVENTORY_MAXATTEMPTSCAP\"");
     }
 
-    static int count(String text, String part) {
-        Matcher m = Pattern.compile(Pattern.quote(part)).matcher(text);
-        int n = 0;
-        while (m.find()) {
-            n++;
-        }
-        return n;
-    }
 
     /** Environment variables as Spring Boot reads the process environment (relaxed names, origins). */
     static final class EnvironmentVariables extends SystemEnvironmentPropertySource implements OriginLookup<String> {

@@ -7,9 +7,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.SpringBootConfiguration;
@@ -35,18 +33,9 @@ class QuickStartTest {
 
     @Test
     void theQuickStartShowsItsChannelOnTheEndpointOverHttp(@TempDir Path dir) throws Exception {
-        RepositoryDocs docs = RepositoryDocs.find();
-        List<String> quickStart = docs.readmeCodeBlocks("## Quick start (Spring Boot 4.1, Spring gRPC)", "yaml");
-        List<String> endpointYaml = docs.readmeCodeBlocks("### See the endpoint over HTTP (both lines)", "yaml");
-        List<String> endpointXml = docs.readmeCodeBlocks("### See the endpoint over HTTP (both lines)", "xml");
-        assertThat(quickStart).hasSize(1);
-        assertThat(endpointYaml).hasSize(1);
-        assertThat(endpointXml).singleElement().asString().contains(
-                "<artifactId>spring-boot-starter-web</artifactId>", "<artifactId>spring-boot-starter-actuator</artifactId>");
-        Path application = Files.writeString(dir.resolve("application.yml"), quickStart.get(0));
-        Path endpoint = Files.writeString(dir.resolve("application-endpoint.yml"), endpointYaml.get(0));
+        String location = RepositoryDocs.find().writeQuickStart("## Quick start (Spring Boot 4.1, Spring gRPC)", dir);
         try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(App.class).web(WebApplicationType.SERVLET)
-                .properties("spring.config.location=file:" + application + ",file:" + endpoint, "server.port=0",
+                .properties("spring.config.location=" + location, "server.port=0",
                         "server.address=127.0.0.1", "spring.grpc.server.enabled=false", "spring.main.banner-mode=off")
                 .run()) {
             int port = ((WebServerApplicationContext) ctx).getWebServer().getPort();

@@ -123,7 +123,10 @@ public final class RetryReport {
         return l != null && l.throttle(channel).map(RetryThrottle::isThrottling).orElse(false);
     }
 
-    /** The health details of one channel: engine, tokens, max tokens, threshold, throttling, budget balance, state. */
+    /**
+     * The health details of one channel: engine, tokens, max tokens, threshold, throttling, budget balance,
+     * state, and where its policy comes from ({@code policySources}).
+     */
     public Map<String, Object> health(String channel, Map<String, ConnectivityState> states) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("engine", engine());
@@ -150,6 +153,10 @@ public final class RetryReport {
         ConnectivityState state = states.get(channel);
         if (state != null) {
             out.put("connectivityState", state.name());
+        }
+        PolicySources p = policies.get();
+        if (p != null) {
+            out.put("policySources", p.report(channel).get("sources"));
         }
         return out;
     }

@@ -61,6 +61,11 @@ class ChannelByNameContextTest {
             "grpc.retry.clients.svc.service-config.method[0].retry.max-attempts=4"};
     }
 
+    @SuppressWarnings("unchecked")
+    static Object policySources(Map<String, Object> channels, String channel) {
+        return ((Map<String, Object>) ((Map<String, Object>) channels.get(channel)).get("policy")).get("sources");
+    }
+
     static int arrivals(ManagedChannel channel, String key) {
         StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class,
                 () -> SimpleServiceGrpc.newBlockingStub(channel).unaryRpc(request(key)));
@@ -80,6 +85,10 @@ class ChannelByNameContextTest {
             @SuppressWarnings("unchecked")
             Map<String, Object> channels = (Map<String, Object>) endpoint.get("channels");
             assertThat(channels).containsKeys("svc", byName()).doesNotContainKey("default");
+            // Where each channel's policy comes from: svc's Boot service config with grpc.retry laid over it;
+            // the extra channel's from Boot's default entry.
+            assertThat(policySources(channels, "svc")).isEqualTo(List.of("boot-service-config", "yaml"));
+            assertThat(policySources(channels, byName())).isEqualTo(List.of("boot-service-config"));
         }
     }
 

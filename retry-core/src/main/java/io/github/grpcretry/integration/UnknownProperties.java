@@ -344,10 +344,11 @@ public final class UnknownProperties {
                         at = Objects.requireNonNull(at.element);
                     }
                     case VALUES -> {
-                        if (!isIndex(e) || i != elements.size() - 1) {
+                        if (!isIndex(e)) {
                             return unknown(key, i, null, List.of());
                         }
-                        return null;
+                        // a list of plain values: one index, then nothing
+                        return i == elements.size() - 1 ? null : unknown(key, i + 1, null, List.of());
                     }
                     case VALUE -> {
                         return unknown(key, i, null, List.of());

@@ -84,6 +84,7 @@ final class EdgeRig implements AutoCloseable {
     final ConcurrentLinkedQueue<Arrival> arrivals = new ConcurrentLinkedQueue<>();
     final RecordingEvents events = new RecordingEvents();
     final CountDownLatch retryScheduled = new CountDownLatch(1);
+    final CountDownLatch committed = new CountDownLatch(1);
     /** One permit per attempt whose end the engine reported. */
     final java.util.concurrent.Semaphore attemptEnds = new java.util.concurrent.Semaphore(0);
     final RetryScheduler scheduler;
@@ -119,6 +120,12 @@ final class EdgeRig implements AutoCloseable {
             public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
                 events.retryScheduled(target, nextAttemptNumber, delayNanos);
                 retryScheduled.countDown();
+            }
+
+            @Override
+            public void committed(CallTarget target, int attemptNumber) {
+                events.committed(target, attemptNumber);
+                committed.countDown();
             }
 
             @Override

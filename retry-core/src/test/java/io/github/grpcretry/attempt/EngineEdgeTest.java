@@ -58,7 +58,8 @@ class EngineEdgeTest {
 
     /**
      * The in-process transport is ready to send only while the server has asked for a message, and the
-     * server here asks for one at a time: every message waits for an {@code onReady}.
+     * server here asks for one at a time: every message waits for an {@code onReady}. With direct
+     * executors the first {@code onReady} comes while the attempt is being started.
      */
     private ReadyWriter writeDrivenByOnReady(EdgeRig r, int total) throws InterruptedException {
         ReadyWriter w = new ReadyWriter(r.call(Rpc.CLIENT_STREAMING, deadline()), total, 16).start();
@@ -73,14 +74,14 @@ class EngineEdgeTest {
 
     @Test
     void onReadyDrivenWritesFinishWhileUncommitted() throws Exception {
-        rig = new EdgeRig(retry(10), false);
+        rig = new EdgeRig(retry(10), true);
         writeDrivenByOnReady(rig, 50);
         assertThat(rig.arrivals).hasSize(1);
     }
 
     @Test
     void onReadyDrivenWritesFinishAfterCommit() throws Exception {
-        rig = new EdgeRig(retry(10), false).script(i -> new EdgeRig.Behaviour() {
+        rig = new EdgeRig(retry(10), true).script(i -> new EdgeRig.Behaviour() {
             @Override
             public void started(EdgeRig.Arrival a) {
                 a.call.sendHeaders(new Metadata()); // commits the call before any message is written
@@ -99,7 +100,7 @@ class EngineEdgeTest {
 
     @Test
     void onReadyDrivenWritesFinishAfterAReplay() throws Exception {
-        rig = new EdgeRig(retry(10), false).script(i -> i > 0 ? EdgeRig.COUNT : new EdgeRig.Behaviour() {
+        rig = new EdgeRig(retry(10), true).script(i -> i > 0 ? EdgeRig.COUNT : new EdgeRig.Behaviour() {
             @Override
             public void message(EdgeRig.Arrival a, SimpleRequest m) {
                 if (a.messages.size() == 10) {
@@ -116,7 +117,7 @@ class EngineEdgeTest {
 
     @Test
     void onReadyDrivenWritesFinishUnderHedging() throws Exception {
-        rig = new EdgeRig(hedging(2, 60_000), false);
+        rig = new EdgeRig(hedging(2, 60_000), true);
         writeDrivenByOnReady(rig, 50);
         assertThat(rig.arrivals).hasSize(1);
     }
@@ -311,6 +312,78 @@ class EngineEdgeTest {
             call.sendMessage(Rpc.request("go"));
             call.halfClose();
             assertCancelledBy(l, "onMessage");
+        }
+    }
+
+    /**
+     * The winner's headers arrive while a losing hedge's {@code onReady} is being delivered, so they are
+     * delivered on the loser's thread, and the application's {@code onHeaders} throws there.
+     */
+    @Test
+    void aListenerThatThrowsWhileALosingHedgeDeliversCancelsTheWholeCall() throws Exception {
+        rig = new EdgeRig(hedging(2, 0), false);
+        CountDownLatch readyEntered = new CountDownLatch(1);
+        rig.script(i -> new EdgeRig.Behaviour() {
+            @Override
+            public void started(EdgeRig.Arrival a) {
+                if (a.index == 1) {
+                    a.call.request(1); // only the hedge becomes ready
+                }
+            }
+
+            @Override
+            public void message(EdgeRig.Arrival a, SimpleRequest m) {
+            }
+
+            @Override
+            public void halfClosed(EdgeRig.Arrival a) {
+            }
+        });
+        ContractListener<SimpleResponse> l = new ContractListener<>(new ClientCall.Listener<>() {
+            @Override
+            public void onReady() {
+                if (readyEntered.getCount() > 0) {
+                    readyEntered.countDown();
+                    try {
+                        rig.committed.await(WAIT_SECONDS, TimeUnit.SECONDS); // the winner's headers wait meanwhile
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+
+            @Override
+            public void onHeaders(Metadata headers) {
+                throw new AppBug("onHeaders");
+            }
+        });
+        ClientCall<SimpleRequest, SimpleResponse> call = rig.call(Rpc.CLIENT_STREAMING, deadline());
+        call.start(l, new Metadata());
+        call.request(1);
+        assertThat(readyEntered.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+        rig.arrival(0).respond(1, Status.OK); // the first attempt wins while the hedge's onReady runs
+        assertCancelledBy(l, "onHeaders");
+    }
+
+    /** A close with nothing in flight (cancelled in backoff) runs on the call's executor: its exception stays there. */
+    @Test
+    void aThrowingOnCloseAfterACancelInBackoffIsSwallowed() throws Exception {
+        Recording executor = new Recording();
+        try {
+            rig = new EdgeRig(retry(600_000), false).script(i -> UNAVAILABLE_AT_ONCE);
+            ContractListener<SimpleResponse> l = throwingFrom("onClose");
+            ClientCall<SimpleRequest, SimpleResponse> call = rig.call(Rpc.UNARY, CallOptions.DEFAULT.withExecutor(executor));
+            call.start(l, new Metadata());
+            send(call);
+            assertThat(rig.retryScheduled.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+            call.cancel("stop waiting", null);
+            assertThat(l.awaitClose(WAIT_SECONDS, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.CANCELLED);
+            l.assertContract();
+            executor.pool.shutdown();
+            assertThat(executor.pool.awaitTermination(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+            assertThat(executor.thrown).as("exceptions that escaped onClose").isEmpty();
+        } finally {
+            executor.pool.shutdownNow();
         }
     }
 

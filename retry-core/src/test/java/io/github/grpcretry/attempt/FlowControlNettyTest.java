@@ -8,6 +8,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Server;
 import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -38,8 +39,7 @@ class FlowControlNettyTest {
     void writesDrivenByOnReadyFinishWhenASlowReaderFillsTheWindow(Engines.Engine engine) throws Exception {
         CountDownLatch clientBlocked = new CountDownLatch(1);
         AtomicInteger read = new AtomicInteger();
-        ServerServiceDefinition def = ServerServiceDefinition.builder(Configs.SERVICE)
-                .addMethod(Rpc.CLIENT_STREAMING, (ServerCall<SimpleRequest, SimpleResponse> call, Metadata h) -> {
+        ServerCallHandler<SimpleRequest, SimpleResponse> handler = (call, h) -> {
                     Thread reader = new Thread(() -> { // reads only once the client waits for onReady
                         try {
                             if (clientBlocked.await(WAIT_SECONDS, TimeUnit.SECONDS)) {
@@ -64,26 +64,28 @@ class FlowControlNettyTest {
                             call.close(Status.OK, new Metadata());
                         }
                     };
-                }).build();
+                };
+        ServerServiceDefinition def = ServerServiceDefinition.builder(Configs.SERVICE)
+                .addMethod(Rpc.CLIENT_STREAMING, handler).build();
         Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
                 .flowControlWindow(65_535).addService(def).build().start();
         ChannelRetryConfig config = Configs.channel(Configs.policy(3, 10, 10, 1, Status.Code.UNAVAILABLE));
         RetryScheduler scheduler = RetryScheduler.create(1, "flow");
         NettyChannelBuilder b = NettyChannelBuilder.forTarget("127.0.0.1:" + server.getPort()).usePlaintext()
-                .flowControlWindow(65_535);
+                .flowControlWindow(65_535).directExecutor(); // onReady on the event loop, as soon as the stream exists
         ManagedChannel channel = engine == Engines.Engine.NATIVE
                 ? b.defaultServiceConfig(config.serviceConfig().toServiceConfigMap(true)).enableRetry().build()
                 : b.defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false))
                         .intercept(RetryingClientInterceptor.builder(config).scheduler(scheduler).build()).build();
         try {
             ReadyWriter w = new ReadyWriter(channel.newCall(Rpc.CLIENT_STREAMING,
-                    CallOptions.DEFAULT.withDeadlineAfter(WAIT_SECONDS, TimeUnit.SECONDS)), MESSAGES, MESSAGE_BYTES)
-                    .start();
+                    CallOptions.DEFAULT.withDeadlineAfter(WAIT_SECONDS, TimeUnit.SECONDS)), MESSAGES, MESSAGE_BYTES,
+                    clientBlocked).start();
             Status s = w.listener.awaitClose(WAIT_SECONDS + 5, TimeUnit.SECONDS);
             w.listener.assertContract();
             assertThat(w.blocked.getCount()).as("the window filled: the client found the call not ready").isZero();
-            assertThat(s.getCode()).as("%s: wrote %d of %d, heard %d onReady", s, w.written.get(), MESSAGES,
-                    w.readies.get()).isEqualTo(Status.Code.OK);
+            assertThat(s.getCode()).as("%s: wrote %d of %d, heard %d onReady, server read %d", s, w.written.get(), MESSAGES,
+                    w.readies.get(), read.get()).isEqualTo(Status.Code.OK);
             assertThat(read).hasValue(MESSAGES);
             assertThat(w.readies.get()).as("onReady heard after the window filled").isGreaterThan(1);
         } finally {

@@ -8,8 +8,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A client-streaming application that uses flow control as grpc-java's stubs do: it writes only while
- * {@code isReady()} is true and otherwise waits for {@code onReady}, then half-closes after
+ * A client-streaming application that uses flow control as grpc-java's stubs do: it writes from its
+ * {@code onReady} handler only, only while {@code isReady()} is true, then half-closes after
  * {@code total} messages. It counts what it wrote and the {@code onReady} it heard, and counts down
  * {@link #blocked} the first time it finds the call not ready with messages left.
  */
@@ -18,23 +18,27 @@ final class ReadyWriter extends ClientCall.Listener<SimpleResponse> {
     final ContractListener<SimpleResponse> listener = new ContractListener<>(this);
     final AtomicInteger written = new AtomicInteger();
     final AtomicInteger readies = new AtomicInteger();
-    final CountDownLatch blocked = new CountDownLatch(1);
+    final CountDownLatch blocked;
     private final ClientCall<SimpleRequest, SimpleResponse> call;
     private final int total;
     private final String payload;
     private boolean halfClosed;
 
     ReadyWriter(ClientCall<SimpleRequest, SimpleResponse> call, int total, int messageBytes) {
+        this(call, total, messageBytes, new CountDownLatch(1));
+    }
+
+    ReadyWriter(ClientCall<SimpleRequest, SimpleResponse> call, int total, int messageBytes, CountDownLatch blocked) {
         this.call = call;
+        this.blocked = blocked;
         this.total = total;
         this.payload = "x".repeat(messageBytes);
     }
 
-    /** Starts the call and writes what it may now. */
+    /** Starts the call; it writes from its first {@code onReady} on. */
     ReadyWriter start() {
         call.start(listener, new Metadata());
         call.request(1);
-        write();
         return this;
     }
 

@@ -42,9 +42,15 @@ final class DifferentialServer implements AutoCloseable {
             this.previousAttempts = previousAttempts;
         }
 
+        /**
+         * As the engines are compared: whether the arrival ended, not how. Which of the server's close and a
+         * cancel the client sends from a callback of that very answer lands first depends on how the
+         * in-process transport nests direct-executor callbacks, not on an engine's rules; an attempt left
+         * open is compared.
+         */
         @Override
         public String toString() {
-            return "#" + index + "(prev=" + previousAttempts + ", read=" + messages + ", " + end + ")";
+            return "#" + index + "(prev=" + previousAttempts + ", read=" + messages + (end == End.OPEN ? ", OPEN)" : ")");
         }
     }
 

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  * seeded scripts ({@link DifferentialScript}): each runs on both engines (in-process, direct
  * executors, a fresh server and channel per run) and what the application and the server observed
  * must agree: arrivals, {@code grpc-previous-rpc-attempts}, the request messages each arrival read and
- * how it ended, the messages the application wrote and received, its final code (or that the call never
+ * whether it ended, the messages the application wrote and received, its final code (or that the call never
  * closed) and whether that close carries the listener's exception.
  *
  * <p>Handled by rule, not compared as they are:
@@ -57,7 +57,7 @@ class NativeDifferentialTest {
     private static final long QUIET_MS = 300;
     /** The confirmation of a call that seemed never to close, before it is reported. */
     private static final long CONFIRM_QUIET_MS = 3_000;
-    private static final int PARALLEL = 4;
+    private static final int PARALLEL = 6;
     /** {@code -Ddifferential.selfCheck=true}: grpc-java against itself, to show a script's outcome is not a race. */
     private static final boolean SELF_CHECK = Boolean.getBoolean("differential.selfCheck");
 
@@ -136,6 +136,9 @@ class NativeDifferentialTest {
             summary.append(' ').append(v).append('=').append(counts[v.ordinal()]);
         }
         System.out.println(summary);
+        for (Result r : diverged) {
+            System.out.println("diverged: " + r.script() + "\n  native: " + r.nativeEngine() + "\n  ours:   " + r.ours());
+        }
         StringBuilder report = new StringBuilder();
         for (Result r : diverged.subList(0, Math.min(diverged.size(), 15))) {
             report.append("\n\n").append(r.script()).append("\n  native: ").append(r.nativeEngine())
@@ -190,7 +193,7 @@ class NativeDifferentialTest {
 
     /** Arrivals without how each ended (an engine that never closes the call may leave its attempt open). */
     private static List<String> withoutEnds(List<String> arrivals) {
-        return arrivals.stream().map(a -> a.replaceAll(", (OPEN|CLOSED|CANCELLED)\\)$", ")")).toList();
+        return arrivals.stream().map(a -> a.replace(", OPEN)", ")")).toList();
     }
 
     /** A retry script with a valid pushback on a status its policy does not retry. */

@@ -1,5 +1,6 @@
 package io.github.grpcretry.attempt;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.github.grpcretry.internal.commit.CallBuffer;
 import io.github.grpcretry.internal.commit.MessageSizes;
 import io.grpc.Attributes;
@@ -21,26 +22,33 @@ import java.util.concurrent.TimeUnit;
 /**
  * One logical call of the interceptor engine: the core that {@link RetryingCall} (one attempt at a
  * time) and {@link HedgingCall} (attempts in parallel) share. A strategy decides what follows a failed
- * attempt ({@link Decision}) and when the next one goes; the core does the rest.
+ * attempt ({@link Decision}) and when the next one goes; the core does the rest (docs/design.md §18).
  *
- * <p>State changes happen under one lock per call; calls into attempts and into the listener happen
- * outside it. While uncommitted the call keeps a replay record (demand, messages, half-close,
- * compression) and sends each operation to the attempts that have caught up with it; a new attempt is
- * drained by the thread that starts it, so an attempt's send side is used by one thread at a time, in
- * order, and it is cancelled by the thread allowed to send to it then. Response headers or a message
- * commit the call to that attempt (unless the application cancelled), as does a message passing a
- * buffer limit; the others are cancelled. Once the committed attempt has caught up and no callback is
- * being delivered, {@link #passThrough} is set: every method is then a volatile read and a direct call.
- * Callbacks of parallel attempts go through a small serializer until then.
- *
- * <p>Every attempt is closed once: under the lock by its own {@code onClose} ({@link #closed}) or, when
- * its channel call never started, by {@link #startFailed}, or as the pass-through; each reports
- * {@code attemptEnded}, and the one that settles the call ends it ({@link #endCall}). A call that
- * succeeds at once allocates this object and one {@link Attempt} (plus a copy of non-empty start
- * headers); what only a failure, a second message, a buffer limit, a cancellation or a compression
- * setting needs is in an {@link Extra} made on first use.
+ * <p>The call's state is guarded by one lock (the call); calls into attempts and into the listener
+ * happen outside it, on three paths:
+ * <ul>
+ *   <li><b>drain</b> ({@link #drain}): the application's operations are recorded in the
+ *       {@link CallBuffer} and each attempt is sent what it has not been sent, one operation at a time,
+ *       by the one thread that owns its drain then; the same owner issues its cancel.</li>
+ *   <li><b>deliver</b> ({@link #emit}): every callback to the application's listener, serialised; an
+ *       exception from its {@code onHeaders}, {@code onMessage} or {@code onReady} cancels the whole
+ *       call, one from {@code onClose} is logged. After a cancel only the close is delivered.</li>
+ *   <li><b>end of an attempt</b> ({@link #closed}): each attempt ends once, reports it, and the one
+ *       that settles the call ends it ({@link #endCall}).</li>
+ * </ul>
+ * Response headers or a message commit the call to that attempt, as does a message passing a buffer
+ * limit; the others are cancelled. Once the committed attempt has caught up and nothing is being
+ * delivered, {@link #passThrough} is set: every method is then a volatile read and a direct call. A call
+ * that succeeds at once allocates this object, its record and one {@link Attempt}; what only a failure,
+ * a cancellation or contention needs is in an {@link Extra} made on first use.
  */
 abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
+
+    private static final System.Logger LOG = System.getLogger(EngineCall.class.getName());
+
+    /** How a call that needs a timer ends once the engine's scheduler is closed. */
+    static final Status SHUTTING_DOWN = Status.UNAVAILABLE.withDescription(
+            "the client is shutting down: the retry engine's scheduler is closed, no further attempt can start");
 
     final RetryingClientInterceptor engine;
     final RetryingClientInterceptor.MethodPlan plan;
@@ -48,38 +56,41 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final CallOptions callOptions;
     private final Channel next;
     final Context context;
-    /** Hedging: attempts run in parallel (callbacks serialised, sends guarded against cancellation). */
+    /** Hedging: attempts run in parallel. */
     final boolean parallel;
-    /** The committed attempt once it has caught up and no callback is being delivered. */
+    /** The committed attempt once it has caught up and nothing is being delivered. */
     volatile Attempt passThrough;
-
-    // ---- guarded by this ----
+    /** The application's listener: set once by {@link #start} before any attempt exists. */
     private Listener<RespT> listener;
-    /** The application's start headers, without an attempt header of its own; each attempt gets a copy. */
-    private Metadata headers;
-    /** The attempt started last; each links to the one before. */
+
+    @GuardedBy("this")
+    private final CallBuffer record = new CallBuffer();
+    /** The attempt started last; each links to the one before (the call's attempts, newest first). */
+    @GuardedBy("this")
     private Attempt newest;
+    @GuardedBy("this")
     Attempt committed;
+    @GuardedBy("this")
     private Extra extra;
-    /** The replay record: the first message (later ones in the extra), demand, half-close. */
-    private Object firstMessage;
-    private int buffered;
-    /** Request bytes held for replay (per-RPC limit; reserved in the channel's pool). */
-    private long heldBytes;
-    private long demand;
-    private boolean halfClosed;
+    /** The application cancelled, its listener threw, the Context was cancelled or the scheduler closed. */
+    @GuardedBy("this")
     boolean cancelled;
     /** The outcome is decided: the listener is closed or about to be. */
+    @GuardedBy("this")
     boolean finished;
+    /** A thread is calling the listener; the others queue what they deliver. */
+    @GuardedBy("this")
+    private boolean delivering;
 
-    /** The call's state beyond the success path (guarded by the call); a strategy may extend it. */
-    static class Extra {
+    /**
+     * The call's state beyond the success path, made on first use; a strategy may extend it. Guarded by
+     * the call's lock, like {@link Attempt}'s fields (and without annotation for the same reason).
+     */
+    class Extra {
         /** Why the call was committed, when not by a response. */
         SuppressionReason commitReason;
         /** A buffer limit was passed with no attempt in flight: the next one is committed at once. */
         boolean bufferExceeded;
-        Boolean compression;
-        Object[] laterMessages;
         /** The call's one pending timer (a retry's backoff, the next hedge) and its generation. */
         RetryScheduler.Timer timer;
         int timerGeneration;
@@ -87,14 +98,16 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         long waitedNanos;
         /** What the timer that fired last waited, until an attempt takes it (observed calls). */
         long lastWaitNanos;
+        /** The scheduler refused a timer: it is closed, the call ends {@link #SHUTTING_DOWN}. */
+        boolean shutDown;
         Context.CancellationListener contextListener;
+        /** What the call ends with once cancelled. */
         Status cancelStatus;
-        String cancelMessage;
-        Throwable cancelCause;
+        /** The listener threw (not from its close): its close gets this, nothing else reaches it. */
+        Status listenerFailure;
         /** What an attempt that failed while being started ends the call with. */
         Status startFailure;
-        /** The serializer of parallel attempts' callbacks: busy, and what waits for it. */
-        boolean delivering;
+        /** Deliveries waiting for the thread that is delivering. */
         ArrayDeque<Runnable> pending;
         /** The call as the engine's observer follows it (set at start, never changed), and its attempts by number. */
         AttemptObserver.Call observed;
@@ -105,7 +118,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     enum Cancel {
         LOST("hedged attempt not needed: another attempt committed"),
         ENDED("hedged attempt not needed: the call ended"),
-        APPLICATION(null),
+        CALL(null),
         START_FAILURE(null);
 
         final String message;
@@ -117,9 +130,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** A callback to the application's listener. */
     private enum Signal { HEADERS, MESSAGE, READY, CLOSE }
-
-    /** An operation of the application's, recorded and sent to attempts. */
-    private enum Op { REQUEST, MESSAGE, HALF_CLOSE, COMPRESSION }
 
     EngineCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
             MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next, boolean parallel) {
@@ -135,15 +145,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     // ------------------------------------------------------------------ the strategy
 
     /** Under lock: what follows the failure of uncommitted {@code a} (the core admits and schedules it). */
+    @GuardedBy("this")
     abstract Decision afterFailureLocked(Attempt a, Status status, Metadata trailers);
 
-    /** Whether the policy would have retried this failure of the committed attempt (the call is settled). */
+    /** Under lock: whether the policy would have retried this failure of the committed attempt. */
+    @GuardedBy("this")
     abstract boolean wouldRetry(Status status, Metadata trailers);
 
     /** Sends the next attempt: the timer fired, or a hedge goes at once. */
     abstract void nextAttempt();
 
-    /** Time spent between attempts, for {@code callEnded}: by default what the timers ran. */
+    /** Under lock: time spent between attempts, for {@code callEnded}: by default what the timers ran. */
+    @GuardedBy("this")
     long waitedNanos() {
         return extra == null ? 0 : extra.waitedNanos;
     }
@@ -153,6 +166,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /** Under lock, once attempt {@code a} is open. */
+    @GuardedBy("this")
     void openedLocked(Attempt a) {
     }
 
@@ -164,8 +178,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     void launched(Attempt a) {
     }
 
-    /** The call ended: after {@code callEnded}, before the listener's close. */
-    void ended(Status status) {
+    /** The call ended after {@code attempts} attempts: after {@code callEnded}, before the listener's close. */
+    void ended(Status status, int attempts) {
     }
 
     Extra newExtra() {
@@ -195,14 +209,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 extra().observed = followed;
             }
             startHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS); // the engine's; the headers are the call's now
-            headers = startHeaders;
+            record.start(startHeaders);
             first = openLocked();
         }
         if (engine.budget != null) {
             engine.budget.onCall();
         }
         engine.events.callStarted(target());
-        launch(first);
+        launch(first, startHeaders);
     }
 
     @Override
@@ -213,7 +227,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         } else if (numMessages < 0) {
             throw new IllegalArgumentException("numMessages must be >= 0");
         } else {
-            forward(Op.REQUEST, numMessages, null);
+            forward(CallBuffer.REQUEST, numMessages, null);
         }
     }
 
@@ -223,7 +237,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (p != null) {
             p.call.sendMessage(message);
         } else {
-            forward(Op.MESSAGE, 0, message);
+            forward(CallBuffer.MESSAGE, 0, message);
         }
     }
 
@@ -233,7 +247,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (p != null) {
             p.call.halfClose();
         } else {
-            forward(Op.HALF_CLOSE, 0, null);
+            forward(CallBuffer.HALF_CLOSE, 0, null);
         }
     }
 
@@ -243,91 +257,68 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (p != null) {
             p.call.setMessageCompression(enabled);
         } else {
-            forward(Op.COMPRESSION, enabled ? 1 : 0, null);
+            forward(CallBuffer.COMPRESSION, enabled ? 1 : 0, null);
         }
     }
 
-    /** An operation before the pass-through: recorded, sent to the attempts caught up; a buffer limit commits. */
+    /** An operation before the pass-through: recorded, then drained into the attempts; a buffer limit commits. */
     @SuppressWarnings("unchecked")
-    private void forward(Op op, int n, Object message) {
-        long size = op == Op.MESSAGE ? MessageSizes.sizeOf(method.getRequestMarshaller(), (ReqT) message) : 0;
+    private void forward(int op, int n, Object message) {
+        long size = op == CallBuffer.MESSAGE ? MessageSizes.sizeOf(method.getRequestMarshaller(), (ReqT) message) : 0;
         Attempt p;
-        Object targets = null;
-        Object toCancel = null;
+        Attempt head;
         Attempt newlyCommitted = null;
         synchronized (this) {
-            p = passThrough;
-            if (p == null) {
-                if (finished || cancelled) {
-                    return;
-                }
-                if (halfClosed && (op == Op.MESSAGE || op == Op.HALF_CLOSE)) {
-                    throw new IllegalStateException(op == Op.MESSAGE ? "call was half-closed"
-                            : "call already half-closed");
-                }
-                if (op == Op.MESSAGE && committed == null && (extra == null || !extra.bufferExceeded)) {
-                    if (CallBuffer.fits(heldBytes, size, engine.perRpcBufferLimit, engine.bufferPool)) {
-                        heldBytes += size;
-                    } else if ((newlyCommitted = mostAdvancedLocked()) != null) {
-                        toCancel = commitLocked(newlyCommitted, SuppressionReason.BUFFER_LIMIT);
-                    } else {
-                        extra().bufferExceeded = true;
-                    }
-                }
-                p = passThrough; // the commit may have begun it
-                if (p == null) {
-                    targets = recordLocked(op, n, message);
+            if (finished || cancelled) {
+                return;
+            }
+            if (record.halfClosed() && (op == CallBuffer.MESSAGE || op == CallBuffer.HALF_CLOSE)) {
+                throw new IllegalStateException(op == CallBuffer.MESSAGE ? "call was half-closed"
+                        : "call already half-closed");
+            }
+            if (op == CallBuffer.MESSAGE && committed == null && (extra == null || !extra.bufferExceeded)
+                    && !record.tryAdd(size, engine.perRpcBufferLimit, engine.bufferPool)) {
+                newlyCommitted = mostAdvancedLocked();
+                if (newlyCommitted != null) {
+                    commitLocked(newlyCommitted, SuppressionReason.BUFFER_LIMIT);
+                } else {
+                    extra().bufferExceeded = true;
                 }
             }
+            p = passThrough; // the commit may have begun it
+            if (p == null) {
+                record.record(op, n, message);
+            }
+            head = newest;
         }
-        cancelAll(toCancel);
         if (newlyCommitted != null) {
             engine.events.committed(target(), newlyCommitted.number);
         }
-        send(p != null ? p : targets, op, n, message, p == null);
+        if (p != null) {
+            apply(p.call, op, n, message);
+        }
+        drainAll(head);
     }
 
-    /** Records {@code op}; its targets (caught up, open): cursors moved, parallel ones marked for {@link #send}. */
-    private Object recordLocked(Op op, int n, Object message) {
+    @SuppressWarnings("unchecked")
+    private void apply(ClientCall<ReqT, RespT> call, int op, int n, Object message) {
         switch (op) {
-            case REQUEST -> demand += n;
-            case MESSAGE -> {
-                if (committed == null || !committed.drained) { // else the record is released
-                    append(message);
-                }
-            }
-            case HALF_CLOSE -> halfClosed = true;
-            default -> {
-                extra().compression = n != 0;
-                for (Attempt a = newest; a != null; a = a.prev) {
-                    a.compressionStale = !a.drained; // one catching up applies it before its next sends
-                }
-            }
+            case CallBuffer.REQUEST -> call.request(n);
+            case CallBuffer.MESSAGE -> call.sendMessage((ReqT) message);
+            case CallBuffer.HALF_CLOSE -> call.halfClose();
+            default -> call.setMessageCompression(n != 0);
         }
-        Object targets = null;
-        for (Attempt a = newest; a != null; a = a.prev) {
-            if (a.drained && !a.closed && a.cancel == null) {
-                a.sentMessages = buffered;
-                a.sentDemand = demand;
-                a.sentHalfClose = halfClosed;
-                a.sending += parallel ? 1 : 0;
-                targets = add(targets, a);
-            }
-        }
-        return targets;
     }
 
-    /** Ready when any attempt that is or may become the call's is (grpc-java: any caught up). */
+    /** Ready when an attempt that is or may become the call's, and has caught up, is (grpc-java does the same). */
     @Override
     public final boolean isReady() {
-        Object candidates = passThrough;
-        if (candidates == null) {
-            synchronized (this) {
-                candidates = passThrough != null ? passThrough : candidatesLocked();
-            }
+        Attempt p = passThrough;
+        if (p != null) {
+            return p.call.isReady();
         }
-        for (int i = 0, n = count(candidates); i < n; i++) {
-            if (at(candidates, i).call.isReady()) {
+        for (Attempt a = head(); a != null; a = a.prev) {
+            if (candidate(a) && a.call.isReady()) {
                 return true;
             }
         }
@@ -336,128 +327,112 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public final Attributes getAttributes() {
-        Object candidates = passThrough;
-        if (candidates == null) {
-            synchronized (this) {
-                candidates = candidatesLocked();
-            }
+        Attempt p = passThrough;
+        Attempt oldest = p;
+        for (Attempt a = p != null ? null : head(); a != null; a = a.prev) {
+            oldest = candidate(a) ? a : oldest;
         }
-        return candidates == null ? Attributes.EMPTY : at(candidates, 0).call.getAttributes(); // the oldest
+        return oldest == null ? Attributes.EMPTY : oldest.call.getAttributes();
     }
 
-    /** The started, open attempts that are or may become the call's, the oldest first (under lock). */
-    private Object candidatesLocked() {
-        Object out = null;
-        for (Attempt a = newest; !finished && !cancelled && a != null; a = a.prev) {
-            if (a.started && !a.closed && a.cancel == null && (committed == null || committed == a)) {
-                out = add(out, a);
-            }
-        }
-        return out;
+    private synchronized Attempt head() {
+        return newest;
+    }
+
+    /** Whether {@code a} is or may become the call's, and has caught up with the record once. */
+    private synchronized boolean candidate(Attempt a) {
+        return !finished && !cancelled && a.replayed && !a.closed && a.cancel == null
+                && (committed == null || committed == a);
     }
 
     @Override
     public final void cancel(String message, Throwable cause) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.cancel(message, cause);
-        } else {
-            String description = message != null ? message : "Call cancelled without message";
-            cancelWith(Status.CANCELLED.withDescription(description).withCause(cause), message, cause);
-        }
+        String description = message != null ? message : "Call cancelled without message";
+        cancelWith(Status.CANCELLED.withDescription(description).withCause(cause));
     }
 
-    /** Cancels the call (application or Context): every attempt in flight and the timer. */
-    private void cancelWith(Status status, String message, Throwable cause) {
-        Attempt p;
-        Object toCancel = null;
-        boolean closeNow = false;
+    /**
+     * Cancels the call (application, its listener, Context, shut-down): every attempt in flight and the
+     * timer. From here on the listener hears only its close, with {@code status}.
+     */
+    private void cancelWith(Status status) {
+        Attempt head;
+        boolean closeNow;
         synchronized (this) {
-            p = passThrough;
-            if (p == null) {
-                if (cancelled || finished) {
-                    return;
-                }
-                cancelled = true;
-                Extra x = extra();
-                x.cancelStatus = status;
-                x.cancelMessage = message;
-                x.cancelCause = cause;
-                if (listener == null) {
-                    return; // before start: start() will refuse
-                }
-                stopWaitingLocked();
-                toCancel = cancelOthersLocked(null, Cancel.APPLICATION);
-                closeNow = liveLocked() == 0; // waiting for the next attempt: none will report, so it ends here
-                if (closeNow) {
-                    finishLocked();
-                }
+            if (cancelled || finished) {
+                return;
             }
+            cancelled = true;
+            extra().cancelStatus = status;
+            if (listener == null) {
+                return; // before start: start() will refuse
+            }
+            passThrough = null; // every callback goes through the lock again: only the close is delivered
+            stopWaitingLocked();
+            markCancelLocked(null, Cancel.CALL);
+            closeNow = liveLocked() == 0; // waiting for the next attempt: none will report, so it ends here
+            if (closeNow) {
+                finishLocked();
+            }
+            head = newest;
         }
-        if (p != null) {
-            p.call.cancel(message, cause);
-        }
-        cancelAll(toCancel);
+        drainAll(head);
         if (closeNow) {
             endLater(status);
         }
     }
 
-    // ------------------------------------------------------------------ attempts
+    // ------------------------------------------------------------------ attempts: open, launch, drain
 
     /** Counts and links a new attempt; committed at once when a buffer limit was passed meanwhile (under lock). */
+    @GuardedBy("this")
     final Attempt openLocked() {
         Attempt a = new Attempt(attempts() + 1, newest);
         newest = a;
         Extra x = extra;
-        if (x != null) {
-            a.compressionStale = x.compression != null;
-            if (x.bufferExceeded && committed == null) {
-                commitLocked(a, SuppressionReason.BUFFER_LIMIT); // none other in flight: none to cancel
-                a.committedAtStart = true;
-            }
+        if (x != null && x.bufferExceeded && committed == null) {
+            commitLocked(a, SuppressionReason.BUFFER_LIMIT); // none other in flight: none to cancel
+            a.committedAtStart = true;
         }
         openedLocked(a);
         return a;
     }
 
-    /** Starts {@code a} in the call's Context and replays the record into it. */
+    /** Starts retry or hedge {@code a}. */
     final void launch(Attempt a) {
-        Metadata attemptHeaders = new Metadata();
-        attemptHeaders.merge(headers); // never changed after start
+        launch(a, null);
+    }
+
+    /** Starts {@code a} in the call's Context (the first with the application's headers) and replays the record into it. */
+    private void launch(Attempt a, Metadata firstHeaders) {
+        Metadata attemptHeaders = firstHeaders;
+        boolean committedAtStart;
+        long delay;
+        synchronized (this) {
+            committedAtStart = a.committedAtStart;
+            delay = a.number == 1 || extra == null ? -1 : extra.lastWaitNanos;
+            if (a.number > 1) {
+                if (extra != null) {
+                    extra.lastWaitNanos = 0; // a hedge sent at once after a failure waited for no timer
+                }
+                attemptHeaders = record.attemptHeaders();
+            }
+        }
         if (a.number > 1) {
             attemptHeaders.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
         }
         engine.events.attemptStarted(target(), kind(a), a.number);
-        if (a.committedAtStart) {
+        if (committedAtStart) {
             engine.events.committed(target(), a.number);
         }
-        AttemptObserver.Scope scope = null;
-        AttemptObserver.Call followed = observedCall();
-        if (followed != null) {
-            long delay;
-            synchronized (this) {
-                delay = a.number == 1 ? -1 : extra.lastWaitNanos;
-                extra.lastWaitNanos = 0; // a hedge sent at once after a failure waited for no timer
-            }
-            AttemptObserver.Attempt o = followed.attemptStarting(kind(a), a.number, delay, attemptHeaders);
-            synchronized (this) {
-                Extra x = extra;
-                if (x.observations == null || x.observations.length < a.number) {
-                    x.observations = Arrays.copyOf(x.observations == null ? new AttemptObserver.Attempt[0]
-                            : x.observations, Math.max(4, a.number * 2));
-                }
-                x.observations[a.number - 1] = o;
-            }
-            scope = o.openScope();
-        }
+        AttemptObserver.Scope scope = observe(a, delay, attemptHeaders);
         Context previous = context == Context.current() ? null : context.attach();
         boolean callStarted = false;
         try {
             a.call = next.newCall(method, attemptOptions(a));
             a.call.start(a, attemptHeaders);
             callStarted = true;
-            drain(a);
+            drain(a, true);
         } catch (RuntimeException e) {
             startFailed(a, callStarted, e);
             return;
@@ -469,133 +444,151 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 context.detach(previous);
             }
         }
-        launched(a);
+        boolean shutDown;
+        synchronized (this) {
+            shutDown = extra != null && extra.shutDown;
+        }
+        if (shutDown) {
+            cancelWith(SHUTTING_DOWN); // a hedge's timer was refused
+        } else {
+            launched(a);
+        }
     }
 
-    /** Replays the record into {@code a} until it has caught up; then it is drained. */
+    /** The observer's scope for starting {@code a}, or null when the call is not followed. */
+    private AttemptObserver.Scope observe(Attempt a, long delay, Metadata attemptHeaders) {
+        AttemptObserver.Call followed = observedCall();
+        if (followed == null) {
+            return null;
+        }
+        AttemptObserver.Attempt o = followed.attemptStarting(kind(a), a.number, delay, attemptHeaders);
+        synchronized (this) {
+            Extra x = extra;
+            if (x.observations == null || x.observations.length < a.number) {
+                x.observations = Arrays.copyOf(x.observations == null ? new AttemptObserver.Attempt[0]
+                        : x.observations, Math.max(4, a.number * 2));
+            }
+            x.observations[a.number - 1] = o;
+        }
+        return o.openScope();
+    }
+
+    /** Drains every attempt from {@code head} on: each is sent what it lacks, or its cancel. */
+    private void drainAll(Attempt head) {
+        for (Attempt a = head; a != null; a = a.prev) {
+            drain(a, false);
+        }
+    }
+
+    /**
+     * The one drain loop: sends {@code a} the next operation of the record it has not been sent, one at a
+     * time, until it has caught up; or its cancel. One thread owns an attempt's drain at a time
+     * ({@code owner}: its launcher, which owns it from the start); the others leave it to the owner.
+     */
     @SuppressWarnings("unchecked")
-    private void drain(Attempt a) {
+    private void drain(Attempt a, boolean owner) {
         while (true) {
-            Object first = null;
-            Object[] later = null;
-            int from = 0;
-            int to = 0;
-            long moreDemand = 0;
-            boolean sendHalfClose = false;
-            boolean cancelNow = false;
-            Boolean compression = null;
+            int op;
+            int n = 0;
+            Object message = null;
+            boolean readyMissed = false;
             synchronized (this) {
-                a.started = true;
+                if (!owner && (a.draining || a.closed || a.cancelIssued)) {
+                    return;
+                }
+                a.draining = owner = true;
                 if (a.closed || a.cancelIssued) {
+                    a.draining = false;
                     return;
                 }
                 if (a.cancel != null) {
-                    a.cancelIssued = cancelNow = true;
-                } else if (a.compressionStale) { // set while catching up: applied before the next sends
-                    a.compressionStale = false;
-                    compression = extra.compression;
-                } else if (a.sentMessages == buffered && a.sentHalfClose == halfClosed && a.sentDemand == demand) {
-                    a.drained = true;
-                    if (committed == a) {
-                        caughtUpLocked(a);
-                    }
-                    return;
+                    a.cancelIssued = true; // its drain stays owned: nothing more is sent to it
+                    op = -1;
+                } else if (a.sentCompression != record.compression()) {
+                    a.sentCompression = record.compression();
+                    op = CallBuffer.COMPRESSION;
+                    n = a.sentCompression - 1;
+                } else if (a.sentDemand != record.demand()) {
+                    long more = record.demand() - a.sentDemand;
+                    n = (int) Math.min(more, Integer.MAX_VALUE);
+                    a.sentDemand += n;
+                    op = CallBuffer.REQUEST;
+                } else if (a.sentMessages < record.count()) {
+                    message = record.message(a.sentMessages++);
+                    op = CallBuffer.MESSAGE;
+                } else if (a.sentHalfClose != record.halfClosed()) {
+                    a.sentHalfClose = true;
+                    op = CallBuffer.HALF_CLOSE;
                 } else {
-                    first = firstMessage;
-                    later = extra == null ? null : extra.laterMessages;
-                    from = a.sentMessages;
-                    to = buffered;
-                    a.sentMessages = to;
-                    moreDemand = demand - a.sentDemand;
-                    a.sentDemand = demand;
-                    sendHalfClose = halfClosed && !a.sentHalfClose;
-                    a.sentHalfClose = halfClosed;
+                    a.draining = false;
+                    readyMissed = a.readyMissed && !a.replayed;
+                    a.replayed = true;
+                    if (!readyMissed) {
+                        passThroughLocked(); // else after that onReady's delivery
+                    }
+                    op = -2;
                 }
             }
-            if (cancelNow) {
+            if (op == -1) {
                 a.cancelNow();
                 return;
             }
-            if (compression != null) {
-                a.call.setMessageCompression(compression);
-                continue;
+            if (op == -2) {
+                if (readyMissed && a.call.isReady()) {
+                    receive(a, Signal.READY, null); // became ready while catching up: not heard then
+                } else if (readyMissed) {
+                    synchronized (this) {
+                        passThroughLocked();
+                    }
+                }
+                return;
             }
-            for (long left = moreDemand; left > 0; left -= Integer.MAX_VALUE) {
-                a.call.request((int) Math.min(left, Integer.MAX_VALUE));
-            }
-            for (int i = from; i < to; i++) {
-                a.call.sendMessage((ReqT) (i == 0 ? first : later[i - 1]));
-            }
-            if (sendHalfClose) {
-                a.call.halfClose();
-            }
+            apply(a.call, op, n, message);
         }
     }
 
     /**
      * {@code a} failed while being started. A started channel call may still deliver (even commit): it is
-     * cancelled, and its own close ends the call with the failure; otherwise it is closed and ends it here.
+     * cancelled, and its own close ends the call with the failure; otherwise it ends here.
      */
     private void startFailed(Attempt a, boolean callStarted, RuntimeException e) {
         Status status = Status.INTERNAL.withDescription("could not start " + (a.number == 1 ? "the first attempt"
                 : parallel ? "a hedged attempt" : "a retry attempt")).withCause(e);
-        boolean cancelNow = false;
-        Object toCancel = null;
-        boolean end = false;
-        AttemptObserver.Attempt observation;
         synchronized (this) {
-            if (a.closed) {
-                return;
-            }
-            observation = observationLocked(a);
-            if (callStarted) {
-                Extra x = extra();
-                x.startFailure = x.startFailure == null ? status : x.startFailure;
-                a.cancel = Cancel.START_FAILURE;
-                cancelNow = !a.cancelIssued;
-                a.cancelIssued = true;
-            } else {
-                a.closed = true;
-                end = !finished && (committed == null || committed == a);
-                toCancel = end ? finishLocked() : null;
-            }
+            Extra x = extra();
+            x.startFailure = x.startFailure == null ? status : x.startFailure;
+            a.cancel = Cancel.START_FAILURE;
         }
         if (callStarted) {
-            if (cancelNow) {
-                a.cancelNow();
-            }
+            drain(a, true); // still its owner: issues the cancel
             return;
         }
         if (a.call != null) {
             a.call.cancel(status.getDescription(), e); // its start threw: nothing else sends to it
         }
-        engine.events.attemptEnded(target(), kind(a), a.number, Status.Code.INTERNAL);
-        if (observation != null) {
-            observation.ended(status, new Metadata(), false, false);
-        }
-        cancelAll(toCancel);
-        if (end) {
-            endLater(status);
-        }
+        closed(a, status, new Metadata());
     }
 
     // ------------------------------------------------------------------ attempt callbacks
 
     /** A callback from {@code a}: a response commits to it; delivered when {@code a} is (or may become) the call's. */
     private void receive(Attempt a, Signal s, Object value) {
-        Object toCancel = null;
         boolean newly = false;
         boolean deliver;
+        Attempt head;
         synchronized (this) {
             if (s != Signal.READY && committed == null && !finished && !a.closed && !cancelled) {
-                toCancel = commitLocked(a, SuppressionReason.COMMITTED);
+                commitLocked(a, SuppressionReason.COMMITTED);
                 newly = true;
             }
-            deliver = (s == Signal.READY ? !a.closed && !finished && (committed == null || committed == a)
-                    : committed == a) && enterLocked(s, value, null);
+            a.readyMissed |= s == Signal.READY && !a.replayed;
+            boolean mine = s == Signal.READY ? a.replayed && !a.closed && a.cancel == null && !finished
+                    && (committed == null || committed == a) : committed == a;
+            deliver = mine && !cancelled && enterLocked(s, value, null);
+            head = newly ? newest : null;
         }
-        cancelAll(toCancel);
         if (newly) {
+            drainAll(head);
             engine.events.committed(target(), a.number);
         }
         if (deliver) {
@@ -603,17 +596,17 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** The close of an attempt the call does not pass through to. */
+    /** The one end of an attempt: reports it once; the attempt that settles the call ends it. */
     private void closed(Attempt a, Status attemptStatus, Metadata attemptTrailers) {
         Status status = attemptStatus;
         Metadata trailers = attemptTrailers;
         Decision d = null;
-        boolean end = false;
         SuppressionReason suppressed = null;
-        Object toCancel = null;
         AttemptObserver.Attempt observation;
         boolean wasCommitted;
         boolean cancelledHere;
+        boolean end;
+        Attempt head;
         synchronized (this) {
             if (a.closed) {
                 return;
@@ -621,57 +614,45 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             a.closed = true;
             observation = observationLocked(a);
             wasCommitted = committed == a;
-            boolean startFailure = a.cancel == Cancel.START_FAILURE;
-            cancelledHere = a.cancel != null && !startFailure;
-            if (startFailure) {
+            if (a.cancel == Cancel.START_FAILURE) {
                 attemptStatus = status = extra.startFailure;
-                trailers = new Metadata();
+                attemptTrailers = trailers = new Metadata();
             }
+            cancelledHere = a.cancel != null && a.cancel != Cancel.START_FAILURE;
             end = !finished && (committed == null || committed == a); // else settled: it only reports its end
-            if (!end || startFailure) {
+            if (!end || a.cancel == Cancel.START_FAILURE) {
                 suppressed = null; // nothing to decide
-            } else if (committed == a) {
+            } else if (cancelled || extra != null && extra.shutDown) {
+                status = cancelled ? extra.cancelStatus : SHUTTING_DOWN;
+                trailers = new Metadata();
+            } else if (wasCommitted) {
                 suppressed = Decision.afterCommit(extra == null ? null : extra.commitReason,
                         !status.isOk() && wouldRetry(status, trailers));
-            } else if (cancelled) {
-                if (status.isOk()) { // answered before the cancellation reached the server: cancelled
-                    status = extra.cancelStatus;
-                    trailers = new Metadata();
-                }
             } else if (!status.isOk() && !context.isCancelled()) {
-                d = afterFailureLocked(a, status, trailers);
-                if (d instanceof Decision.Retry r) {
-                    d = Decision.admit(d, engine.budget);
-                    if (d == r) {
-                        scheduleLocked(r.delayNanos());
-                    }
-                } else if (d instanceof Decision.Hedge h) {
-                    if (h.delayNanos() > 0) {
-                        scheduleLocked(h.delayNanos());
-                    } else {
-                        cancelTimerLocked(); // the next hedge goes now
-                    }
-                }
+                d = decideLocked(a, status, trailers);
                 if (d instanceof Decision.Stop s) {
                     suppressed = s.reason();
                     end = liveLocked() == 0 && !timerPendingLocked();
                 } else if (d instanceof Decision.End e) {
                     suppressed = e.reason();
-                } else {
+                } else if (d != null) {
                     end = false;
-                    if (liveLocked() == 0 && timerPendingLocked()) {
-                        watchContextLocked(); // nothing in flight until the timer fires
-                    }
+                } else {
+                    status = SHUTTING_DOWN; // no timer can fire
+                    trailers = new Metadata();
                 }
             }
-            toCancel = end ? finishLocked() : null;
+            if (end) {
+                finishLocked();
+            }
+            head = newest;
         }
         Status.Code code = attemptStatus.getCode();
         engine.events.attemptEnded(target(), kind(a), a.number, code);
         if (observation != null) {
             observation.ended(attemptStatus, attemptTrailers, wasCommitted, cancelledHere);
         }
-        cancelAll(toCancel);
+        drainAll(head);
         if (d instanceof Decision.Retry r) {
             engine.events.retryScheduled(target(), a.number + 1, r.delayNanos());
         }
@@ -679,26 +660,36 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             suppressed(suppressed, code);
         }
         if (end) {
-            endCall(status, trailers, false);
+            endCall(status, trailers);
         } else if (d instanceof Decision.Hedge h && h.delayNanos() == 0) {
             nextAttempt();
         }
     }
 
-    /** The pass-through's close, without the lock: what it reads was set before {@link #passThrough} and is settled. */
-    private void closePassedThrough(Attempt a, Status status, Metadata trailers) {
-        Status.Code code = status.getCode();
-        SuppressionReason suppressed = Decision.afterCommit(extra == null ? null : extra.commitReason,
-                code != Status.Code.OK && wouldRetry(status, trailers));
-        engine.events.attemptEnded(target(), kind(a), a.number, code);
-        AttemptObserver.Attempt observation = observationLocked(a); // set before the attempt started: settled
-        if (observation != null) {
-            observation.ended(status, trailers, true, false);
+    /**
+     * Under lock: what follows the failure of uncommitted {@code a}, admitted and timed: a retry waits for
+     * its timer, a hedge for its delay (none: at once). Null when the scheduler refused the timer.
+     */
+    @GuardedBy("this")
+    private Decision decideLocked(Attempt a, Status status, Metadata trailers) {
+        Decision d = afterFailureLocked(a, status, trailers);
+        if (d instanceof Decision.Retry) {
+            d = Decision.admit(d, engine.budget);
         }
-        if (suppressed != null) {
-            suppressed(suppressed, code);
+        long delay = d instanceof Decision.Retry r ? r.delayNanos() : d instanceof Decision.Hedge h ? h.delayNanos() : -1;
+        if (delay < 0 || (delay == 0 && d instanceof Decision.Hedge)) {
+            if (delay == 0) {
+                cancelTimerLocked(); // the next hedge goes now
+            }
+            return d;
         }
-        endCall(status, trailers, true);
+        if (!scheduleLocked(delay)) {
+            return null;
+        }
+        if (liveLocked() == 0) {
+            watchContextLocked(); // nothing in flight until the timer fires
+        }
+        return d;
     }
 
     /** A retry or hedge that will not go, and why: to the listener and the observer. */
@@ -712,19 +703,21 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     // ------------------------------------------------------------------ the end and the listener
 
-    /** Ends the settled call: reports it, then closes the listener (directly, or through the serializer). */
-    final void endCall(Status status, Metadata trailers, boolean direct) {
+    /** Ends the settled call: reports it, then closes the listener through the serializer. */
+    final void endCall(Status status, Metadata trailers) {
         Status.Code code = status.getCode();
         if (code == Status.Code.OK && engine.throttle != null) {
             engine.throttle.onSuccess();
         }
-        int later = attempts() - 1; // no attempt starts any more
-        engine.events.callEnded(target(), code, parallel ? 0 : later, parallel ? later : 0, waitedNanos());
-        ended(status);
-        if (direct || !parallel) {
-            listener.onClose(status, trailers);
-            return;
+        int attempts;
+        long waited;
+        synchronized (this) {
+            attempts = attempts();
+            waited = waitedNanos();
         }
+        int later = attempts - 1; // no attempt starts any more
+        engine.events.callEnded(target(), code, parallel ? 0 : later, parallel ? later : 0, waited);
+        ended(status, attempts);
         boolean deliver;
         synchronized (this) {
             deliver = enterLocked(Signal.CLOSE, status, trailers);
@@ -736,7 +729,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** Ends the call on its executor (here when it refuses: the listener must close); nothing else delivers. */
     private void endLater(Status status) {
-        Runnable end = () -> endCall(status, new Metadata(), false);
+        Runnable end = () -> endCall(status, new Metadata());
         try {
             executor().execute(end);
         } catch (RejectedExecutionException e) {
@@ -745,109 +738,132 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /** Under lock: whether this thread calls the listener now; false when queued for the one that is. */
+    @GuardedBy("this")
     private boolean enterLocked(Signal s, Object value, Metadata trailers) {
-        if (!parallel) {
+        if (!delivering) {
+            delivering = true;
             return true;
         }
         Extra x = extra();
-        if (x.delivering) {
-            if (x.pending == null) {
-                x.pending = new ArrayDeque<>(4);
-            }
-            x.pending.add(() -> emit(s, value, trailers));
-            return false;
+        if (x.pending == null) {
+            x.pending = new ArrayDeque<>(4);
         }
-        x.delivering = true;
-        return true;
+        x.pending.add(() -> deliver(s, value, trailers));
+        return false;
     }
 
-    /** Calls the listener (after {@link #enterLocked}); serialised: then what was queued meanwhile. */
+    /** Calls the listener (after {@link #enterLocked}), then what was queued meanwhile. */
     private void deliverEntered(Signal s, Object value, Metadata trailers) {
-        if (!parallel) {
-            emit(s, value, trailers);
-            return;
-        }
-        RuntimeException failure = null;
-        Runnable r = () -> emit(s, value, trailers);
-        while (r != null) {
-            try {
-                r.run();
-            } catch (RuntimeException e) {
-                failure = failure == null ? e : failure;
-            }
+        deliver(s, value, trailers);
+        while (true) {
+            Runnable r;
             synchronized (this) {
-                r = extra.pending == null ? null : extra.pending.poll();
+                r = extra == null || extra.pending == null ? null : extra.pending.poll();
                 if (r == null) {
-                    extra.delivering = false;
-                    if (committed != null && committed.drained && !finished) {
-                        passThrough = committed;
-                    }
+                    delivering = false;
+                    passThroughLocked();
+                    return;
                 }
             }
-        }
-        if (failure != null) {
-            throw failure;
+            r.run();
         }
     }
 
+    /** Once the listener threw, it hears only its close, with that failure (whatever the attempts did meanwhile). */
+    private void deliver(Signal s, Object value, Metadata trailers) {
+        Status failure;
+        synchronized (this) {
+            failure = extra == null ? null : extra.listenerFailure;
+        }
+        if (failure == null) {
+            emit(s, value, trailers);
+        } else if (s == Signal.CLOSE) {
+            emit(s, failure, new Metadata());
+        }
+    }
+
+    /** The one call into the listener: an exception cancels the whole call, or is logged from its close. */
     @SuppressWarnings("unchecked")
     private void emit(Signal s, Object value, Metadata trailers) {
-        switch (s) {
-            case HEADERS -> listener.onHeaders((Metadata) value);
-            case MESSAGE -> listener.onMessage((RespT) value);
-            case READY -> listener.onReady();
-            default -> listener.onClose((Status) value, trailers);
+        try {
+            switch (s) {
+                case HEADERS -> listener.onHeaders((Metadata) value);
+                case MESSAGE -> listener.onMessage((RespT) value);
+                case READY -> listener.onReady();
+                default -> listener.onClose((Status) value, trailers);
+            }
+        } catch (RuntimeException | Error e) {
+            if (s == Signal.CLOSE) {
+                LOG.log(System.Logger.Level.WARNING, "the application's onClose threw (the call is closed)", e);
+            } else {
+                String callback = s == Signal.HEADERS ? "onHeaders" : s == Signal.MESSAGE ? "onMessage" : "onReady";
+                Status failure = Status.CANCELLED.withDescription("the application's " + callback + " threw").withCause(e);
+                synchronized (this) {
+                    Extra x = extra();
+                    x.listenerFailure = x.listenerFailure == null ? failure : x.listenerFailure;
+                }
+                cancelWith(failure);
+            }
         }
     }
 
     // ------------------------------------------------------------------ state changes (under lock)
 
-    /** Commits to {@code a}: no further attempt or timer; returns the other attempts to cancel (outside the lock). */
-    private Object commitLocked(Attempt a, SuppressionReason reason) {
+    /** Commits to {@code a}: no further attempt or timer; the others are marked to be cancelled (by their drain). */
+    @GuardedBy("this")
+    private void commitLocked(Attempt a, SuppressionReason reason) {
         committed = a;
         if (reason != SuppressionReason.COMMITTED || extra != null) {
             extra().commitReason = reason;
             extra.bufferExceeded = false;
         }
         stopWaitingLocked();
-        if (a.drained) {
-            caughtUpLocked(a);
-        }
-        return cancelOthersLocked(a, Cancel.LOST);
+        markCancelLocked(a, Cancel.LOST);
+        passThroughLocked();
     }
 
-    /** The committed attempt caught up: the record goes; it passes through unless a callback is being delivered. */
-    private void caughtUpLocked(Attempt a) {
-        releaseRecordLocked();
-        if (extra == null || !extra.delivering) {
-            passThrough = a;
+    /**
+     * Once the committed attempt has caught up, the record's messages go; it passes through unless a
+     * callback is being delivered, the call was cancelled or it ended.
+     */
+    @GuardedBy("this")
+    private void passThroughLocked() {
+        Attempt c = committed;
+        if (c == null || c.draining || c.closed || !c.replayed || c.sentMessages != record.count()
+                || c.sentDemand != record.demand() || c.sentHalfClose != record.halfClosed()
+                || c.sentCompression != record.compression()) {
+            return;
+        }
+        if (record.count() > 0) {
+            record.release(engine.bufferPool);
+            c.sentMessages = 0;
+        }
+        if (!delivering && !cancelled && !finished) {
+            passThrough = c;
         }
     }
 
-    /** The outcome is decided: timer, record and Context listener go; returns the attempts to cancel. */
-    final Object finishLocked() {
+    /** The outcome is decided: timer, record and Context listener go; the other attempts are to be cancelled. */
+    @GuardedBy("this")
+    final void finishLocked() {
         finished = true;
         stopWaitingLocked();
-        releaseRecordLocked();
-        return cancelOthersLocked(committed, Cancel.ENDED);
+        record.release(engine.bufferPool);
+        markCancelLocked(committed, Cancel.ENDED);
     }
 
-    /** Asks all in flight but {@code except} to be cancelled; returns those no thread sends to (else: the sender). */
-    private Object cancelOthersLocked(Attempt except, Cancel why) {
-        Object out = null;
+    /** Marks every open attempt but {@code except} to be cancelled; their drain's owner issues it. */
+    @GuardedBy("this")
+    private void markCancelLocked(Attempt except, Cancel why) {
         for (Attempt a = newest; a != null; a = a.prev) {
-            if (a != except && !a.closed && !a.cancelIssued) {
+            if (a != except && !a.closed && a.cancel == null) {
                 a.cancel = why;
-                if (a.drained && a.sending == 0) {
-                    a.cancelIssued = true;
-                    out = add(out, a);
-                }
             }
         }
-        return out;
     }
 
     /** The attempt in flight that has sent the most messages (the oldest on a tie), or null. */
+    @GuardedBy("this")
     private Attempt mostAdvancedLocked() {
         Attempt best = null;
         for (Attempt a = newest; a != null; a = a.prev) {
@@ -858,50 +874,21 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return best;
     }
 
-    /** Sends an operation to {@code targets}; releases {@code marked} ones, cancelling those whose cancel waited. */
-    @SuppressWarnings("unchecked")
-    private void send(Object targets, Op op, int n, Object message, boolean marked) {
-        int count = count(targets);
-        try {
-            for (int i = 0; i < count; i++) {
-                ClientCall<ReqT, RespT> call = at(targets, i).call;
-                switch (op) {
-                    case REQUEST -> call.request(n);
-                    case MESSAGE -> call.sendMessage((ReqT) message);
-                    case HALF_CLOSE -> call.halfClose();
-                    default -> call.setMessageCompression(n != 0);
-                }
-            }
-        } finally {
-            if (count > 0 && marked && parallel) {
-                Object cancelNow = null;
-                synchronized (this) {
-                    for (int i = 0; i < count; i++) {
-                        Attempt a = at(targets, i);
-                        if (--a.sending == 0 && a.cancel != null && !a.cancelIssued && !a.closed) {
-                            a.cancelIssued = true;
-                            cancelNow = add(cancelNow, a);
-                        }
-                    }
-                }
-                cancelAll(cancelNow);
-            }
-        }
-    }
-
-    private void cancelAll(Object attempts) {
-        for (int i = 0, n = count(attempts); i < n; i++) {
-            at(attempts, i).cancelNow();
-        }
-    }
-
-    /** Schedules the call's timer after {@code delayNanos}, replacing a pending one; it runs {@link #nextAttempt}. */
-    final void scheduleLocked(long delayNanos) {
+    /**
+     * Schedules the call's timer after {@code delayNanos}, replacing a pending one; it runs
+     * {@link #nextAttempt}, or ends the call when the scheduler closes first. False when the scheduler
+     * is closed already (the call is then to end {@link #SHUTTING_DOWN}).
+     */
+    @GuardedBy("this")
+    final boolean scheduleLocked(long delayNanos) {
         cancelTimerLocked();
         Extra x = extra();
         int generation = ++x.timerGeneration;
         x.timerStartNanos = System.nanoTime();
-        x.timer = engine.scheduler.schedule(() -> timerFired(generation), executor(), delayNanos);
+        x.timer = engine.scheduler.schedule(() -> timerFired(generation), () -> cancelWith(SHUTTING_DOWN),
+                executor(), delayNanos);
+        x.shutDown |= x.timer == null;
+        return x.timer != null;
     }
 
     /** On the call's executor; a timer replaced or cancelled since does nothing. */
@@ -919,6 +906,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         nextAttempt();
     }
 
+    @GuardedBy("this")
     final void cancelTimerLocked() {
         RetryScheduler.Timer t = extra == null ? null : extra.timer;
         if (t != null) {
@@ -928,11 +916,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
+    @GuardedBy("this")
     private boolean timerPendingLocked() {
         return extra != null && extra.timer != null;
     }
 
     /** No more waiting for a timer: it is cancelled and the Context no longer watched. */
+    @GuardedBy("this")
     private void stopWaitingLocked() {
         Context.CancellationListener cl = extra == null ? null : extra.contextListener;
         cancelTimerLocked();
@@ -943,47 +933,19 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /** While a timer is pending and nothing is in flight, the Context's cancellation cancels the call. */
+    @GuardedBy("this")
     private void watchContextLocked() {
         Extra x = extra();
         if (context != Context.ROOT && x.contextListener == null) { // ROOT cannot be cancelled
-            x.contextListener = c -> cancelWith(Contexts.statusFromCancelled(c), null, null);
+            x.contextListener = c -> cancelWith(Contexts.statusFromCancelled(c));
             context.addListener(x.contextListener, executor());
-        }
-    }
-
-    // ------------------------------------------------------------------ the replay record (under lock)
-
-    private void append(Object message) {
-        int n = buffered;
-        if (n == 0) {
-            firstMessage = message;
-        } else {
-            Extra x = extra();
-            if (x.laterMessages == null) {
-                x.laterMessages = new Object[4];
-            } else if (n - 1 == x.laterMessages.length) {
-                x.laterMessages = Arrays.copyOf(x.laterMessages, x.laterMessages.length * 2);
-            }
-            x.laterMessages[n - 1] = message;
-        }
-        buffered = n + 1;
-    }
-
-    private void releaseRecordLocked() {
-        if (heldBytes != 0) {
-            engine.bufferPool.release(heldBytes);
-            heldBytes = 0;
-        }
-        firstMessage = null;
-        buffered = 0;
-        if (extra != null) {
-            extra.laterMessages = null;
         }
     }
 
     // ------------------------------------------------------------------ helpers
 
     /** The call's state beyond the success path, made on first use (under lock). */
+    @GuardedBy("this")
     final Extra extra() {
         if (extra == null) {
             extra = newExtra();
@@ -991,28 +953,26 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return extra;
     }
 
-    /**
-     * The call as the engine's observer follows it, or null. Set in the extra under start's lock, before
-     * any attempt exists, and never changed: a thread that took the lock since sees it (every caller has).
-     */
-    private AttemptObserver.Call observedCall() {
-        Extra x = extra;
-        return x == null ? null : x.observed;
+    /** The call as the engine's observer follows it, or null (set under start's lock before any attempt exists). */
+    private synchronized AttemptObserver.Call observedCall() {
+        return extra == null ? null : extra.observed;
     }
 
-    /** The observer's view of attempt {@code a} (under lock, or settled), or null when the call is not followed. */
+    /** The observer's view of attempt {@code a}, or null when the call is not followed. */
+    @GuardedBy("this")
     private AttemptObserver.Attempt observationLocked(Attempt a) {
-        Extra x = extra;
-        AttemptObserver.Attempt[] all = x == null ? null : x.observations;
+        AttemptObserver.Attempt[] all = extra == null ? null : extra.observations;
         return all == null || all.length < a.number ? null : all[a.number - 1];
     }
 
-    /** Attempts started (guarded, or settled). */
+    /** Attempts started. */
+    @GuardedBy("this")
     final int attempts() {
         return newest == null ? 0 : newest.number;
     }
 
-    /** Attempts started and not closed (under lock). */
+    /** Attempts started and not closed. */
+    @GuardedBy("this")
     final int liveLocked() {
         int n = 0;
         for (Attempt a = newest; a != null; a = a.prev) {
@@ -1043,48 +1003,33 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return b == null ? left : Math.min(left, b.timeRemaining(TimeUnit.NANOSECONDS));
     }
 
-    /** Attempts as null, one {@link Attempt} or an array: none and one allocate nothing. */
-    private static Object add(Object list, Object a) {
-        if (list == null) {
-            return a;
-        }
-        Object[] rest = list instanceof Object[] m ? m : new Object[] {list};
-        Object[] many = new Object[rest.length + 1];
-        many[0] = a; // lists are built walking from the newest attempt: the oldest comes first
-        System.arraycopy(rest, 0, many, 1, rest.length);
-        return many;
-    }
-
-    private static int count(Object list) {
-        return list == null ? 0 : list instanceof Object[] many ? many.length : 1;
-    }
-
-    @SuppressWarnings("unchecked")
-    private Attempt at(Object list, int i) {
-        return (Attempt) (list instanceof Object[] many ? many[i] : list);
-    }
-
     // ------------------------------------------------------------------ one attempt
 
-    /** One attempt: a listener on the channel call it made, its replay cursor and its cancel hand-off. */
+    /**
+     * One attempt: a listener on the channel call it made, its replay cursor and its cancel hand-off. Its
+     * mutable fields are guarded by the call's lock (Error Prone cannot name the enclosing instance of an
+     * attempt reached from the call, so they carry no annotation; every access is in the call's locked
+     * sections).
+     */
     final class Attempt extends ClientCall.Listener<RespT> {
         final int number;
         final Attempt prev;
-        /** Set by the starting thread before the attempt can be a target or deliver. */
+        /** Set by its launcher before another thread can drain it or read it. */
         ClientCall<ReqT, RespT> call;
-        // guarded by the call's lock
-        boolean started;
-        boolean drained;
+        /** A thread sends to it now (its launcher from the start); the others leave it to that one. */
+        boolean draining = true;
+        /** It has caught up with the record once: it may be the call's source of readiness. */
+        boolean replayed;
+        /** It signalled ready before it had caught up. */
+        boolean readyMissed;
         boolean closed;
         boolean committedAtStart;
         /** The replay cursor: what of the record it was sent. */
         int sentMessages;
         long sentDemand;
         boolean sentHalfClose;
-        boolean compressionStale;
-        /** Application threads sending to it now (parallel attempts). */
-        int sending;
-        /** Why it is to be cancelled (null: not); issued once, by the thread allowed to. */
+        byte sentCompression;
+        /** Why it is to be cancelled (null: not); issued once, by its drain's owner. */
         Cancel cancel;
         boolean cancelIssued;
 
@@ -1094,20 +1039,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
 
         /**
-         * Cancels it, by the one thread allowed to (its demand is final), after demand up to
+         * Cancels it, by its drain's owner (its demand is final), after demand up to
          * {@code Integer.MAX_VALUE}: a transport may hold an ended stream's close behind unrequested
-         * messages (grpc-java's in-process one), and one adding demand in an {@code int} would wrap past it.
+         * messages (grpc-java's in-process one); nothing it delivers after reaches the application.
          */
         void cancelNow() {
             long demanded;
-            String message;
-            Throwable cause;
+            Cancel why;
+            Status status;
             synchronized (EngineCall.this) {
                 demanded = sentDemand;
-                Status s = cancel == Cancel.START_FAILURE ? extra.startFailure : null;
-                boolean app = cancel == Cancel.APPLICATION;
-                message = app ? extra.cancelMessage : s != null ? s.getDescription() : cancel.message;
-                cause = app ? extra.cancelCause : s != null ? s.getCause() : null;
+                why = cancel;
+                status = why == Cancel.START_FAILURE ? extra.startFailure : why == Cancel.CALL ? extra.cancelStatus : null;
             }
             try {
                 int missing = (int) (Integer.MAX_VALUE - Math.min(Math.max(0, demanded), Integer.MAX_VALUE));
@@ -1115,14 +1058,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     call.request(missing);
                 }
             } finally {
-                call.cancel(message, cause);
+                call.cancel(status != null ? status.getDescription() : why.message, status != null ? status.getCause() : null);
             }
         }
 
         @Override
         public void onHeaders(Metadata responseHeaders) {
             if (passThrough == this) {
-                listener.onHeaders(responseHeaders);
+                emit(Signal.HEADERS, responseHeaders, null);
             } else {
                 receive(this, Signal.HEADERS, responseHeaders);
             }
@@ -1131,7 +1074,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         @Override
         public void onMessage(RespT message) {
             if (passThrough == this) {
-                listener.onMessage(message);
+                emit(Signal.MESSAGE, message, null);
             } else {
                 receive(this, Signal.MESSAGE, message);
             }
@@ -1140,7 +1083,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         @Override
         public void onReady() {
             if (passThrough == this) {
-                listener.onReady();
+                emit(Signal.READY, null, null);
             } else {
                 receive(this, Signal.READY, null);
             }
@@ -1148,11 +1091,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
         @Override
         public void onClose(Status status, Metadata trailers) {
-            if (passThrough == this) {
-                closePassedThrough(this, status, trailers);
-            } else {
-                closed(this, status, trailers);
-            }
+            closed(this, status, trailers);
         }
 
         @Override

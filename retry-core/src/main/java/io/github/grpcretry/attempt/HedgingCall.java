@@ -1,5 +1,6 @@
 package io.github.grpcretry.attempt;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.internal.pushback.Pushback;
 import io.github.grpcretry.throttle.RetryThrottle;
@@ -37,12 +38,16 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     private final int maxAttempts;
     private final long delayNanos;
 
-    // ---- guarded by this ----
     /** No more hedges (pushback stop, throttle, budget, deadline). */
+    @GuardedBy("this")
     private boolean frozen;
+    @GuardedBy("this")
     private Status lastStatus;
+    @GuardedBy("this")
     private Metadata lastTrailers;
+    @GuardedBy("this")
     private long firstStartNanos;
+    @GuardedBy("this")
     private long lastStartNanos;
 
     HedgingCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
@@ -55,6 +60,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
     /** A new attempt: the hedge after it is scheduled (one that could only start after the deadline is not). */
     @Override
+    @GuardedBy("this")
     void openedLocked(Attempt a) {
         long now = System.nanoTime();
         if (a.number == 1) {
@@ -76,6 +82,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     }
 
     @Override
+    @GuardedBy("this")
     Decision afterFailureLocked(Attempt a, Status status, Metadata trailers) {
         lastStatus = status;
         lastTrailers = trailers;
@@ -91,6 +98,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     }
 
     @Override
+    @GuardedBy("this")
     boolean wouldRetry(Status status, Metadata trailers) {
         return policy.isNonFatal(status.getCode()) && attempts() < maxAttempts && !frozen;
     }
@@ -100,9 +108,12 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     void nextAttempt() {
         Attempt a = null;
         Decision d;
-        Status.Code code = Status.Code.OK;
+        Status last;
+        Metadata lastTrailersSeen;
         boolean end = false;
         synchronized (this) {
+            last = lastStatus;
+            lastTrailersSeen = lastTrailers;
             if (finished || cancelled || committed != null || frozen || attempts() >= maxAttempts) {
                 return;
             }
@@ -111,9 +122,6 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
                     engine.budget);
             if (d instanceof Decision.Stop) {
                 freezeLocked();
-                if (lastStatus != null) {
-                    code = lastStatus.getCode();
-                }
                 if (liveLocked() == 0) {
                     end = true;
                     finishLocked(); // nothing in flight: nothing to cancel
@@ -126,18 +134,20 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             launch(a);
             return;
         }
-        suppressed(((Decision.Stop) d).reason(), code);
+        suppressed(((Decision.Stop) d).reason(), last == null ? Status.Code.OK : last.getCode());
         if (end) {
-            endCall(lastStatus, lastTrailers, false);
+            endCall(last, lastTrailersSeen);
         }
     }
 
+    @GuardedBy("this")
     private void freezeLocked() {
         frozen = true;
         cancelTimerLocked();
     }
 
     @Override
+    @GuardedBy("this")
     long waitedNanos() {
         return attempts() > 1 ? lastStartNanos - firstStartNanos : 0;
     }

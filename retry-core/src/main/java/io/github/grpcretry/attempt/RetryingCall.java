@@ -1,5 +1,6 @@
 package io.github.grpcretry.attempt;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.internal.pushback.Pushback;
 import io.grpc.CallOptions;
@@ -27,7 +28,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     private static final String[] PREVIOUS_VALUES = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"};
 
     /** What only a retried call needs beyond the success path (guarded by the call). */
-    private static final class RetryState extends Extra {
+    private final class RetryState extends Extra {
         int backoffStep;
         /** The decider's state for this call (set at start) and its attempts, capped; with a decider only. */
         RetryDecider.Call decisions;
@@ -46,10 +47,13 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
         super(engine, plan, method, callOptions, next, false);
         if (plan.policy() == null) {
-            state().deciderMaxAttempts = Math.max(1, Math.min(plan.decider().maxAttempts(), engine.maxAttemptsCap));
+            synchronized (this) {
+                state().deciderMaxAttempts = Math.max(1, Math.min(plan.decider().maxAttempts(), engine.maxAttemptsCap));
+            }
         }
     }
 
+    @GuardedBy("this")
     private RetryState state() {
         return (RetryState) extra();
     }
@@ -60,6 +64,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     }
 
     /** Attempts in all: the policy's, or the decider's within the channel's cap (fixed when the call is made). */
+    @GuardedBy("this")
     private int maxAttempts() {
         RetryPolicy policy = plan.policy();
         return policy != null ? policy.maxAttempts() : state().deciderMaxAttempts;
@@ -68,11 +73,15 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     @Override
     void starting() {
         if (plan.policy() == null) {
-            state().decisions = plan.decider().newCall(target()); // its state exists: start's lock publishes this
+            RetryDecider.Call decisions = plan.decider().newCall(target());
+            synchronized (this) {
+                state().decisions = decisions;
+            }
         }
     }
 
     @Override
+    @GuardedBy("this")
     void openedLocked(Attempt a) {
         RetryPolicy policy = plan.policy();
         Duration perAttempt = policy == null ? null : policy.perAttemptReceiveTimeout();
@@ -90,11 +99,15 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         if (policy == null || policy.perAttemptReceiveTimeout() == null) {
             return callOptions;
         }
-        Deadline d = state().attemptDeadline; // set by this thread when it opened the attempt
+        Deadline d;
+        synchronized (this) {
+            d = state().attemptDeadline; // set when the attempt was opened
+        }
         return d == null ? callOptions : callOptions.withDeadline(d);
     }
 
     @Override
+    @GuardedBy("this")
     Decision afterFailureLocked(Attempt a, Status status, Metadata trailers) {
         RetryState s = state();
         long pushback = Pushback.parse(trailers);
@@ -135,6 +148,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     }
 
     @Override
+    @GuardedBy("this")
     boolean wouldRetry(Status status, Metadata trailers) {
         if (attempts() >= maxAttempts()) {
             return false;
@@ -164,11 +178,14 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     }
 
     @Override
-    void ended(Status status) {
-        RetryDecider.Call d = plan.policy() != null ? null : state().decisions;
+    void ended(Status status, int attempts) {
+        RetryDecider.Call d;
+        synchronized (this) {
+            d = plan.policy() != null ? null : state().decisions;
+        }
         if (d != null) {
             try {
-                d.onClose(status, attempts());
+                d.onClose(status, attempts);
             } catch (RuntimeException e) {
                 // a decider must not throw; the call ends regardless
             }

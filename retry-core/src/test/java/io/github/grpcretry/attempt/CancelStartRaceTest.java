@@ -62,6 +62,7 @@ class CancelStartRaceTest {
     });
     private final SplittableRandom random = new SplittableRandom(13_034L);
     private RetryingClientInterceptor interceptor;
+    private final List<Throwable> thrownByCancel = new CopyOnWriteArrayList<>();
 
     @AfterEach
     void stopCancellers() {
@@ -93,6 +94,43 @@ class CancelStartRaceTest {
         }
     }
 
+    /**
+     * Runs {@code cancel} on another thread a random few microseconds after both sides passed
+     * {@code barrier}, recording what it throws.
+     */
+    private Future<?> cancelSoon(Runnable cancel, CyclicBarrier barrier) {
+        int delay = random.nextInt(400);
+        return cancellers.submit(() -> {
+            barrier.await();
+            spin(delay);
+            try {
+                cancel.run();
+            } catch (RuntimeException e) {
+                thrownByCancel.add(e);
+            }
+            return null;
+        });
+    }
+
+    private static void await(CyclicBarrier barrier) {
+        try {
+            barrier.await(CLOSE_SECONDS, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError("the canceller did not come", e);
+        }
+    }
+
+    /** Asks for the answer and sends the request; a cancel that came first may refuse them, as grpc-java's call does. */
+    private static void sendRequest(ClientCall<SimpleRequest, SimpleResponse> call) {
+        try {
+            call.request(1);
+            call.sendMessage(Rpc.request("q"));
+            call.halfClose();
+        } catch (IllegalStateException e) {
+            assertThat(e).hasMessageContaining("cancel");
+        }
+    }
+
     /** Shuts the channel down gracefully: it must terminate (a stream left in grpc-java's registry stops it). */
     private void assertTerminatesGracefully(ManagedChannel channel) throws InterruptedException {
         channel.shutdown();
@@ -112,33 +150,22 @@ class CancelStartRaceTest {
     void cancelRacingStartLeavesNoStreamThatBlocksShutdown() throws Exception {
         harness.server.script(a -> a.index % 3 == 0 ? Action.ok() : Action.fail(Status.Code.UNAVAILABLE));
         ManagedChannel channel = channel(Configs.channel(Configs.policy(5, 1, 2, 1, Status.Code.UNAVAILABLE)));
-        List<Throwable> thrownByCancel = new CopyOnWriteArrayList<>();
         for (int i = 0; i < CALLS; i++) {
             ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(Rpc.UNARY, CallOptions.DEFAULT);
             ContractListener<SimpleResponse> listener = new ContractListener<>();
             CyclicBarrier barrier = new CyclicBarrier(2);
-            int delay = random.nextInt(400);
-            Future<?> cancel = cancellers.submit(() -> {
-                barrier.await();
-                spin(delay);
-                try {
-                    call.cancel("cancelled by the application", null);
-                } catch (RuntimeException e) {
-                    thrownByCancel.add(e);
-                }
-                return null;
-            });
-            barrier.await();
+            Future<?> cancel = cancelSoon(() -> call.cancel("cancelled by the application", null), barrier);
+            await(barrier);
             boolean started = false;
             try {
                 call.start(listener, new Metadata());
                 started = true;
-                call.request(1);
-                call.sendMessage(Rpc.request("q"));
-                call.halfClose();
             } catch (IllegalStateException e) {
-                // the cancel came first: grpc-java's ClientCall refuses a start (or a write) after cancel too
+                // the cancel came first: grpc-java's ClientCall refuses a start after cancel too
                 assertThat(e).hasMessageContaining("cancel");
+            }
+            if (started) {
+                sendRequest(call);
             }
             cancel.get(CLOSE_SECONDS, TimeUnit.SECONDS);
             if (started) {
@@ -158,32 +185,17 @@ class CancelStartRaceTest {
     void losersCancelledWhileStartingLeaveNoStreamThatBlocksShutdown() throws Exception {
         harness.server.script(a -> Action.ok());
         ManagedChannel channel = channel(Configs.channel(Configs.hedged(Configs.hedging(5, 0, Status.Code.UNAVAILABLE))));
-        List<Throwable> thrownByCancel = new CopyOnWriteArrayList<>();
         for (int i = 0; i < CALLS; i++) {
             ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(Rpc.UNARY, CallOptions.DEFAULT);
             ContractListener<SimpleResponse> listener = new ContractListener<>();
             call.start(listener, new Metadata());
             Future<?> cancel = null;
             if (i % 2 == 0) {
-                int delay = random.nextInt(400);
-                cancel = cancellers.submit(() -> {
-                    spin(delay);
-                    try {
-                        call.cancel("cancelled by the application", null);
-                    } catch (RuntimeException e) {
-                        thrownByCancel.add(e);
-                    }
-                    return null;
-                });
+                CyclicBarrier barrier = new CyclicBarrier(2);
+                cancel = cancelSoon(() -> call.cancel("cancelled by the application", null), barrier);
+                await(barrier);
             }
-            try {
-                call.request(1);
-                call.sendMessage(Rpc.request("q"));
-                call.halfClose();
-            } catch (IllegalStateException e) {
-                // the cancel came first: grpc-java's ClientCall refuses a write after cancel too
-                assertThat(e).hasMessageContaining("cancel");
-            }
+            sendRequest(call);
             if (cancel != null) {
                 cancel.get(CLOSE_SECONDS, TimeUnit.SECONDS);
             }
@@ -204,32 +216,16 @@ class CancelStartRaceTest {
     void stubCancelDuringStartThrowsNothingAndEndsTheCallOnce() throws Exception {
         harness.server.script(a -> a.index % 2 == 0 ? Action.ok() : Action.fail(Status.Code.UNAVAILABLE));
         ManagedChannel channel = channel(Configs.channel(Configs.policy(5, 1, 2, 1, Status.Code.UNAVAILABLE)));
-        List<Throwable> thrownByCancel = new CopyOnWriteArrayList<>();
         for (int i = 0; i < CALLS; i++) {
-            int delay = random.nextInt(400);
             AtomicInteger ends = new AtomicInteger();
             CountDownLatch ended = new CountDownLatch(1);
-            CountDownLatch cancelling = new CountDownLatch(1);
-            AtomicInteger cancelDone = new AtomicInteger();
+            CyclicBarrier barrier = new CyclicBarrier(2);
+            List<Future<?>> cancel = new CopyOnWriteArrayList<>();
             ClientResponseObserver<SimpleRequest, SimpleResponse> observer = new ClientResponseObserver<>() {
                 @Override
                 public void beforeStart(ClientCallStreamObserver<SimpleRequest> requestStream) {
-                    cancellers.execute(() -> {
-                        cancelling.countDown();
-                        spin(delay);
-                        try {
-                            requestStream.cancel("cancelled by the application", null);
-                        } catch (RuntimeException e) {
-                            thrownByCancel.add(e);
-                        } finally {
-                            cancelDone.incrementAndGet();
-                        }
-                    });
-                    try {
-                        cancelling.await(); // the cancel is under way when the stub starts the call
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
+                    cancel.add(cancelSoon(() -> requestStream.cancel("cancelled by the application", null), barrier));
+                    await(barrier); // the cancel is under way when the stub starts the call
                 }
 
                 @Override
@@ -259,11 +255,8 @@ class CancelStartRaceTest {
             if (started) {
                 assertThat(ended.await(CLOSE_SECONDS, TimeUnit.SECONDS)).as("call %d ended", i).isTrue();
             }
-            long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(CLOSE_SECONDS);
-            while (cancelDone.get() == 0 && System.nanoTime() < waitUntil) {
-                Thread.onSpinWait();
-            }
-            assertThat(cancelDone.get()).as("cancel of call %d returned", i).isOne();
+            assertThat(cancel).as("cancel of call %d", i).hasSize(1);
+            cancel.get(0).get(CLOSE_SECONDS, TimeUnit.SECONDS);
             assertThat(ends.get()).as("ends of call %d", i).isLessThanOrEqualTo(1);
         }
         assertThat(thrownByCancel).as("exceptions thrown out of cancel()").isEmpty();

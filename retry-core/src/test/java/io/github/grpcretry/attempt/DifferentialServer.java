@@ -101,7 +101,7 @@ final class DifferentialServer implements AutoCloseable {
             arrival = new Arrival(arrivals.size() + 1, prev == null ? null : Integer.valueOf(prev));
             arrivals.add(arrival);
         }
-        return new Exchange(type, call, arrival, script.answer(arrival.index)).begin();
+        return new Exchange(type, call, arrival).begin();
     }
 
     /**
@@ -116,12 +116,11 @@ final class DifferentialServer implements AutoCloseable {
         private final Answer answer;
         private boolean responding; // under the server's lock
 
-        Exchange(MethodDescriptor.MethodType type, ServerCall<SimpleRequest, SimpleResponse> call, Arrival arrival,
-                Answer answer) {
+        Exchange(MethodDescriptor.MethodType type, ServerCall<SimpleRequest, SimpleResponse> call, Arrival arrival) {
             this.type = type;
             this.call = call;
             this.arrival = arrival;
-            this.answer = answer;
+            this.answer = script.answer(arrival.index);
         }
 
         Exchange begin() {

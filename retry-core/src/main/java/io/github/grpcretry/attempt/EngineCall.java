@@ -14,33 +14,23 @@ import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.util.ArrayDeque;
-import java.util.Arrays;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One logical call of the interceptor engine: the core that {@link RetryingCall} (one attempt at a
- * time) and {@link HedgingCall} (attempts in parallel) share. A strategy decides what follows a failed
- * attempt ({@link Decision}) and when the next one goes; the core does the rest (docs/design.md §18).
- *
- * <p>The call's state is guarded by one lock (the call); calls into attempts and into the listener
- * happen outside it, on three paths:
- * <ul>
- *   <li><b>drain</b> ({@link #drain}): the application's operations are recorded in the
- *       {@link CallBuffer} and each attempt is sent what it has not been sent, one operation at a time,
- *       by the one thread that owns its drain then; the same owner issues its cancel.</li>
- *   <li><b>deliver</b> ({@link #emit}): every callback to the application's listener, serialised; an
- *       exception from its {@code onHeaders}, {@code onMessage} or {@code onReady} cancels the whole
- *       call, one from {@code onClose} is logged. After a cancel only the close is delivered.</li>
- *   <li><b>end of an attempt</b> ({@link #closed}): each attempt ends once, reports it, and the one
- *       that settles the call ends it ({@link #endCall}).</li>
- * </ul>
- * Response headers or a message commit the call to that attempt, as does a message passing a buffer
- * limit; the others are cancelled. Once the committed attempt has caught up and nothing is being
- * delivered, {@link #passThrough} is set: every method is then a volatile read and a direct call. A call
- * that succeeds at once allocates this object, its record and one {@link Attempt}; what only a failure,
- * a cancellation or contention needs is in an {@link Extra} made on first use.
+ * One logical call of the interceptor engine: the core that {@link RetryingCall} (one attempt at a time)
+ * and {@link HedgingCall} (attempts in parallel) share; a strategy decides what follows a failed attempt
+ * ({@link Decision}). The state is guarded by the call's lock; calls into attempts and into the listener
+ * happen outside it, on three paths (docs/design.md §18): <b>drain</b> ({@link #drain}: the application's
+ * operations are recorded in the {@link CallBuffer} and each attempt is sent what it lacks by the one thread
+ * that owns its drain, which also issues its cancel); <b>deliver</b> ({@link #emit}: every callback to the
+ * listener, serialised; an exception from it cancels the whole call; after a cancel only the close); the
+ * <b>end of an attempt</b> ({@link #closed}: reported once; the attempt that settles the call ends it).
+ * A response, or a message past a buffer limit, commits the call to an attempt and the others are
+ * cancelled; once it has caught up and nothing is being delivered, {@link #passThrough} makes every
+ * method a volatile read and a direct call. A call that succeeds at once allocates this object, its
+ * record and one {@link Attempt}; failures, cancellation and contention use an {@link Extra}.
  */
 abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
@@ -56,36 +46,25 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final CallOptions callOptions;
     private final Channel next;
     final Context context;
-    /** Hedging: attempts run in parallel. */
     final boolean parallel;
     /** The committed attempt once it has caught up and nothing is being delivered. */
     volatile Attempt passThrough;
     /** The application's listener: set once by {@link #start} before any attempt exists. */
     private Listener<RespT> listener;
 
-    @GuardedBy("this")
-    private final CallBuffer record = new CallBuffer();
+    @GuardedBy("this") private final CallBuffer record = new CallBuffer();
     /** The attempt started last; each links to the one before (the call's attempts, newest first). */
-    @GuardedBy("this")
-    private Attempt newest;
-    @GuardedBy("this")
-    Attempt committed;
-    @GuardedBy("this")
-    private Extra extra;
+    @GuardedBy("this") private Attempt newest;
+    @GuardedBy("this") Attempt committed;
+    @GuardedBy("this") private Extra extra;
     /** The application cancelled, its listener threw, the Context was cancelled or the scheduler closed. */
-    @GuardedBy("this")
-    boolean cancelled;
+    @GuardedBy("this") boolean cancelled;
     /** The outcome is decided: the listener is closed or about to be. */
-    @GuardedBy("this")
-    boolean finished;
+    @GuardedBy("this") boolean finished;
     /** A thread is calling the listener; the others queue what they deliver. */
-    @GuardedBy("this")
-    private boolean delivering;
+    @GuardedBy("this") private boolean delivering;
 
-    /**
-     * The call's state beyond the success path, made on first use; a strategy may extend it. Guarded by
-     * the call's lock, like {@link Attempt}'s fields (and without annotation for the same reason).
-     */
+    /** The call's state beyond the success path, made on first use; guarded as {@link Attempt}'s fields are. */
     class Extra {
         /** Why the call was committed, when not by a response. */
         SuppressionReason commitReason;
@@ -105,13 +84,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Status cancelStatus;
         /** The listener threw (not from its close): its close gets this, nothing else reaches it. */
         Status listenerFailure;
-        /** What an attempt that failed while being started ends the call with. */
-        Status startFailure;
-        /** Deliveries waiting for the thread that is delivering. */
-        ArrayDeque<Runnable> pending;
-        /** The call as the engine's observer follows it (set at start, never changed), and its attempts by number. */
-        AttemptObserver.Call observed;
-        AttemptObserver.Attempt[] observations;
+        Status startFailure; // what an attempt that failed while being started ends the call with
+        ArrayDeque<Runnable> pending; // deliveries waiting for the thread that is delivering
+        /** The call as the engine's observer follows it (set at start, never changed). */
+        ObservedCall observed;
     }
 
     /** Why an attempt is cancelled, with its message when fixed. */
@@ -123,13 +99,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
         final String message;
 
-        Cancel(String message) {
-            this.message = message;
-        }
+        Cancel(String message) { this.message = message; }
     }
 
-    /** A callback to the application's listener. */
-    private enum Signal { HEADERS, MESSAGE, READY, CLOSE }
+    private enum Signal { HEADERS, MESSAGE, READY, CLOSE } // a callback to the application's listener
 
     EngineCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
             MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next, boolean parallel) {
@@ -141,8 +114,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         this.next = next;
         this.context = Context.current();
     }
-
-    // ------------------------------------------------------------------ the strategy
 
     /** Under lock: what follows the failure of uncommitted {@code a} (the core admits and schedules it). */
     @GuardedBy("this")
@@ -186,8 +157,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return new Extra();
     }
 
-    // ------------------------------------------------------------------ application side
-
     @Override
     public final void start(Listener<RespT> responseListener, Metadata startHeaders) {
         if (responseListener == null || startHeaders == null) {
@@ -206,7 +175,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             listener = responseListener;
             if (followed != null) {
-                extra().observed = followed;
+                extra().observed = new ObservedCall(followed);
             }
             startHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS); // the engine's; the headers are the call's now
             record.start(startHeaders);
@@ -221,51 +190,36 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public final void request(int numMessages) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.request(numMessages);
-        } else if (numMessages < 0) {
+        if (numMessages < 0) {
             throw new IllegalArgumentException("numMessages must be >= 0");
-        } else {
-            forward(CallBuffer.REQUEST, numMessages, null);
         }
+        op(CallBuffer.REQUEST, numMessages, null);
     }
 
     @Override
     public final void sendMessage(ReqT message) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.sendMessage(message);
-        } else {
-            forward(CallBuffer.MESSAGE, 0, message);
-        }
+        op(CallBuffer.MESSAGE, 0, message);
     }
 
     @Override
     public final void halfClose() {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.halfClose();
-        } else {
-            forward(CallBuffer.HALF_CLOSE, 0, null);
-        }
+        op(CallBuffer.HALF_CLOSE, 0, null);
     }
 
     @Override
     public final void setMessageCompression(boolean enabled) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.setMessageCompression(enabled);
-        } else {
-            forward(CallBuffer.COMPRESSION, enabled ? 1 : 0, null);
-        }
+        op(CallBuffer.COMPRESSION, enabled ? 1 : 0, null);
     }
 
-    /** An operation before the pass-through: recorded, then drained into the attempts; a buffer limit commits. */
+    /** An operation of the application's: to the pass-through, else recorded and drained (a buffer limit commits). */
     @SuppressWarnings("unchecked")
-    private void forward(int op, int n, Object message) {
+    private void op(int op, int n, Object message) {
+        Attempt p = passThrough;
+        if (p != null) {
+            apply(p.call, op, n, message);
+            return;
+        }
         long size = op == CallBuffer.MESSAGE ? MessageSizes.sizeOf(method.getRequestMarshaller(), (ReqT) message) : 0;
-        Attempt p;
         Attempt head;
         Attempt newlyCommitted = null;
         synchronized (this) {
@@ -273,8 +227,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 return;
             }
             if (record.halfClosed() && (op == CallBuffer.MESSAGE || op == CallBuffer.HALF_CLOSE)) {
-                throw new IllegalStateException(op == CallBuffer.MESSAGE ? "call was half-closed"
-                        : "call already half-closed");
+                throw new IllegalStateException(op == CallBuffer.MESSAGE ? "call was half-closed" : "call already half-closed");
             }
             if (op == CallBuffer.MESSAGE && committed == null && (extra == null || !extra.bufferExceeded)
                     && !record.tryAdd(size, engine.perRpcBufferLimit, engine.bufferPool)) {
@@ -347,17 +300,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public final void cancel(String message, Throwable cause) {
-        String description = message != null ? message : "Call cancelled without message";
-        cancelWith(Status.CANCELLED.withDescription(description).withCause(cause));
+        cancelWith(Status.CANCELLED.withDescription(message != null ? message : "Call cancelled without message")
+                .withCause(cause));
     }
 
-    /**
-     * Cancels the call (application, its listener, Context, shut-down): every attempt in flight and the
-     * timer. From here on the listener hears only its close, with {@code status}.
-     */
+    /** Ends the call now (application, listener, Context, shut-down): attempts and timer cancelled; only the close follows. */
     private void cancelWith(Status status) {
         Attempt head;
-        boolean closeNow;
         synchronized (this) {
             if (cancelled || finished) {
                 return;
@@ -368,21 +317,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 return; // before start: start() will refuse
             }
             passThrough = null; // every callback goes through the lock again: only the close is delivered
-            stopWaitingLocked();
             markCancelLocked(null, Cancel.CALL);
-            closeNow = liveLocked() == 0; // waiting for the next attempt: none will report, so it ends here
-            if (closeNow) {
-                finishLocked();
-            }
+            finishLocked(); // ends now: a cancelled stream may never close (docs/design.md §18)
             head = newest;
         }
         drainAll(head);
-        if (closeNow) {
-            endLater(status);
-        }
+        endLater(status);
     }
-
-    // ------------------------------------------------------------------ attempts: open, launch, drain
 
     /** Counts and links a new attempt; committed at once when a buffer limit was passed meanwhile (under lock). */
     @GuardedBy("this")
@@ -398,13 +339,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return a;
     }
 
-    /** Starts retry or hedge {@code a}. */
-    final void launch(Attempt a) {
-        launch(a, null);
-    }
-
     /** Starts {@code a} in the call's Context (the first with the application's headers) and replays the record into it. */
-    private void launch(Attempt a, Metadata firstHeaders) {
+    final void launch(Attempt a, Metadata firstHeaders) {
         Metadata attemptHeaders = firstHeaders;
         boolean committedAtStart;
         long delay;
@@ -412,20 +348,17 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             committedAtStart = a.committedAtStart;
             delay = a.number == 1 || extra == null ? -1 : extra.lastWaitNanos;
             if (a.number > 1) {
-                if (extra != null) {
-                    extra.lastWaitNanos = 0; // a hedge sent at once after a failure waited for no timer
-                }
+                extra().lastWaitNanos = 0; // a hedge sent at once after a failure waited for no timer
                 attemptHeaders = record.attemptHeaders();
+                attemptHeaders.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
             }
-        }
-        if (a.number > 1) {
-            attemptHeaders.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
         }
         engine.events.attemptStarted(target(), kind(a), a.number);
         if (committedAtStart) {
             engine.events.committed(target(), a.number);
         }
-        AttemptObserver.Scope scope = observe(a, delay, attemptHeaders);
+        ObservedCall followed = observed();
+        AttemptObserver.Scope scope = followed == null ? null : followed.starting(kind(a), a.number, delay, attemptHeaders);
         Context previous = context == Context.current() ? null : context.attach();
         boolean callStarted = false;
         try {
@@ -455,24 +388,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** The observer's scope for starting {@code a}, or null when the call is not followed. */
-    private AttemptObserver.Scope observe(Attempt a, long delay, Metadata attemptHeaders) {
-        AttemptObserver.Call followed = observedCall();
-        if (followed == null) {
-            return null;
-        }
-        AttemptObserver.Attempt o = followed.attemptStarting(kind(a), a.number, delay, attemptHeaders);
-        synchronized (this) {
-            Extra x = extra;
-            if (x.observations == null || x.observations.length < a.number) {
-                x.observations = Arrays.copyOf(x.observations == null ? new AttemptObserver.Attempt[0]
-                        : x.observations, Math.max(4, a.number * 2));
-            }
-            x.observations[a.number - 1] = o;
-        }
-        return o.openScope();
-    }
-
     /** Drains every attempt from {@code head} on: each is sent what it lacks, or its cancel. */
     private void drainAll(Attempt head) {
         for (Attempt a = head; a != null; a = a.prev) {
@@ -481,9 +396,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /**
-     * The one drain loop: sends {@code a} the next operation of the record it has not been sent, one at a
-     * time, until it has caught up; or its cancel. One thread owns an attempt's drain at a time
-     * ({@code owner}: its launcher, which owns it from the start); the others leave it to the owner.
+     * The one drain loop: sends {@code a} what of the record it lacks, one operation at a time, or its cancel;
+     * one thread owns an attempt's drain at a time ({@code owner}: its launcher owns it from the start).
      */
     @SuppressWarnings("unchecked")
     private void drain(Attempt a, boolean owner) {
@@ -533,24 +447,21 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 a.cancelNow();
                 return;
             }
-            if (op == -2) {
-                if (readyMissed && a.call.isReady()) {
-                    receive(a, Signal.READY, null); // became ready while catching up: not heard then
-                } else if (readyMissed) {
-                    synchronized (this) {
-                        passThroughLocked();
-                    }
+            if (op == -2 && readyMissed && a.call.isReady()) {
+                receive(a, Signal.READY, null); // became ready while catching up: not heard then
+            } else if (op == -2 && readyMissed) {
+                synchronized (this) {
+                    passThroughLocked();
                 }
+            }
+            if (op == -2) {
                 return;
             }
             apply(a.call, op, n, message);
         }
     }
 
-    /**
-     * {@code a} failed while being started. A started channel call may still deliver (even commit): it is
-     * cancelled, and its own close ends the call with the failure; otherwise it ends here.
-     */
+    /** {@code a} failed while being started: a started channel call is cancelled (its close ends it), else it ends here. */
     private void startFailed(Attempt a, boolean callStarted, RuntimeException e) {
         Status status = Status.INTERNAL.withDescription("could not start " + (a.number == 1 ? "the first attempt"
                 : parallel ? "a hedged attempt" : "a retry attempt")).withCause(e);
@@ -568,8 +479,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         closed(a, status, new Metadata());
     }
-
-    // ------------------------------------------------------------------ attempt callbacks
 
     /** A callback from {@code a}: a response commits to it; delivered when {@code a} is (or may become) the call's. */
     private void receive(Attempt a, Signal s, Object value) {
@@ -602,7 +511,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Metadata trailers = attemptTrailers;
         Decision d = null;
         SuppressionReason suppressed = null;
-        AttemptObserver.Attempt observation;
+        ObservedCall followed;
         boolean wasCommitted;
         boolean cancelledHere;
         boolean end;
@@ -612,7 +521,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 return;
             }
             a.closed = true;
-            observation = observationLocked(a);
+            followed = extra == null ? null : extra.observed;
             wasCommitted = committed == a;
             if (a.cancel == Cancel.START_FAILURE) {
                 attemptStatus = status = extra.startFailure;
@@ -622,8 +531,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             end = !finished && (committed == null || committed == a); // else settled: it only reports its end
             if (!end || a.cancel == Cancel.START_FAILURE) {
                 suppressed = null; // nothing to decide
-            } else if (cancelled || extra != null && extra.shutDown) {
-                status = cancelled ? extra.cancelStatus : SHUTTING_DOWN;
+            } else if (extra != null && extra.shutDown) {
+                status = SHUTTING_DOWN;
                 trailers = new Metadata();
             } else if (wasCommitted) {
                 suppressed = Decision.afterCommit(extra == null ? null : extra.commitReason,
@@ -632,7 +541,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 d = decideLocked(a, status, trailers);
                 if (d instanceof Decision.Stop s) {
                     suppressed = s.reason();
-                    end = liveLocked() == 0 && !timerPendingLocked();
+                    end = liveLocked() == 0 && (extra == null || extra.timer == null);
                 } else if (d instanceof Decision.End e) {
                     suppressed = e.reason();
                 } else if (d != null) {
@@ -649,8 +558,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         Status.Code code = attemptStatus.getCode();
         engine.events.attemptEnded(target(), kind(a), a.number, code);
-        if (observation != null) {
-            observation.ended(attemptStatus, attemptTrailers, wasCommitted, cancelledHere);
+        if (followed != null) {
+            followed.ended(a.number, attemptStatus, attemptTrailers, wasCommitted, cancelledHere);
         }
         drainAll(head);
         if (d instanceof Decision.Retry r) {
@@ -666,27 +575,17 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /**
-     * Under lock: what follows the failure of uncommitted {@code a}, admitted and timed: a retry waits for
-     * its timer, a hedge for its delay (none: at once). Null when the scheduler refused the timer.
-     */
+    /** Under lock: what follows the failure of uncommitted {@code a}, admitted and timed; null: the scheduler is closed. */
     @GuardedBy("this")
     private Decision decideLocked(Attempt a, Status status, Metadata trailers) {
         Decision d = afterFailureLocked(a, status, trailers);
-        if (d instanceof Decision.Retry) {
-            d = Decision.admit(d, engine.budget);
-        }
+        d = d instanceof Decision.Retry ? Decision.admit(d, engine.budget) : d;
         long delay = d instanceof Decision.Retry r ? r.delayNanos() : d instanceof Decision.Hedge h ? h.delayNanos() : -1;
-        if (delay < 0 || (delay == 0 && d instanceof Decision.Hedge)) {
-            if (delay == 0) {
-                cancelTimerLocked(); // the next hedge goes now
-            }
-            return d;
-        }
-        if (!scheduleLocked(delay)) {
+        if (delay == 0 && d instanceof Decision.Hedge) {
+            cancelTimerLocked(); // the next hedge goes now
+        } else if (delay >= 0 && !scheduleLocked(delay)) {
             return null;
-        }
-        if (liveLocked() == 0) {
+        } else if (delay >= 0 && liveLocked() == 0) {
             watchContextLocked(); // nothing in flight until the timer fires
         }
         return d;
@@ -695,13 +594,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** A retry or hedge that will not go, and why: to the listener and the observer. */
     final void suppressed(SuppressionReason reason, Status.Code code) {
         engine.events.retrySuppressed(target(), reason, code);
-        AttemptObserver.Call followed = observedCall();
+        ObservedCall followed = observed();
         if (followed != null) {
             followed.retrySuppressed(reason, code);
         }
     }
-
-    // ------------------------------------------------------------------ the end and the listener
 
     /** Ends the settled call: reports it, then closes the listener through the serializer. */
     final void endCall(Status status, Metadata trailers) {
@@ -807,8 +704,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    // ------------------------------------------------------------------ state changes (under lock)
-
     /** Commits to {@code a}: no further attempt or timer; the others are marked to be cancelled (by their drain). */
     @GuardedBy("this")
     private void commitLocked(Attempt a, SuppressionReason reason) {
@@ -822,10 +717,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         passThroughLocked();
     }
 
-    /**
-     * Once the committed attempt has caught up, the record's messages go; it passes through unless a
-     * callback is being delivered, the call was cancelled or it ended.
-     */
+    /** Once the committed attempt caught up its record goes, and it passes through unless a delivery is on. */
     @GuardedBy("this")
     private void passThroughLocked() {
         Attempt c = committed;
@@ -875,9 +767,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /**
-     * Schedules the call's timer after {@code delayNanos}, replacing a pending one; it runs
-     * {@link #nextAttempt}, or ends the call when the scheduler closes first. False when the scheduler
-     * is closed already (the call is then to end {@link #SHUTTING_DOWN}).
+     * Schedules the call's timer (replacing a pending one): {@link #nextAttempt}, or the end of the call when
+     * the scheduler closes first. False when it is closed already: the call ends {@link #SHUTTING_DOWN}.
      */
     @GuardedBy("this")
     final boolean scheduleLocked(long delayNanos) {
@@ -916,11 +807,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    @GuardedBy("this")
-    private boolean timerPendingLocked() {
-        return extra != null && extra.timer != null;
-    }
-
     /** No more waiting for a timer: it is cancelled and the Context no longer watched. */
     @GuardedBy("this")
     private void stopWaitingLocked() {
@@ -942,8 +828,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    // ------------------------------------------------------------------ helpers
-
     /** The call's state beyond the success path, made on first use (under lock). */
     @GuardedBy("this")
     final Extra extra() {
@@ -953,19 +837,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return extra;
     }
 
-    /** The call as the engine's observer follows it, or null (set under start's lock before any attempt exists). */
-    private synchronized AttemptObserver.Call observedCall() {
+    /** The call as the engine's observer follows it, or null. */
+    private synchronized ObservedCall observed() {
         return extra == null ? null : extra.observed;
     }
 
-    /** The observer's view of attempt {@code a}, or null when the call is not followed. */
-    @GuardedBy("this")
-    private AttemptObserver.Attempt observationLocked(Attempt a) {
-        AttemptObserver.Attempt[] all = extra == null ? null : extra.observations;
-        return all == null || all.length < a.number ? null : all[a.number - 1];
-    }
-
-    /** Attempts started. */
     @GuardedBy("this")
     final int attempts() {
         return newest == null ? 0 : newest.number;
@@ -1003,13 +879,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return b == null ? left : Math.min(left, b.timeRemaining(TimeUnit.NANOSECONDS));
     }
 
-    // ------------------------------------------------------------------ one attempt
-
     /**
-     * One attempt: a listener on the channel call it made, its replay cursor and its cancel hand-off. Its
-     * mutable fields are guarded by the call's lock (Error Prone cannot name the enclosing instance of an
-     * attempt reached from the call, so they carry no annotation; every access is in the call's locked
-     * sections).
+     * One attempt: a listener on its channel call, its replay cursor and its cancel hand-off. Its fields are
+     * guarded by the call's lock; unannotated, as Error Prone cannot name an attempt's enclosing call.
      */
     final class Attempt extends ClientCall.Listener<RespT> {
         final int number;
@@ -1038,11 +910,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             this.prev = prev;
         }
 
-        /**
-         * Cancels it, by its drain's owner (its demand is final), after demand up to
-         * {@code Integer.MAX_VALUE}: a transport may hold an ended stream's close behind unrequested
-         * messages (grpc-java's in-process one); nothing it delivers after reaches the application.
-         */
+        /** Cancels it, by its drain's owner, after demand up to MAX_VALUE (the in-process transport holds a close behind it). */
         void cancelNow() {
             long demanded;
             Cancel why;
@@ -1064,28 +932,25 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
         @Override
         public void onHeaders(Metadata responseHeaders) {
-            if (passThrough == this) {
-                emit(Signal.HEADERS, responseHeaders, null);
-            } else {
-                receive(this, Signal.HEADERS, responseHeaders);
-            }
+            signal(Signal.HEADERS, responseHeaders);
         }
 
         @Override
         public void onMessage(RespT message) {
-            if (passThrough == this) {
-                emit(Signal.MESSAGE, message, null);
-            } else {
-                receive(this, Signal.MESSAGE, message);
-            }
+            signal(Signal.MESSAGE, message);
         }
 
         @Override
         public void onReady() {
+            signal(Signal.READY, null);
+        }
+
+        /** To the listener directly when the call passes through to this attempt, else through the call's state. */
+        private void signal(Signal s, Object value) {
             if (passThrough == this) {
-                emit(Signal.READY, null, null);
+                emit(s, value, null);
             } else {
-                receive(this, Signal.READY, null);
+                receive(this, s, value);
             }
         }
 

@@ -17,8 +17,7 @@ import java.util.concurrent.TimeUnit;
  * A call retried by a gRFC A6 {@code retryPolicy}, or by a {@link RetryDecider} for a method without
  * policy: one attempt at a time, the next after a backoff once the previous one failed
  * ({@link Decision#afterRetryFailure}), each with the per-attempt receive timeout. The call itself is the
- * {@link EngineCall} core; callbacks come from the one attempt in flight, so they need no serializer.
- * The engine owns {@code grpc-previous-rpc-attempts}: the application's own value is removed, and
+ * {@link EngineCall} core. The engine owns {@code grpc-previous-rpc-attempts}: the application's own value is removed, and
  * retries carry the engine's count.
  */
 final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
@@ -93,16 +92,11 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         }
     }
 
+    /** With a per-attempt receive timeout, the deadline set when the attempt was opened (unless the call's is earlier). */
     @Override
-    CallOptions attemptOptions(Attempt a) {
+    synchronized CallOptions attemptOptions(Attempt a) {
         RetryPolicy policy = plan.policy();
-        if (policy == null || policy.perAttemptReceiveTimeout() == null) {
-            return callOptions;
-        }
-        Deadline d;
-        synchronized (this) {
-            d = state().attemptDeadline; // set when the attempt was opened
-        }
+        Deadline d = policy == null || policy.perAttemptReceiveTimeout() == null ? null : state().attemptDeadline;
         return d == null ? callOptions : callOptions.withDeadline(d);
     }
 
@@ -174,7 +168,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             }
             a = openLocked();
         }
-        launch(a);
+        launch(a, null);
     }
 
     @Override

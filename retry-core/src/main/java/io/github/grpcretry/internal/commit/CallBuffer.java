@@ -13,10 +13,7 @@ import java.util.Arrays;
 public final class CallBuffer {
 
     /** The application's operations, as {@link #record} takes them. */
-    public static final int REQUEST = 0;
-    public static final int MESSAGE = 1;
-    public static final int HALF_CLOSE = 2;
-    public static final int COMPRESSION = 3;
+    public static final int REQUEST = 0, MESSAGE = 1, HALF_CLOSE = 2, COMPRESSION = 3;
 
     /** A copy of non-empty start headers (null: none); each attempt after the first gets a copy of it. */
     private Metadata headers;
@@ -54,12 +51,8 @@ public final class CallBuffer {
             case MESSAGE -> {
                 if (count == 0) {
                     first = message;
-                } else if (later == null) {
-                    later = new Object[4];
-                } else if (count - 1 == later.length) {
-                    later = Arrays.copyOf(later, later.length * 2);
-                }
-                if (count > 0) {
+                } else {
+                    later = later == null ? new Object[4] : count - 1 == later.length ? Arrays.copyOf(later, count * 2) : later;
                     later[count - 1] = message;
                 }
                 count++;
@@ -92,11 +85,7 @@ public final class CallBuffer {
         return compression;
     }
 
-    /**
-     * Accounts for one more buffered message of {@code bytes}: {@code true} when it fits under both
-     * limits (and is now reserved), {@code false} when it would pass either (nothing reserved; the
-     * buffer stays exceeded from then on).
-     */
+    /** Reserves {@code bytes} more when they fit under both limits; else false, from then on (nothing reserved). */
     public boolean tryAdd(long bytes, long perRpcLimit, RetryBufferPool pool) {
         if (exceeded || !fits(held, bytes, perRpcLimit, pool)) {
             exceeded = true;
@@ -106,10 +95,7 @@ public final class CallBuffer {
         return true;
     }
 
-    /**
-     * The accounting rule: whether {@code bytes} more fit with {@code held} under {@code perRpcLimit} and
-     * in {@code pool}; when they do they are now reserved in the pool, otherwise nothing is reserved.
-     */
+    /** Whether {@code bytes} more fit with {@code held} under {@code perRpcLimit} and in {@code pool} (then reserved there). */
     public static boolean fits(long held, long bytes, long perRpcLimit, RetryBufferPool pool) {
         return held + bytes <= perRpcLimit && pool.tryReserve(bytes);
     }

@@ -32,9 +32,10 @@ import org.junit.jupiter.api.Test;
  * what grpc-java does when that pushback is absent, so it is compared with grpc-java on the script
  * without it.</li>
  * <li>a call grpc-java never closes after the application cancelled it or its listener threw
- * (docs/reliability.md, "grpc-java's own retry: calls it never closes"): our engine must close it once
- * with CANCELLED (with the listener's exception as cause when it threw), after the same arrivals and
- * responses.</li>
+ * (docs/differences.md, row "the application cancels (or its listener throws) while a retry replays, or
+ * while its stream holds the server's close behind messages it did not request"; docs/reliability.md names
+ * grpc-java's defect): our engine must close it once with CANCELLED (with the listener's exception as
+ * cause when it threw), after the same arrivals and responses.</li>
  * <li>an application that writes only while the call is ready, which grpc-java stalls when it loses the
  * {@code onReady} of a retried attempt (same section): our engine must do what grpc-java does for the
  * same application writing everything at once.</li>

@@ -97,7 +97,7 @@ sealed interface Decision {
         return !qualifies || throttle == null || throttle.onQualifiedFailureThenCheckAllowed();
     }
 
-    /** After a failed retried attempt: stop for the pushback, status, cap, throttle or deadline (the delay reaches it), else retry. */
+    /** After a failed retried attempt: stop for pushback, status, cap, throttle or deadline (reached by the delay). */
     static Decision afterRetryFailure(Failure failure, boolean throttleAllows, int attempts, int maxAttempts,
             long remainingNanos) {
         SuppressionReason reason = switch (failure.verdict()) {
@@ -147,7 +147,7 @@ sealed interface Decision {
         return new Stop(SuppressionReason.BUDGET);
     }
 
-    /** The committed attempt failed: suppressed for the commitment's reason when the policy would have retried it, else null. */
+    /** The committed attempt failed: suppressed for the commit's reason if the policy would retry it, else null. */
     static SuppressionReason afterCommit(SuppressionReason commitReason, boolean wouldRetry) {
         return !wouldRetry ? null : commitReason == null ? SuppressionReason.COMMITTED : commitReason;
     }

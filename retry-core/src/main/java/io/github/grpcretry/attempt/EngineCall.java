@@ -17,6 +17,8 @@ import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * One logical call of the interceptor engine: the core that {@link RetryingCall} (one attempt at a time)
@@ -61,46 +63,30 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this") boolean cancelled;
     /** The outcome is decided: the listener is closed or about to be. */
     @GuardedBy("this") boolean finished;
-    /** A thread is calling the listener; the others queue what they deliver. */
-    @GuardedBy("this") private boolean delivering;
+    /** A thread calls the listener (serialiser or pass-through); the others queue. Set by {@link #BUSY}. */
+    private volatile boolean busy;
+    private static final VarHandle BUSY = busyHandle();
 
     /** The call's state beyond the success path, made on first use; guarded as {@link Attempt}'s fields are. */
     class Extra {
-        /** Why the call was committed, when not by a response. */
-        SuppressionReason commitReason;
-        /** A buffer limit was passed with no attempt in flight: the next one is committed at once. */
-        boolean bufferExceeded;
+        SuppressionReason commitReason; // why the call was committed, when not by a response
+        boolean bufferExceeded; // a buffer limit passed with no attempt in flight: the next one commits at once
         /** The call's one pending timer (a retry's backoff, the next hedge) and its generation. */
         RetryScheduler.Timer timer;
         int timerGeneration;
         long timerStartNanos;
         long waitedNanos;
-        /** What the timer that fired last waited, until an attempt takes it (observed calls). */
-        long lastWaitNanos;
-        /** The scheduler refused a timer: it is closed, the call ends {@link #SHUTTING_DOWN}. */
-        boolean shutDown;
+        long lastWaitNanos; // what the last timer waited, until an attempt takes it (observed calls)
+        boolean shutDown; // the scheduler refused a timer: it is closed, the call ends SHUTTING_DOWN
         Context.CancellationListener contextListener;
-        /** What the call ends with once cancelled. */
-        Status cancelStatus;
-        /** The listener threw (not from its close): its close gets this, nothing else reaches it. */
-        Status listenerFailure;
-        Status startFailure; // what an attempt that failed while being started ends the call with
+        Status listenerFailure; // the listener threw (not in onClose): its close gets this, nothing else
         ArrayDeque<Runnable> pending; // deliveries waiting for the thread that is delivering
-        /** The call as the engine's observer follows it (set at start, never changed). */
-        ObservedCall observed;
+        ObservedCall observed; // the call as the engine's observer follows it (set at start, never changed)
     }
 
-    /** Why an attempt is cancelled, with its message when fixed. */
-    enum Cancel {
-        LOST("hedged attempt not needed: another attempt committed"),
-        ENDED("hedged attempt not needed: the call ended"),
-        CALL(null),
-        START_FAILURE(null);
-
-        final String message;
-
-        Cancel(String message) { this.message = message; }
-    }
+    /** Why a hedge is cancelled when another won, or the call ended (a cancelled call's attempts get its status). */
+    static final Status LOST = Status.CANCELLED.withDescription("hedged attempt not needed: another attempt committed");
+    static final Status ENDED = Status.CANCELLED.withDescription("hedged attempt not needed: the call ended");
 
     private enum Signal { HEADERS, MESSAGE, READY, CLOSE } // a callback to the application's listener
 
@@ -155,6 +141,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     Extra newExtra() {
         return new Extra();
+    }
+
+    private static VarHandle busyHandle() {
+        try {
+            return MethodHandles.lookup().findVarHandle(EngineCall.class, "busy", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
     }
 
     @Override
@@ -304,7 +298,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 .withCause(cause));
     }
 
-    /** Ends the call now (application, listener, Context, shut-down): attempts and timer cancelled; only the close follows. */
+    /** Ends the call now (application, listener, Context, shut-down): attempts, timer cancelled; then only the close. */
     private void cancelWith(Status status) {
         Attempt head;
         synchronized (this) {
@@ -312,12 +306,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 return;
             }
             cancelled = true;
-            extra().cancelStatus = status;
             if (listener == null) {
                 return; // before start: start() will refuse
             }
             passThrough = null; // every callback goes through the lock again: only the close is delivered
-            markCancelLocked(null, Cancel.CALL);
+            markCancelLocked(null, status);
             finishLocked(); // ends now: a cancelled stream may never close (docs/design.md §18)
             head = newest;
         }
@@ -339,9 +332,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return a;
     }
 
-    /** Starts {@code a} in the call's Context (the first with the application's headers) and replays the record into it. */
+    /** Starts {@code a} in the call's Context (the first with the application's headers), replays the record. */
     final void launch(Attempt a, Metadata firstHeaders) {
-        Metadata attemptHeaders = firstHeaders;
+        Metadata headers = firstHeaders;
         boolean committedAtStart;
         long delay;
         synchronized (this) {
@@ -349,8 +342,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             delay = a.number == 1 || extra == null ? -1 : extra.lastWaitNanos;
             if (a.number > 1) {
                 extra().lastWaitNanos = 0; // a hedge sent at once after a failure waited for no timer
-                attemptHeaders = record.attemptHeaders();
-                attemptHeaders.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
+                headers = record.attemptHeaders();
+                headers.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
             }
         }
         engine.events.attemptStarted(target(), kind(a), a.number);
@@ -358,12 +351,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             engine.events.committed(target(), a.number);
         }
         ObservedCall followed = observed();
-        AttemptObserver.Scope scope = followed == null ? null : followed.starting(kind(a), a.number, delay, attemptHeaders);
+        AttemptObserver.Scope scope = followed == null ? null : followed.starting(kind(a), a.number, delay, headers);
         Context previous = context == Context.current() ? null : context.attach();
         boolean callStarted = false;
         try {
             a.call = next.newCall(method, attemptOptions(a));
-            a.call.start(a, attemptHeaders);
+            a.call.start(a, headers);
             callStarted = true;
             drain(a, true);
         } catch (RuntimeException e) {
@@ -461,14 +454,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** {@code a} failed while being started: a started channel call is cancelled (its close ends it), else it ends here. */
+    /** {@code a} failed to start: a started channel call is cancelled (its close ends it), else it ends here. */
     private void startFailed(Attempt a, boolean callStarted, RuntimeException e) {
         Status status = Status.INTERNAL.withDescription("could not start " + (a.number == 1 ? "the first attempt"
                 : parallel ? "a hedged attempt" : "a retry attempt")).withCause(e);
         synchronized (this) {
-            Extra x = extra();
-            x.startFailure = x.startFailure == null ? status : x.startFailure;
-            a.cancel = Cancel.START_FAILURE;
+            a.cancel = status;
+            a.startFailed = true;
         }
         if (callStarted) {
             drain(a, true); // still its owner: issues the cancel
@@ -523,13 +515,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             a.closed = true;
             followed = extra == null ? null : extra.observed;
             wasCommitted = committed == a;
-            if (a.cancel == Cancel.START_FAILURE) {
-                attemptStatus = status = extra.startFailure;
+            if (a.startFailed) {
+                attemptStatus = status = a.cancel;
                 attemptTrailers = trailers = new Metadata();
             }
-            cancelledHere = a.cancel != null && a.cancel != Cancel.START_FAILURE;
+            cancelledHere = a.cancel != null && !a.startFailed;
             end = !finished && (committed == null || committed == a); // else settled: it only reports its end
-            if (!end || a.cancel == Cancel.START_FAILURE) {
+            if (!end || a.startFailed) {
                 suppressed = null; // nothing to decide
             } else if (extra != null && extra.shutDown) {
                 status = SHUTTING_DOWN;
@@ -575,7 +567,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** Under lock: what follows the failure of uncommitted {@code a}, admitted and timed; null: the scheduler is closed. */
+    /** Under lock: what follows a failure of uncommitted {@code a}, admitted and timed; null: scheduler closed. */
     @GuardedBy("this")
     private Decision decideLocked(Attempt a, Status status, Metadata trailers) {
         Decision d = afterFailureLocked(a, status, trailers);
@@ -637,8 +629,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** Under lock: whether this thread calls the listener now; false when queued for the one that is. */
     @GuardedBy("this")
     private boolean enterLocked(Signal s, Object value, Metadata trailers) {
-        if (!delivering) {
-            delivering = true;
+        if (BUSY.compareAndSet(this, false, true)) {
             return true;
         }
         Extra x = extra();
@@ -652,12 +643,23 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** Calls the listener (after {@link #enterLocked}), then what was queued meanwhile. */
     private void deliverEntered(Signal s, Object value, Metadata trailers) {
         deliver(s, value, trailers);
+        deliverQueued(true);
+    }
+
+    /** Delivers what is queued: {@code entered}, this thread is busy delivering already; else unless another is. */
+    private void deliverQueued(boolean entered) {
+        synchronized (this) {
+            if (!entered && (extra == null || extra.pending == null || extra.pending.isEmpty()
+                    || !BUSY.compareAndSet(this, false, true))) {
+                return;
+            }
+        }
         while (true) {
             Runnable r;
             synchronized (this) {
                 r = extra == null || extra.pending == null ? null : extra.pending.poll();
                 if (r == null) {
-                    delivering = false;
+                    busy = false;
                     passThroughLocked();
                     return;
                 }
@@ -693,8 +695,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (s == Signal.CLOSE) {
                 LOG.log(System.Logger.Level.WARNING, "the application's onClose threw (the call is closed)", e);
             } else {
-                String callback = s == Signal.HEADERS ? "onHeaders" : s == Signal.MESSAGE ? "onMessage" : "onReady";
-                Status failure = Status.CANCELLED.withDescription("the application's " + callback + " threw").withCause(e);
+                String cb = s == Signal.HEADERS ? "onHeaders" : s == Signal.MESSAGE ? "onMessage" : "onReady";
+                Status failure = Status.CANCELLED.withDescription("the application's " + cb + " threw").withCause(e);
                 synchronized (this) {
                     Extra x = extra();
                     x.listenerFailure = x.listenerFailure == null ? failure : x.listenerFailure;
@@ -713,7 +715,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             extra.bufferExceeded = false;
         }
         stopWaitingLocked();
-        markCancelLocked(a, Cancel.LOST);
+        markCancelLocked(a, LOST);
         passThroughLocked();
     }
 
@@ -730,7 +732,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             record.release(engine.bufferPool);
             c.sentMessages = 0;
         }
-        if (!delivering && !cancelled && !finished) {
+        if (!busy && !cancelled && !finished) {
             passThrough = c;
         }
     }
@@ -741,12 +743,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         finished = true;
         stopWaitingLocked();
         record.release(engine.bufferPool);
-        markCancelLocked(committed, Cancel.ENDED);
+        markCancelLocked(committed, ENDED);
     }
 
     /** Marks every open attempt but {@code except} to be cancelled; their drain's owner issues it. */
     @GuardedBy("this")
-    private void markCancelLocked(Attempt except, Cancel why) {
+    private void markCancelLocked(Attempt except, Status why) {
         for (Attempt a = newest; a != null; a = a.prev) {
             if (a != except && !a.closed && a.cancel == null) {
                 a.cancel = why;
@@ -886,14 +888,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final class Attempt extends ClientCall.Listener<RespT> {
         final int number;
         final Attempt prev;
-        /** Set by its launcher before another thread can drain it or read it. */
-        ClientCall<ReqT, RespT> call;
+        ClientCall<ReqT, RespT> call; // set by its launcher before another thread can drain or read it
         /** A thread sends to it now (its launcher from the start); the others leave it to that one. */
         boolean draining = true;
-        /** It has caught up with the record once: it may be the call's source of readiness. */
-        boolean replayed;
-        /** It signalled ready before it had caught up. */
-        boolean readyMissed;
+        boolean replayed; // it caught up with the record once: it may be the call's ready source
+        boolean readyMissed; // it signalled ready before it had caught up
         boolean closed;
         boolean committedAtStart;
         /** The replay cursor: what of the record it was sent. */
@@ -902,7 +901,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean sentHalfClose;
         byte sentCompression;
         /** Why it is to be cancelled (null: not); issued once, by its drain's owner. */
-        Cancel cancel;
+        Status cancel;
+        boolean startFailed;
         boolean cancelIssued;
 
         Attempt(int number, Attempt prev) {
@@ -910,15 +910,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             this.prev = prev;
         }
 
-        /** Cancels it, by its drain's owner, after demand up to MAX_VALUE (the in-process transport holds a close behind it). */
+        /** Cancels it (by its drain's owner) after demand up to MAX_VALUE: in-process holds a close behind it. */
         void cancelNow() {
             long demanded;
-            Cancel why;
-            Status status;
+            Status why;
             synchronized (EngineCall.this) {
                 demanded = sentDemand;
                 why = cancel;
-                status = why == Cancel.START_FAILURE ? extra.startFailure : why == Cancel.CALL ? extra.cancelStatus : null;
             }
             try {
                 int missing = (int) (Integer.MAX_VALUE - Math.min(Math.max(0, demanded), Integer.MAX_VALUE));
@@ -926,7 +924,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     call.request(missing);
                 }
             } finally {
-                call.cancel(status != null ? status.getDescription() : why.message, status != null ? status.getCause() : null);
+                call.cancel(why.getDescription(), why.getCause());
             }
         }
 
@@ -945,12 +943,21 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             signal(Signal.READY, null);
         }
 
-        /** To the listener directly when the call passes through to this attempt, else through the call's state. */
+        /** To the listener directly while the call passes through to it (busy meanwhile), else through the state. */
         private void signal(Signal s, Object value) {
-            if (passThrough == this) {
+            boolean direct = passThrough == this && BUSY.compareAndSet(EngineCall.this, false, true);
+            boolean emitted = direct && passThrough == this; // still: not cancelled before this thread was busy
+            if (emitted) {
                 emit(s, value, null);
-            } else {
-                receive(this, s, value);
+            }
+            if (direct) {
+                busy = false;
+                if (passThrough != this) {
+                    deliverQueued(false); // cancelled meanwhile: its close may have queued
+                }
+            }
+            if (!emitted) {
+                receive(this, s, value); // through the call's state (after a cancel: dropped)
             }
         }
 

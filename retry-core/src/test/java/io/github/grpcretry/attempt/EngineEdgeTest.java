@@ -323,11 +323,12 @@ class EngineEdgeTest {
     void aListenerThatThrowsWhileALosingHedgeDeliversCancelsTheWholeCall() throws Exception {
         rig = new EdgeRig(hedging(2, 0), false);
         CountDownLatch readyEntered = new CountDownLatch(1);
+        CountDownLatch hedgeArrived = new CountDownLatch(1);
         rig.script(i -> new EdgeRig.Behaviour() {
             @Override
             public void started(EdgeRig.Arrival a) {
                 if (a.index == 1) {
-                    a.call.request(1); // only the hedge becomes ready
+                    hedgeArrived.countDown();
                 }
             }
 
@@ -360,6 +361,8 @@ class EngineEdgeTest {
         ClientCall<SimpleRequest, SimpleResponse> call = rig.call(Rpc.CLIENT_STREAMING, deadline());
         call.start(l, new Metadata());
         call.request(1);
+        assertThat(hedgeArrived.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+        rig.arrival(1).call.request(1); // only the hedge becomes ready, its onReady on a transport thread
         assertThat(readyEntered.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
         rig.arrival(0).respond(1, Status.OK); // the first attempt wins while the hedge's onReady runs
         assertCancelledBy(l, "onHeaders");

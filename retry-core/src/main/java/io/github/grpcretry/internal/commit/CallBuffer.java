@@ -52,7 +52,7 @@ public final class CallBuffer {
                 if (count == 0) {
                     first = message;
                 } else {
-                    later = later == null ? new Object[4] : count - 1 == later.length ? Arrays.copyOf(later, count * 2) : later;
+                    later = later == null ? new Object[4] : count > later.length ? Arrays.copyOf(later, count * 2) : later;
                     later[count - 1] = message;
                 }
                 count++;
@@ -95,7 +95,7 @@ public final class CallBuffer {
         return true;
     }
 
-    /** Whether {@code bytes} more fit with {@code held} under {@code perRpcLimit} and in {@code pool} (then reserved there). */
+    /** Whether {@code bytes} more fit with {@code held} under {@code perRpcLimit} and in {@code pool} (reserved). */
     public static boolean fits(long held, long bytes, long perRpcLimit, RetryBufferPool pool) {
         return held + bytes <= perRpcLimit && pool.tryReserve(bytes);
     }

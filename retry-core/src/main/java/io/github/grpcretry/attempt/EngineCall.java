@@ -63,8 +63,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this") boolean cancelled;
     /** The outcome is decided: the listener is closed or about to be. */
     @GuardedBy("this") boolean finished;
-    /** A thread calls the listener (serialiser or pass-through); the others queue. Set by {@link #BUSY}. */
-    private volatile boolean busy;
+    /** 1 while a thread calls the listener (serialiser or pass-through), 2 when others queued meanwhile (by BUSY). */
+    private volatile byte busy;
     private static final VarHandle BUSY = busyHandle();
 
     /** The call's state beyond the success path, made on first use; guarded as {@link Attempt}'s fields are. */
@@ -145,7 +145,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     private static VarHandle busyHandle() {
         try {
-            return MethodHandles.lookup().findVarHandle(EngineCall.class, "busy", boolean.class);
+            return MethodHandles.lookup().findVarHandle(EngineCall.class, "busy", byte.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -216,6 +216,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         long size = op == CallBuffer.MESSAGE ? MessageSizes.sizeOf(method.getRequestMarshaller(), (ReqT) message) : 0;
         Attempt head;
         Attempt newlyCommitted = null;
+        Attempt mine = null; // the newest attempt, idle and caught up: this thread sends it this operation
         synchronized (this) {
             if (finished || cancelled) {
                 return;
@@ -233,16 +234,30 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
             }
             p = passThrough; // the commit may have begun it
+            head = newest;
+            if (p == null && head != null && !head.draining && !head.closed && head.cancel == null && caughtUpLocked(head)) {
+                mine = head;
+                mine.draining = true; // as its drain's owner, with the cursor moved past this operation
+                mine.sentDemand += op == CallBuffer.REQUEST ? n : 0;
+                mine.sentMessages += op == CallBuffer.MESSAGE ? 1 : 0;
+                mine.sentHalfClose |= op == CallBuffer.HALF_CLOSE;
+                head = head.prev;
+            }
             if (p == null) {
                 record.record(op, n, message);
             }
-            head = newest;
+            if (mine != null) {
+                mine.sentCompression = record.compression();
+            }
         }
         if (newlyCommitted != null) {
             engine.events.committed(target(), newlyCommitted.number);
         }
-        if (p != null) {
-            apply(p.call, op, n, message);
+        if (p != null || mine != null) {
+            apply(p != null ? p.call : mine.call, op, n, message);
+        }
+        if (mine != null) {
+            drain(mine, true);
         }
         drainAll(head);
     }
@@ -335,22 +350,27 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** Starts {@code a} in the call's Context (the first with the application's headers), replays the record. */
     final void launch(Attempt a, Metadata firstHeaders) {
         Metadata headers = firstHeaders;
-        boolean committedAtStart;
-        long delay;
-        synchronized (this) {
-            committedAtStart = a.committedAtStart;
-            delay = a.number == 1 || extra == null ? -1 : extra.lastWaitNanos;
-            if (a.number > 1) {
-                extra().lastWaitNanos = 0; // a hedge sent at once after a failure waited for no timer
-                headers = record.attemptHeaders();
-                headers.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
+        boolean committedAtStart = false; // the first attempt is opened before any message
+        long delay = -1;
+        ObservedCall followed = null;
+        if (a.number > 1 || engine.observer != null) {
+            synchronized (this) {
+                committedAtStart = a.committedAtStart;
+                followed = extra == null ? null : extra.observed;
+                if (a.number > 1 && extra != null) {
+                    delay = extra.lastWaitNanos;
+                    extra.lastWaitNanos = 0; // a hedge sent at once after a failure waited for no timer
+                }
+                if (a.number > 1) {
+                    headers = record.attemptHeaders();
+                    headers.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
+                }
             }
         }
         engine.events.attemptStarted(target(), kind(a), a.number);
         if (committedAtStart) {
             engine.events.committed(target(), a.number);
         }
-        ObservedCall followed = observed();
         AttemptObserver.Scope scope = followed == null ? null : followed.starting(kind(a), a.number, delay, headers);
         Context previous = context == Context.current() ? null : context.attach();
         boolean callStarted = false;
@@ -370,15 +390,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 context.detach(previous);
             }
         }
-        boolean shutDown;
-        synchronized (this) {
-            shutDown = extra != null && extra.shutDown;
-        }
-        if (shutDown) {
-            cancelWith(SHUTTING_DOWN); // a hedge's timer was refused
-        } else {
-            launched(a);
-        }
+        launched(a);
     }
 
     /** Drains every attempt from {@code head} on: each is sent what it lacks, or its cancel. */
@@ -476,24 +488,24 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private void receive(Attempt a, Signal s, Object value) {
         boolean newly = false;
         boolean deliver;
-        Attempt head;
+        Attempt head = null;
         synchronized (this) {
             if (s != Signal.READY && committed == null && !finished && !a.closed && !cancelled) {
-                commitLocked(a, SuppressionReason.COMMITTED);
+                head = commitLocked(a, SuppressionReason.COMMITTED) ? newest : null; // the others to cancel
                 newly = true;
             }
             a.readyMissed |= s == Signal.READY && !a.replayed;
             boolean mine = s == Signal.READY ? a.replayed && !a.closed && a.cancel == null && !finished
                     && (committed == null || committed == a) : committed == a;
             deliver = mine && !cancelled && enterLocked(s, value, null);
-            head = newly ? newest : null;
         }
+        drainAll(head);
         if (newly) {
-            drainAll(head);
             engine.events.committed(target(), a.number);
         }
         if (deliver) {
-            deliverEntered(s, value, null);
+            emit(s, value, null);
+            release();
         }
     }
 
@@ -523,12 +535,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             end = !finished && (committed == null || committed == a); // else settled: it only reports its end
             if (!end || a.startFailed) {
                 suppressed = null; // nothing to decide
-            } else if (extra != null && extra.shutDown) {
-                status = SHUTTING_DOWN;
-                trailers = new Metadata();
             } else if (wasCommitted) {
                 suppressed = Decision.afterCommit(extra == null ? null : extra.commitReason,
                         !status.isOk() && wouldRetry(status, trailers));
+            } else if (!status.isOk() && extra != null && extra.shutDown) { // a timer was refused: none follows
+                status = SHUTTING_DOWN;
+                trailers = new Metadata();
             } else if (!status.isOk() && !context.isCancelled()) {
                 d = decideLocked(a, status, trailers);
                 if (d instanceof Decision.Stop s) {
@@ -543,13 +555,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     trailers = new Metadata();
                 }
             }
-            if (end) {
-                finishLocked();
-            }
-            head = newest;
+            head = end && finishLocked() ? newest : null; // the others to cancel
         }
-        Status.Code code = attemptStatus.getCode();
-        engine.events.attemptEnded(target(), kind(a), a.number, code);
+        engine.events.attemptEnded(target(), kind(a), a.number, attemptStatus.getCode());
         if (followed != null) {
             followed.ended(a.number, attemptStatus, attemptTrailers, wasCommitted, cancelledHere);
         }
@@ -558,7 +566,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             engine.events.retryScheduled(target(), a.number + 1, r.delayNanos());
         }
         if (suppressed != null) {
-            suppressed(suppressed, code);
+            suppressed(suppressed, attemptStatus.getCode());
         }
         if (end) {
             endCall(status, trailers);
@@ -592,7 +600,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** Ends the settled call: reports it, then closes the listener through the serializer. */
+    /** Ends the settled call: reports it, then closes the listener through the serialiser. */
     final void endCall(Status status, Metadata trailers) {
         Status.Code code = status.getCode();
         if (code == Status.Code.OK && engine.throttle != null) {
@@ -600,19 +608,20 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         int attempts;
         long waited;
-        synchronized (this) {
+        Status failure;
+        boolean deliver;
+        synchronized (this) { // nothing but this close can be delivered after it: it may enter now
             attempts = attempts();
             waited = waitedNanos();
+            failure = extra == null ? null : extra.listenerFailure;
+            deliver = enterLocked(Signal.CLOSE, status, trailers);
         }
         int later = attempts - 1; // no attempt starts any more
         engine.events.callEnded(target(), code, parallel ? 0 : later, parallel ? later : 0, waited);
         ended(status, attempts);
-        boolean deliver;
-        synchronized (this) {
-            deliver = enterLocked(Signal.CLOSE, status, trailers);
-        }
         if (deliver) {
-            deliverEntered(Signal.CLOSE, status, trailers);
+            emit(Signal.CLOSE, failure != null ? failure : status, failure != null ? new Metadata() : trailers);
+            release();
         }
     }
 
@@ -626,11 +635,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** Under lock: whether this thread calls the listener now; false when queued for the one that is. */
+    /** Under lock: whether this thread calls the listener now (it is busy then); false when queued for the busy one. */
     @GuardedBy("this")
     private boolean enterLocked(Signal s, Object value, Metadata trailers) {
-        if (BUSY.compareAndSet(this, false, true)) {
-            return true;
+        while (!BUSY.compareAndSet(this, (byte) 1, (byte) 2) && busy != 2) { // the busy one will find it queued
+            if (BUSY.compareAndSet(this, (byte) 0, (byte) 1)) {
+                return true;
+            }
         }
         Extra x = extra();
         if (x.pending == null) {
@@ -640,35 +651,24 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return false;
     }
 
-    /** Calls the listener (after {@link #enterLocked}), then what was queued meanwhile. */
-    private void deliverEntered(Signal s, Object value, Metadata trailers) {
-        deliver(s, value, trailers);
-        deliverQueued(true);
-    }
-
-    /** Delivers what is queued: {@code entered}, this thread is busy delivering already; else unless another is. */
-    private void deliverQueued(boolean entered) {
-        synchronized (this) {
-            if (!entered && (extra == null || extra.pending == null || extra.pending.isEmpty()
-                    || !BUSY.compareAndSet(this, false, true))) {
-                return;
-            }
-        }
-        while (true) {
+    /** Ends this thread's turn at the listener: first what was queued meanwhile; then a deferred pass-through. */
+    private void release() {
+        while (!BUSY.compareAndSet(this, (byte) 1, (byte) 0)) {
             Runnable r;
             synchronized (this) {
-                r = extra == null || extra.pending == null ? null : extra.pending.poll();
-                if (r == null) {
-                    busy = false;
-                    passThroughLocked();
-                    return;
-                }
+                r = extra.pending.poll();
+                busy = (byte) (extra.pending.isEmpty() ? 1 : 2);
             }
             r.run();
         }
+        if (passThrough == null) {
+            synchronized (this) {
+                passThroughLocked();
+            }
+        }
     }
 
-    /** Once the listener threw, it hears only its close, with that failure (whatever the attempts did meanwhile). */
+    /** A queued callback: once the listener threw, it hears only its close, with that failure. */
     private void deliver(Signal s, Object value, Metadata trailers) {
         Status failure;
         synchronized (this) {
@@ -706,54 +706,62 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** Commits to {@code a}: no further attempt or timer; the others are marked to be cancelled (by their drain). */
+    /** Commits to {@code a}: no further attempt or timer; whether others were marked to be cancelled (by their drain). */
     @GuardedBy("this")
-    private void commitLocked(Attempt a, SuppressionReason reason) {
+    private boolean commitLocked(Attempt a, SuppressionReason reason) {
         committed = a;
         if (reason != SuppressionReason.COMMITTED || extra != null) {
             extra().commitReason = reason;
             extra.bufferExceeded = false;
         }
         stopWaitingLocked();
-        markCancelLocked(a, LOST);
         passThroughLocked();
+        return markCancelLocked(a, LOST);
     }
 
     /** Once the committed attempt caught up its record goes, and it passes through unless a delivery is on. */
     @GuardedBy("this")
     private void passThroughLocked() {
         Attempt c = committed;
-        if (c == null || c.draining || c.closed || !c.replayed || c.sentMessages != record.count()
-                || c.sentDemand != record.demand() || c.sentHalfClose != record.halfClosed()
-                || c.sentCompression != record.compression()) {
+        if (c == null || c.draining || c.closed || !c.replayed || !caughtUpLocked(c)) {
             return;
         }
         if (record.count() > 0) {
             record.release(engine.bufferPool);
             c.sentMessages = 0;
         }
-        if (!busy && !cancelled && !finished) {
+        if (busy == 0 && !cancelled && !finished) {
             passThrough = c;
         }
     }
 
-    /** The outcome is decided: timer, record and Context listener go; the other attempts are to be cancelled. */
+    /** The outcome is decided: timer, record and Context listener go; whether other attempts are to be cancelled. */
     @GuardedBy("this")
-    final void finishLocked() {
+    final boolean finishLocked() {
         finished = true;
         stopWaitingLocked();
         record.release(engine.bufferPool);
-        markCancelLocked(committed, ENDED);
+        return markCancelLocked(committed, ENDED);
     }
 
-    /** Marks every open attempt but {@code except} to be cancelled; their drain's owner issues it. */
+    /** Marks every open attempt but {@code except} to be cancelled (their drain's owner issues it); whether any. */
     @GuardedBy("this")
-    private void markCancelLocked(Attempt except, Status why) {
+    private boolean markCancelLocked(Attempt except, Status why) {
+        boolean any = false;
         for (Attempt a = newest; a != null; a = a.prev) {
             if (a != except && !a.closed && a.cancel == null) {
                 a.cancel = why;
+                any = true;
             }
         }
+        return any;
+    }
+
+    /** Whether {@code a} was sent the whole record. */
+    @GuardedBy("this")
+    private boolean caughtUpLocked(Attempt a) {
+        return a.sentMessages == record.count() && a.sentDemand == record.demand() && a.sentHalfClose == record.halfClosed()
+                && a.sentCompression == record.compression();
     }
 
     /** The attempt in flight that has sent the most messages (the oldest on a tie), or null. */
@@ -945,16 +953,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
         /** To the listener directly while the call passes through to it (busy meanwhile), else through the state. */
         private void signal(Signal s, Object value) {
-            boolean direct = passThrough == this && BUSY.compareAndSet(EngineCall.this, false, true);
+            boolean direct = passThrough == this && BUSY.compareAndSet(EngineCall.this, (byte) 0, (byte) 1);
             boolean emitted = direct && passThrough == this; // still: not cancelled before this thread was busy
             if (emitted) {
                 emit(s, value, null);
             }
             if (direct) {
-                busy = false;
-                if (passThrough != this) {
-                    deliverQueued(false); // cancelled meanwhile: its close may have queued
-                }
+                release(); // a close queued by a cancel meanwhile goes now
             }
             if (!emitted) {
                 receive(this, s, value); // through the call's state (after a cancel: dropped)

@@ -94,10 +94,15 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
     /** With a per-attempt receive timeout, the deadline set when the attempt was opened (unless the call's is earlier). */
     @Override
-    synchronized CallOptions attemptOptions(Attempt a) {
+    CallOptions attemptOptions(Attempt a) {
         RetryPolicy policy = plan.policy();
-        Deadline d = policy == null || policy.perAttemptReceiveTimeout() == null ? null : state().attemptDeadline;
-        return d == null ? callOptions : callOptions.withDeadline(d);
+        if (policy == null || policy.perAttemptReceiveTimeout() == null) {
+            return callOptions;
+        }
+        synchronized (this) {
+            Deadline d = state().attemptDeadline;
+            return d == null ? callOptions : callOptions.withDeadline(d);
+        }
     }
 
     @Override
@@ -129,12 +134,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         if (d == null) {
             return Decision.DECIDER_NOT_RETRYABLE;
         }
-        RetryDecider.Decision answer;
-        try {
-            answer = d.onFailure(a.number, status, trailers);
-        } catch (RuntimeException e) {
-            return Decision.DECIDER_NOT_RETRYABLE;
-        }
+        RetryDecider.Decision answer = d.onFailure(a.number, status, trailers); // guarded: a throw is "not retryable"
         if (answer instanceof RetryDecider.Decision.RetryAfter r) {
             return r.delayNanos();
         }
@@ -151,11 +151,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         if (policy != null) {
             return policy.isRetryable(status.getCode());
         }
-        try {
-            return plan.decider().isRetryable(status, trailers);
-        } catch (RuntimeException e) {
-            return false;
-        }
+        return plan.decider().isRetryable(status, trailers); // guarded (GuardedRetryDecider): a throw is false
     }
 
     /** The backoff timer fired: the retry starts (on the call's executor). */
@@ -178,11 +174,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             d = plan.policy() != null ? null : state().decisions;
         }
         if (d != null) {
-            try {
-                d.onClose(status, attempts);
-            } catch (RuntimeException e) {
-                // a decider must not throw; the call ends regardless
-            }
+            d.onClose(status, attempts); // guarded: a throw is logged once and counted
         }
     }
 

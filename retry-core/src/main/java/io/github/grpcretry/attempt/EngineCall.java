@@ -440,7 +440,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     op = CallBuffer.HALF_CLOSE;
                 } else {
                     a.draining = false;
-                    readyMissed = a.readyMissed && !a.replayed;
+                    readyMissed = (a.readyMissed || a.number > 1) && !a.replayed; // a retry may start ready, unheard
                     a.replayed = true;
                     if (!readyMissed) {
                         passThroughLocked(); // else after that onReady's delivery

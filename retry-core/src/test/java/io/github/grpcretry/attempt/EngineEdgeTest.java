@@ -115,6 +115,14 @@ class EngineEdgeTest {
         assertThat(rig.arrival(1).messages).hasSize(50);
     }
 
+    /** The first attempt fails inside {@code start}, before the application's first look at readiness. */
+    @Test
+    void onReadyDrivenWritesFinishWhenTheFirstAttemptFailsAtOnce() throws Exception {
+        rig = new EdgeRig(retry(10), true).script(i -> i == 0 ? UNAVAILABLE_AT_ONCE : EdgeRig.COUNT);
+        writeDrivenByOnReady(rig, 5);
+        assertThat(rig.arrivals).hasSize(2);
+    }
+
     @Test
     void onReadyDrivenWritesFinishUnderHedging() throws Exception {
         rig = new EdgeRig(hedging(2, 60_000), true);

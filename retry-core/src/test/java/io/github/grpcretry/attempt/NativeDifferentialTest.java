@@ -36,6 +36,9 @@ import org.junit.jupiter.api.Test;
  * while its stream holds the server's close behind messages it did not request"; docs/reliability.md names
  * grpc-java's defect): our engine must close it once with CANCELLED (with the listener's exception as
  * cause when it threw), after the same arrivals and responses.</li>
+ * <li>an application that cancels after the server's status reached the client but before the
+ * application heard it (docs/differences.md, row "the application cancels after the server's status reached the client but before the application heard it"): grpc-java delivers that status, our engine
+ * CANCELLED; the arrivals must agree and our responses be a prefix of grpc-java's.</li>
  * <li>an application that writes only while the call is ready, which grpc-java stalls when it loses the
  * {@code onReady} of a retried attempt (same section): our engine must do what grpc-java does for the
  * same application writing everything at once.</li>
@@ -77,7 +80,8 @@ class NativeDifferentialTest {
 
     /** How a script ended up. */
     enum Verdict {
-        SAME, SAME_WITHOUT_PUSHBACK_ON_NON_RETRYABLE, NATIVE_LOSES_ON_READY, NATIVE_NEVER_CLOSES_CANCELLED_CALL, DIVERGED
+        SAME, SAME_WITHOUT_PUSHBACK_ON_NON_RETRYABLE, NATIVE_LOSES_ON_READY, NATIVE_NEVER_CLOSES_CANCELLED_CALL,
+        CANCELLED_AFTER_THE_STATUS_ARRIVED, DIVERGED
     }
 
     record Result(DifferentialScript script, Verdict verdict, Observation nativeEngine, Observation ours, long nanos) {
@@ -188,6 +192,13 @@ class NativeDifferentialTest {
                 && withoutEnds(ours.arrivals()).equals(withoutEnds(nat.arrivals()))
                 && ours.responses().equals(nat.responses())) {
             return new Result(script, Verdict.NATIVE_NEVER_CLOSES_CANCELLED_CALL, nat, ours, 0);
+        }
+        if (oursSound && script.app().fault() == Fault.CANCEL && "CANCELLED".equals(ours.code())
+                && !nat.neverClosed() && !"CANCELLED".equals(nat.code())
+                && ours.arrivals().equals(nat.arrivals())
+                && nat.responses().subList(0, Math.min(ours.responses().size(), nat.responses().size()))
+                        .equals(ours.responses())) {
+            return new Result(script, Verdict.CANCELLED_AFTER_THE_STATUS_ARRIVED, nat, ours, 0);
         }
         return new Result(script, Verdict.DIVERGED, nat, ours, 0);
     }

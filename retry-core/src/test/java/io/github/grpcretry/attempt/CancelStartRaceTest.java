@@ -120,7 +120,7 @@ class CancelStartRaceTest {
         }
     }
 
-    /** Asks for the answer and sends the request; a cancel that came first may refuse them, as grpc-java's call does. */
+    /** Asks for the answer and sends the request; a cancel that came first may refuse them, as grpc-java's does. */
     private static void sendRequest(ClientCall<SimpleRequest, SimpleResponse> call) {
         try {
             call.request(1);
@@ -184,7 +184,8 @@ class CancelStartRaceTest {
     @Test
     void losersCancelledWhileStartingLeaveNoStreamThatBlocksShutdown() throws Exception {
         harness.server.script(a -> Action.ok());
-        ManagedChannel channel = channel(Configs.channel(Configs.hedged(Configs.hedging(5, 0, Status.Code.UNAVAILABLE))));
+        ManagedChannel channel = channel(
+                Configs.channel(Configs.hedged(Configs.hedging(5, 0, Status.Code.UNAVAILABLE))));
         for (int i = 0; i < CALLS; i++) {
             ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(Rpc.UNARY, CallOptions.DEFAULT);
             ContractListener<SimpleResponse> listener = new ContractListener<>();

@@ -50,7 +50,8 @@ final class DifferentialServer implements AutoCloseable {
          */
         @Override
         public String toString() {
-            return "#" + index + "(prev=" + previousAttempts + ", read=" + messages + (end == End.OPEN ? ", OPEN)" : ")");
+            return "#" + index + "(prev=" + previousAttempts + ", read=" + messages
+                    + (end == End.OPEN ? ", OPEN)" : ")");
         }
     }
 

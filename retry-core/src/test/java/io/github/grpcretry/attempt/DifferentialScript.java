@@ -186,7 +186,11 @@ record DifferentialScript(long seed, Policy policy, List<Answer> answers, App ap
         int f = r.nextInt(10);
         Fault fault = f < 5 ? Fault.NONE : f < 8 ? Fault.CANCEL : Fault.THROW;
         int faultAfter = r.nextInt(maxResponses + 1);
-        boolean throwInOnReady = fault == Fault.THROW && writer && r.nextInt(3) == 0;
+        // a throw in the first onReady only where the first attempt is the one that becomes ready: when it fails
+        // at once, whether any onReady comes depends on whether the retry started before the application's
+        // first isReady() (an onReady count, not progress)
+        boolean throwInOnReady = fault == Fault.THROW && writer && r.nextInt(3) == 0
+                && (answers.get(0).ok() || !answers.get(0).atArrival());
         App app = new App(method, requests, writer, initialDemand, perMessage, fault, faultAfter, throwInOnReady);
         return new DifferentialScript(seed, policy, List.copyOf(answers), app);
     }

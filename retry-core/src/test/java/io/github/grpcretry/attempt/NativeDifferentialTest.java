@@ -47,9 +47,11 @@ import org.junit.jupiter.api.Test;
  * Our engine never closing a call is a divergence even where grpc-java does not close it either.
  * Not generated: buffer limits (the in-process transport reports no wire sizes to grpc-java unless a
  * system property is set before its classes load, which one test JVM cannot promise), deadlines and
- * per-attempt timeouts, several pushback values in one trailer (docs/differences.md's row), and hedges
- * that timing decides: a hedging script's first arrival ends the call (OK or a fatal code) before its
- * next hedge is due.
+ * per-attempt timeouts, several pushback values in one trailer (docs/differences.md's row), hedges
+ * that timing decides (a hedging script's first arrival ends the call, OK or a fatal code, before its
+ * next hedge is due), and a throw from the first {@code onReady} where the first attempt fails at once
+ * (whether an {@code onReady} comes then is a matter of when the retry starts, see
+ * {@link DifferentialScript#generate}).
  *
  * <p>{@code -Ddifferential.seed=S} runs the script of seed S alone; {@code -Ddifferential.scripts=N}
  * runs N scripts from {@code -Ddifferential.base} (default {@link #BASE_SEED}).

@@ -65,14 +65,14 @@ sealed interface Decision {
                 : new Failure(Verdict.RETRYABLE, backoffNanos(policy, backoffStep, jitter), backoffStep + 1);
     }
 
-    /**
-     * A failure under a {@link RetryDecider} that answered {@code answer} ({@link RetryDecider.Call#onFailure};
-     * not asked after a pushback "stop"); a pushback delay replaces the decider's.
-     */
     /** {@link RetryingCall}'s encoding of a decider's answer besides a delay (&ge; 0). */
     static final long DECIDER_NOT_RETRYABLE = -1L;
     static final long DECIDER_EXHAUSTED = -2L;
 
+    /**
+     * A failure under a {@link RetryDecider} that answered {@code answer} ({@link RetryDecider.Call#onFailure};
+     * not asked after a pushback "stop"); a pushback delay replaces the decider's.
+     */
     static Failure classify(long answer, long pushback) {
         if (pushback == Pushback.STOP) {
             return new Failure(Verdict.PUSHBACK_STOP, 0, 0);
@@ -97,11 +97,7 @@ sealed interface Decision {
         return !qualifies || throttle == null || throttle.onQualifiedFailureThenCheckAllowed();
     }
 
-    /**
-     * After a failed attempt of a retried call: stop for the pushback, the status, the attempt cap
-     * ({@code attempts} started of {@code maxAttempts}), the throttle or the deadline (the delay would
-     * reach it), else retry.
-     */
+    /** After a failed retried attempt: stop for pushback, status, cap, throttle or deadline (reached by the delay). */
     static Decision afterRetryFailure(Failure failure, boolean throttleAllows, int attempts, int maxAttempts,
             long remainingNanos) {
         SuppressionReason reason = switch (failure.verdict()) {
@@ -116,10 +112,9 @@ sealed interface Decision {
     }
 
     /**
-     * After a failed attempt of a hedged call: a fatal status ends the call; a pushback "stop" or a
-     * throttle at its threshold stops hedging (reported unless {@code frozen}, stopped before); with
-     * hedges left, a pushback n &gt; 0 sends the next after n ms (unless that reaches the deadline), else
-     * at once. A cap reached is reported once nothing is in flight ({@code inFlight}).
+     * After a failed hedged attempt: a fatal status ends the call; a pushback "stop" or the throttle stops hedging
+     * (reported unless {@code frozen}); with hedges left, pushback n &gt; 0 sends the next after n ms (unless that
+     * reaches the deadline), else at once. A cap reached is reported once nothing is in flight.
      */
     static Decision afterHedgeFailure(boolean nonFatal, long pushback, boolean throttleAllows, boolean frozen,
             int attempts, int maxAttempts, int inFlight, long remainingNanos) {
@@ -152,10 +147,7 @@ sealed interface Decision {
         return new Stop(SuppressionReason.BUDGET);
     }
 
-    /**
-     * The committed attempt failed: suppressed for the commitment's reason (null: a response) when the
-     * policy would have retried it, else nothing to report (null).
-     */
+    /** The committed attempt failed: suppressed for the commit's reason if the policy would retry it, else null. */
     static SuppressionReason afterCommit(SuppressionReason commitReason, boolean wouldRetry) {
         return !wouldRetry ? null : commitReason == null ? SuppressionReason.COMMITTED : commitReason;
     }

@@ -1,5 +1,6 @@
 package io.github.grpcretry.attempt;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.github.grpcretry.internal.commit.CallBuffer;
 import io.github.grpcretry.internal.commit.MessageSizes;
 import io.grpc.Attributes;
@@ -13,34 +14,33 @@ import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.util.ArrayDeque;
-import java.util.Arrays;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
- * One logical call of the interceptor engine: the core that {@link RetryingCall} (one attempt at a
- * time) and {@link HedgingCall} (attempts in parallel) share. A strategy decides what follows a failed
- * attempt ({@link Decision}) and when the next one goes; the core does the rest.
- *
- * <p>State changes happen under one lock per call; calls into attempts and into the listener happen
- * outside it. While uncommitted the call keeps a replay record (demand, messages, half-close,
- * compression) and sends each operation to the attempts that have caught up with it; a new attempt is
- * drained by the thread that starts it, so an attempt's send side is used by one thread at a time, in
- * order, and it is cancelled by the thread allowed to send to it then. Response headers or a message
- * commit the call to that attempt (unless the application cancelled), as does a message passing a
- * buffer limit; the others are cancelled. Once the committed attempt has caught up and no callback is
- * being delivered, {@link #passThrough} is set: every method is then a volatile read and a direct call.
- * Callbacks of parallel attempts go through a small serializer until then.
- *
- * <p>Every attempt is closed once: under the lock by its own {@code onClose} ({@link #closed}) or, when
- * its channel call never started, by {@link #startFailed}, or as the pass-through; each reports
- * {@code attemptEnded}, and the one that settles the call ends it ({@link #endCall}). A call that
- * succeeds at once allocates this object and one {@link Attempt} (plus a copy of non-empty start
- * headers); what only a failure, a second message, a buffer limit, a cancellation or a compression
- * setting needs is in an {@link Extra} made on first use.
+ * One logical call of the interceptor engine: the core that {@link RetryingCall} (one attempt at a time)
+ * and {@link HedgingCall} (attempts in parallel) share; a strategy decides what follows a failed attempt
+ * ({@link Decision}). The state is guarded by the call's lock; calls into attempts and into the listener
+ * happen outside it, on three paths (docs/design.md §18): <b>drain</b> ({@link #drain}: the application's
+ * operations are recorded in the {@link CallBuffer} and each attempt is sent what it lacks by the one thread
+ * that owns its drain, which also issues its cancel); <b>deliver</b> ({@link #emit}: every callback to the
+ * listener, serialised; an exception from it cancels the whole call; after a cancel only the close); the
+ * <b>end of an attempt</b> ({@link #closed}: reported once; the attempt that settles the call ends it).
+ * A response, or a message past a buffer limit, commits the call to an attempt and the others are
+ * cancelled; once it has caught up and nothing is being delivered, {@link #passThrough} makes every
+ * method a volatile read and a direct call. A call that succeeds at once allocates this object, its
+ * record and one {@link Attempt}; failures, cancellation and contention use an {@link Extra}.
  */
 abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
+
+    private static final System.Logger LOG = System.getLogger(EngineCall.class.getName());
+
+    /** How a call that needs a timer ends once the engine's scheduler is closed. */
+    static final Status SHUTTING_DOWN = Status.UNAVAILABLE.withDescription(
+            "the client is shutting down: the retry engine's scheduler is closed, no further attempt can start");
 
     final RetryingClientInterceptor engine;
     final RetryingClientInterceptor.MethodPlan plan;
@@ -48,78 +48,47 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final CallOptions callOptions;
     private final Channel next;
     final Context context;
-    /** Hedging: attempts run in parallel (callbacks serialised, sends guarded against cancellation). */
     final boolean parallel;
-    /** The committed attempt once it has caught up and no callback is being delivered. */
+    /** The committed attempt once it has caught up and nothing is being delivered. */
     volatile Attempt passThrough;
-
-    // ---- guarded by this ----
+    /** The application's listener: set once by {@link #start} before any attempt exists. */
     private Listener<RespT> listener;
-    /** The application's start headers, without an attempt header of its own; each attempt gets a copy. */
-    private Metadata headers;
-    /** The attempt started last; each links to the one before. */
-    private Attempt newest;
-    Attempt committed;
-    private Extra extra;
-    /** The replay record: the first message (later ones in the extra), demand, half-close. */
-    private Object firstMessage;
-    private int buffered;
-    /** Request bytes held for replay (per-RPC limit; reserved in the channel's pool). */
-    private long heldBytes;
-    private long demand;
-    private boolean halfClosed;
-    boolean cancelled;
-    /** The outcome is decided: the listener is closed or about to be. */
-    boolean finished;
 
-    /** The call's state beyond the success path (guarded by the call); a strategy may extend it. */
-    static class Extra {
-        /** Why the call was committed, when not by a response. */
-        SuppressionReason commitReason;
-        /** A buffer limit was passed with no attempt in flight: the next one is committed at once. */
-        boolean bufferExceeded;
-        Boolean compression;
-        Object[] laterMessages;
+    @GuardedBy("this") private final CallBuffer record = new CallBuffer();
+    /** The attempt started last; each links to the one before (the call's attempts, newest first). */
+    @GuardedBy("this") private Attempt newest;
+    @GuardedBy("this") Attempt committed;
+    @GuardedBy("this") private Extra extra;
+    /** The application cancelled, its listener threw, the Context was cancelled or the scheduler closed. */
+    @GuardedBy("this") boolean cancelled;
+    /** The outcome is decided: the listener is closed or about to be. */
+    @GuardedBy("this") boolean finished;
+    /** 1 while a thread calls the listener (serialiser or pass-through), 2 when others queued meanwhile (by BUSY). */
+    private volatile byte busy;
+    private static final VarHandle BUSY = busyHandle();
+
+    /** The call's state beyond the success path, made on first use; guarded as {@link Attempt}'s fields are. */
+    class Extra {
+        SuppressionReason commitReason; // why the call was committed, when not by a response
+        boolean bufferExceeded; // a buffer limit passed with no attempt in flight: the next one commits at once
         /** The call's one pending timer (a retry's backoff, the next hedge) and its generation. */
         RetryScheduler.Timer timer;
         int timerGeneration;
         long timerStartNanos;
         long waitedNanos;
-        /** What the timer that fired last waited, until an attempt takes it (observed calls). */
-        long lastWaitNanos;
+        long lastWaitNanos; // what the last timer waited, until an attempt takes it (observed calls)
+        boolean shutDown; // the scheduler refused a timer: it is closed, the call ends SHUTTING_DOWN
         Context.CancellationListener contextListener;
-        Status cancelStatus;
-        String cancelMessage;
-        Throwable cancelCause;
-        /** What an attempt that failed while being started ends the call with. */
-        Status startFailure;
-        /** The serializer of parallel attempts' callbacks: busy, and what waits for it. */
-        boolean delivering;
-        ArrayDeque<Runnable> pending;
-        /** The call as the engine's observer follows it (set at start, never changed), and its attempts by number. */
-        AttemptObserver.Call observed;
-        AttemptObserver.Attempt[] observations;
+        Status listenerFailure; // the listener threw (not in onClose): its close gets this, nothing else
+        ArrayDeque<Runnable> pending; // deliveries waiting for the thread that is delivering
+        ObservedCall observed; // the call as the engine's observer follows it (set at start, never changed)
     }
 
-    /** Why an attempt is cancelled, with its message when fixed. */
-    enum Cancel {
-        LOST("hedged attempt not needed: another attempt committed"),
-        ENDED("hedged attempt not needed: the call ended"),
-        APPLICATION(null),
-        START_FAILURE(null);
+    /** Why a hedge is cancelled when another won, or the call ended (a cancelled call's attempts get its status). */
+    static final Status LOST = Status.CANCELLED.withDescription("hedged attempt not needed: another attempt committed");
+    static final Status ENDED = Status.CANCELLED.withDescription("hedged attempt not needed: the call ended");
 
-        final String message;
-
-        Cancel(String message) {
-            this.message = message;
-        }
-    }
-
-    /** A callback to the application's listener. */
-    private enum Signal { HEADERS, MESSAGE, READY, CLOSE }
-
-    /** An operation of the application's, recorded and sent to attempts. */
-    private enum Op { REQUEST, MESSAGE, HALF_CLOSE, COMPRESSION }
+    private enum Signal { HEADERS, MESSAGE, READY, CLOSE } // a callback to the application's listener
 
     EngineCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
             MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next, boolean parallel) {
@@ -132,18 +101,19 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         this.context = Context.current();
     }
 
-    // ------------------------------------------------------------------ the strategy
-
     /** Under lock: what follows the failure of uncommitted {@code a} (the core admits and schedules it). */
+    @GuardedBy("this")
     abstract Decision afterFailureLocked(Attempt a, Status status, Metadata trailers);
 
-    /** Whether the policy would have retried this failure of the committed attempt (the call is settled). */
+    /** Under lock: whether the policy would have retried this failure of the committed attempt. */
+    @GuardedBy("this")
     abstract boolean wouldRetry(Status status, Metadata trailers);
 
     /** Sends the next attempt: the timer fired, or a hedge goes at once. */
     abstract void nextAttempt();
 
-    /** Time spent between attempts, for {@code callEnded}: by default what the timers ran. */
+    /** Under lock: time spent between attempts, for {@code callEnded}: by default what the timers ran. */
+    @GuardedBy("this")
     long waitedNanos() {
         return extra == null ? 0 : extra.waitedNanos;
     }
@@ -153,6 +123,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /** Under lock, once attempt {@code a} is open. */
+    @GuardedBy("this")
     void openedLocked(Attempt a) {
     }
 
@@ -164,15 +135,21 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     void launched(Attempt a) {
     }
 
-    /** The call ended: after {@code callEnded}, before the listener's close. */
-    void ended(Status status) {
+    /** The call ended after {@code attempts} attempts: after {@code callEnded}, before the listener's close. */
+    void ended(Status status, int attempts) {
     }
 
     Extra newExtra() {
         return new Extra();
     }
 
-    // ------------------------------------------------------------------ application side
+    private static VarHandle busyHandle() {
+        try {
+            return MethodHandles.lookup().findVarHandle(EngineCall.class, "busy", byte.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     @Override
     public final void start(Listener<RespT> responseListener, Metadata startHeaders) {
@@ -192,142 +169,118 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             listener = responseListener;
             if (followed != null) {
-                extra().observed = followed;
+                extra().observed = new ObservedCall(followed);
             }
             startHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS); // the engine's; the headers are the call's now
-            headers = startHeaders;
+            record.start(startHeaders);
             first = openLocked();
         }
         if (engine.budget != null) {
             engine.budget.onCall();
         }
         engine.events.callStarted(target());
-        launch(first);
+        launch(first, startHeaders);
     }
 
     @Override
     public final void request(int numMessages) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.request(numMessages);
-        } else if (numMessages < 0) {
+        if (numMessages < 0) {
             throw new IllegalArgumentException("numMessages must be >= 0");
-        } else {
-            forward(Op.REQUEST, numMessages, null);
         }
+        op(CallBuffer.REQUEST, numMessages, null);
     }
 
     @Override
     public final void sendMessage(ReqT message) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.sendMessage(message);
-        } else {
-            forward(Op.MESSAGE, 0, message);
-        }
+        op(CallBuffer.MESSAGE, 0, message);
     }
 
     @Override
     public final void halfClose() {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.halfClose();
-        } else {
-            forward(Op.HALF_CLOSE, 0, null);
-        }
+        op(CallBuffer.HALF_CLOSE, 0, null);
     }
 
     @Override
     public final void setMessageCompression(boolean enabled) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.setMessageCompression(enabled);
-        } else {
-            forward(Op.COMPRESSION, enabled ? 1 : 0, null);
-        }
+        op(CallBuffer.COMPRESSION, enabled ? 1 : 0, null);
     }
 
-    /** An operation before the pass-through: recorded, sent to the attempts caught up; a buffer limit commits. */
+    /** An operation of the application's: to the pass-through, else recorded and drained (a buffer limit commits). */
     @SuppressWarnings("unchecked")
-    private void forward(Op op, int n, Object message) {
-        long size = op == Op.MESSAGE ? MessageSizes.sizeOf(method.getRequestMarshaller(), (ReqT) message) : 0;
-        Attempt p;
-        Object targets = null;
-        Object toCancel = null;
+    private void op(int op, int n, Object message) {
+        Attempt p = passThrough;
+        if (p != null) {
+            apply(p.call, op, n, message);
+            return;
+        }
+        long size = op == CallBuffer.MESSAGE ? MessageSizes.sizeOf(method.getRequestMarshaller(), (ReqT) message) : 0;
+        Attempt head;
         Attempt newlyCommitted = null;
+        Attempt mine = null; // the newest attempt, idle and caught up: this thread sends it this operation
         synchronized (this) {
-            p = passThrough;
-            if (p == null) {
-                if (finished || cancelled) {
-                    return;
-                }
-                if (halfClosed && (op == Op.MESSAGE || op == Op.HALF_CLOSE)) {
-                    throw new IllegalStateException(op == Op.MESSAGE ? "call was half-closed"
-                            : "call already half-closed");
-                }
-                if (op == Op.MESSAGE && committed == null && (extra == null || !extra.bufferExceeded)) {
-                    if (CallBuffer.fits(heldBytes, size, engine.perRpcBufferLimit, engine.bufferPool)) {
-                        heldBytes += size;
-                    } else if ((newlyCommitted = mostAdvancedLocked()) != null) {
-                        toCancel = commitLocked(newlyCommitted, SuppressionReason.BUFFER_LIMIT);
-                    } else {
-                        extra().bufferExceeded = true;
-                    }
-                }
-                p = passThrough; // the commit may have begun it
-                if (p == null) {
-                    targets = recordLocked(op, n, message);
+            if (finished || cancelled) {
+                return;
+            }
+            if (record.halfClosed() && (op == CallBuffer.MESSAGE || op == CallBuffer.HALF_CLOSE)) {
+                throw new IllegalStateException(op == CallBuffer.MESSAGE ? "call was half-closed" : "call already half-closed");
+            }
+            if (op == CallBuffer.MESSAGE && committed == null && (extra == null || !extra.bufferExceeded)
+                    && !record.tryAdd(size, engine.perRpcBufferLimit, engine.bufferPool)) {
+                newlyCommitted = mostAdvancedLocked();
+                if (newlyCommitted != null) {
+                    commitLocked(newlyCommitted, SuppressionReason.BUFFER_LIMIT);
+                } else {
+                    extra().bufferExceeded = true;
                 }
             }
+            p = passThrough; // the commit may have begun it
+            head = newest;
+            if (p == null && head != null && !head.draining && !head.closed && head.cancel == null && caughtUpLocked(head)) {
+                mine = head;
+                mine.draining = true; // as its drain's owner, with the cursor moved past this operation
+                mine.sentDemand += op == CallBuffer.REQUEST ? n : 0;
+                mine.sentMessages += op == CallBuffer.MESSAGE ? 1 : 0;
+                mine.sentHalfClose |= op == CallBuffer.HALF_CLOSE;
+                head = head.prev;
+            }
+            if (p == null) {
+                record.record(op, n, message);
+            }
+            if (mine != null) {
+                mine.sentCompression = record.compression();
+            }
         }
-        cancelAll(toCancel);
         if (newlyCommitted != null) {
             engine.events.committed(target(), newlyCommitted.number);
         }
-        send(p != null ? p : targets, op, n, message, p == null);
+        if (p != null || mine != null) {
+            apply(p != null ? p.call : mine.call, op, n, message);
+        }
+        if (mine != null) {
+            drain(mine, true);
+        }
+        drainAll(head);
     }
 
-    /** Records {@code op}; its targets (caught up, open): cursors moved, parallel ones marked for {@link #send}. */
-    private Object recordLocked(Op op, int n, Object message) {
+    @SuppressWarnings("unchecked")
+    private void apply(ClientCall<ReqT, RespT> call, int op, int n, Object message) {
         switch (op) {
-            case REQUEST -> demand += n;
-            case MESSAGE -> {
-                if (committed == null || !committed.drained) { // else the record is released
-                    append(message);
-                }
-            }
-            case HALF_CLOSE -> halfClosed = true;
-            default -> {
-                extra().compression = n != 0;
-                for (Attempt a = newest; a != null; a = a.prev) {
-                    a.compressionStale = !a.drained; // one catching up applies it before its next sends
-                }
-            }
+            case CallBuffer.REQUEST -> call.request(n);
+            case CallBuffer.MESSAGE -> call.sendMessage((ReqT) message);
+            case CallBuffer.HALF_CLOSE -> call.halfClose();
+            default -> call.setMessageCompression(n != 0);
         }
-        Object targets = null;
-        for (Attempt a = newest; a != null; a = a.prev) {
-            if (a.drained && !a.closed && a.cancel == null) {
-                a.sentMessages = buffered;
-                a.sentDemand = demand;
-                a.sentHalfClose = halfClosed;
-                a.sending += parallel ? 1 : 0;
-                targets = add(targets, a);
-            }
-        }
-        return targets;
     }
 
-    /** Ready when any attempt that is or may become the call's is (grpc-java: any caught up). */
+    /** Ready when an attempt that is or may become the call's, and has caught up, is (grpc-java does the same). */
     @Override
     public final boolean isReady() {
-        Object candidates = passThrough;
-        if (candidates == null) {
-            synchronized (this) {
-                candidates = passThrough != null ? passThrough : candidatesLocked();
-            }
+        Attempt p = passThrough;
+        if (p != null) {
+            return p.call.isReady();
         }
-        for (int i = 0, n = count(candidates); i < n; i++) {
-            if (at(candidates, i).call.isReady()) {
+        for (Attempt a = head(); a != null; a = a.prev) {
+            if (candidate(a) && a.call.isReady()) {
                 return true;
             }
         }
@@ -336,128 +289,96 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public final Attributes getAttributes() {
-        Object candidates = passThrough;
-        if (candidates == null) {
-            synchronized (this) {
-                candidates = candidatesLocked();
-            }
+        Attempt p = passThrough;
+        Attempt oldest = p;
+        for (Attempt a = p != null ? null : head(); a != null; a = a.prev) {
+            oldest = candidate(a) ? a : oldest;
         }
-        return candidates == null ? Attributes.EMPTY : at(candidates, 0).call.getAttributes(); // the oldest
+        return oldest == null ? Attributes.EMPTY : oldest.call.getAttributes();
     }
 
-    /** The started, open attempts that are or may become the call's, the oldest first (under lock). */
-    private Object candidatesLocked() {
-        Object out = null;
-        for (Attempt a = newest; !finished && !cancelled && a != null; a = a.prev) {
-            if (a.started && !a.closed && a.cancel == null && (committed == null || committed == a)) {
-                out = add(out, a);
-            }
-        }
-        return out;
+    private synchronized Attempt head() {
+        return newest;
+    }
+
+    /** Whether {@code a} is or may become the call's, and has caught up with the record once. */
+    private synchronized boolean candidate(Attempt a) {
+        return !finished && !cancelled && a.replayed && !a.closed && a.cancel == null
+                && (committed == null || committed == a);
     }
 
     @Override
     public final void cancel(String message, Throwable cause) {
-        Attempt p = passThrough;
-        if (p != null) {
-            p.call.cancel(message, cause);
-        } else {
-            String description = message != null ? message : "Call cancelled without message";
-            cancelWith(Status.CANCELLED.withDescription(description).withCause(cause), message, cause);
-        }
+        cancelWith(Status.CANCELLED.withDescription(message != null ? message : "Call cancelled without message")
+                .withCause(cause));
     }
 
-    /** Cancels the call (application or Context): every attempt in flight and the timer. */
-    private void cancelWith(Status status, String message, Throwable cause) {
-        Attempt p;
-        Object toCancel = null;
-        boolean closeNow = false;
+    /** Ends the call now (application, listener, Context, shut-down): attempts, timer cancelled; then only the close. */
+    private void cancelWith(Status status) {
+        Attempt head;
         synchronized (this) {
-            p = passThrough;
-            if (p == null) {
-                if (cancelled || finished) {
-                    return;
-                }
-                cancelled = true;
-                Extra x = extra();
-                x.cancelStatus = status;
-                x.cancelMessage = message;
-                x.cancelCause = cause;
-                if (listener == null) {
-                    return; // before start: start() will refuse
-                }
-                stopWaitingLocked();
-                toCancel = cancelOthersLocked(null, Cancel.APPLICATION);
-                closeNow = liveLocked() == 0; // waiting for the next attempt: none will report, so it ends here
-                if (closeNow) {
-                    finishLocked();
-                }
+            if (cancelled || finished) {
+                return;
             }
+            cancelled = true;
+            if (listener == null) {
+                return; // before start: start() will refuse
+            }
+            passThrough = null; // every callback goes through the lock again: only the close is delivered
+            markCancelLocked(null, status);
+            finishLocked(); // ends now: a cancelled stream may never close (docs/design.md §18)
+            head = newest;
         }
-        if (p != null) {
-            p.call.cancel(message, cause);
-        }
-        cancelAll(toCancel);
-        if (closeNow) {
-            endLater(status);
-        }
+        drainAll(head);
+        endLater(status);
     }
-
-    // ------------------------------------------------------------------ attempts
 
     /** Counts and links a new attempt; committed at once when a buffer limit was passed meanwhile (under lock). */
+    @GuardedBy("this")
     final Attempt openLocked() {
         Attempt a = new Attempt(attempts() + 1, newest);
         newest = a;
         Extra x = extra;
-        if (x != null) {
-            a.compressionStale = x.compression != null;
-            if (x.bufferExceeded && committed == null) {
-                commitLocked(a, SuppressionReason.BUFFER_LIMIT); // none other in flight: none to cancel
-                a.committedAtStart = true;
-            }
+        if (x != null && x.bufferExceeded && committed == null) {
+            commitLocked(a, SuppressionReason.BUFFER_LIMIT); // none other in flight: none to cancel
+            a.committedAtStart = true;
         }
         openedLocked(a);
         return a;
     }
 
-    /** Starts {@code a} in the call's Context and replays the record into it. */
-    final void launch(Attempt a) {
-        Metadata attemptHeaders = new Metadata();
-        attemptHeaders.merge(headers); // never changed after start
-        if (a.number > 1) {
-            attemptHeaders.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
+    /** Starts {@code a} in the call's Context (the first with the application's headers), replays the record. */
+    final void launch(Attempt a, Metadata firstHeaders) {
+        Metadata headers = firstHeaders;
+        boolean committedAtStart = false; // the first attempt is opened before any message
+        long delay = -1;
+        ObservedCall followed = null;
+        if (a.number > 1 || engine.observer != null) {
+            synchronized (this) {
+                committedAtStart = a.committedAtStart;
+                followed = extra == null ? null : extra.observed;
+                if (a.number > 1 && extra != null) {
+                    delay = extra.lastWaitNanos;
+                    extra.lastWaitNanos = 0; // a hedge sent at once after a failure waited for no timer
+                }
+                if (a.number > 1) {
+                    headers = record.attemptHeaders();
+                    headers.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
+                }
+            }
         }
         engine.events.attemptStarted(target(), kind(a), a.number);
-        if (a.committedAtStart) {
+        if (committedAtStart) {
             engine.events.committed(target(), a.number);
         }
-        AttemptObserver.Scope scope = null;
-        AttemptObserver.Call followed = observedCall();
-        if (followed != null) {
-            long delay;
-            synchronized (this) {
-                delay = a.number == 1 ? -1 : extra.lastWaitNanos;
-                extra.lastWaitNanos = 0; // a hedge sent at once after a failure waited for no timer
-            }
-            AttemptObserver.Attempt o = followed.attemptStarting(kind(a), a.number, delay, attemptHeaders);
-            synchronized (this) {
-                Extra x = extra;
-                if (x.observations == null || x.observations.length < a.number) {
-                    x.observations = Arrays.copyOf(x.observations == null ? new AttemptObserver.Attempt[0]
-                            : x.observations, Math.max(4, a.number * 2));
-                }
-                x.observations[a.number - 1] = o;
-            }
-            scope = o.openScope();
-        }
+        AttemptObserver.Scope scope = followed == null ? null : followed.starting(kind(a), a.number, delay, headers);
         Context previous = context == Context.current() ? null : context.attach();
         boolean callStarted = false;
         try {
             a.call = next.newCall(method, attemptOptions(a));
-            a.call.start(a, attemptHeaders);
+            a.call.start(a, headers);
             callStarted = true;
-            drain(a);
+            drain(a, true);
         } catch (RuntimeException e) {
             startFailed(a, callStarted, e);
             return;
@@ -472,271 +393,241 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         launched(a);
     }
 
-    /** Replays the record into {@code a} until it has caught up; then it is drained. */
-    @SuppressWarnings("unchecked")
-    private void drain(Attempt a) {
-        while (true) {
-            Object first = null;
-            Object[] later = null;
-            int from = 0;
-            int to = 0;
-            long moreDemand = 0;
-            boolean sendHalfClose = false;
-            boolean cancelNow = false;
-            Boolean compression = null;
-            synchronized (this) {
-                a.started = true;
-                if (a.closed || a.cancelIssued) {
-                    return;
-                }
-                if (a.cancel != null) {
-                    a.cancelIssued = cancelNow = true;
-                } else if (a.compressionStale) { // set while catching up: applied before the next sends
-                    a.compressionStale = false;
-                    compression = extra.compression;
-                } else if (a.sentMessages == buffered && a.sentHalfClose == halfClosed && a.sentDemand == demand) {
-                    a.drained = true;
-                    if (committed == a) {
-                        caughtUpLocked(a);
-                    }
-                    return;
-                } else {
-                    first = firstMessage;
-                    later = extra == null ? null : extra.laterMessages;
-                    from = a.sentMessages;
-                    to = buffered;
-                    a.sentMessages = to;
-                    moreDemand = demand - a.sentDemand;
-                    a.sentDemand = demand;
-                    sendHalfClose = halfClosed && !a.sentHalfClose;
-                    a.sentHalfClose = halfClosed;
-                }
-            }
-            if (cancelNow) {
-                a.cancelNow();
-                return;
-            }
-            if (compression != null) {
-                a.call.setMessageCompression(compression);
-                continue;
-            }
-            for (long left = moreDemand; left > 0; left -= Integer.MAX_VALUE) {
-                a.call.request((int) Math.min(left, Integer.MAX_VALUE));
-            }
-            for (int i = from; i < to; i++) {
-                a.call.sendMessage((ReqT) (i == 0 ? first : later[i - 1]));
-            }
-            if (sendHalfClose) {
-                a.call.halfClose();
-            }
+    /** Drains every attempt from {@code head} on: each is sent what it lacks, or its cancel. */
+    private void drainAll(Attempt head) {
+        for (Attempt a = head; a != null; a = a.prev) {
+            drain(a, false);
         }
     }
 
     /**
-     * {@code a} failed while being started. A started channel call may still deliver (even commit): it is
-     * cancelled, and its own close ends the call with the failure; otherwise it is closed and ends it here.
+     * The one drain loop: sends {@code a} what of the record it lacks, one operation at a time, or its cancel;
+     * one thread owns an attempt's drain at a time ({@code owner}: its launcher owns it from the start).
      */
+    @SuppressWarnings("unchecked")
+    private void drain(Attempt a, boolean owner) {
+        while (true) {
+            int op;
+            int n = 0;
+            Object message = null;
+            boolean readyMissed = false;
+            synchronized (this) {
+                if (!owner && (a.draining || a.closed || a.cancelIssued)) {
+                    return;
+                }
+                a.draining = owner = true;
+                if (a.closed || a.cancelIssued) {
+                    a.draining = false;
+                    return;
+                }
+                if (a.cancel != null) {
+                    a.cancelIssued = true; // its drain stays owned: nothing more is sent to it
+                    op = -1;
+                } else if (a.sentCompression != record.compression()) {
+                    a.sentCompression = record.compression();
+                    op = CallBuffer.COMPRESSION;
+                    n = a.sentCompression - 1;
+                } else if (a.sentDemand != record.demand()) {
+                    long more = record.demand() - a.sentDemand;
+                    n = (int) Math.min(more, Integer.MAX_VALUE);
+                    a.sentDemand += n;
+                    op = CallBuffer.REQUEST;
+                } else if (a.sentMessages < record.count()) {
+                    message = record.message(a.sentMessages++);
+                    op = CallBuffer.MESSAGE;
+                } else if (a.sentHalfClose != record.halfClosed()) {
+                    a.sentHalfClose = true;
+                    op = CallBuffer.HALF_CLOSE;
+                } else {
+                    a.draining = false;
+                    readyMissed = (a.readyMissed || a.number > 1) && !a.replayed; // a retry may start ready, unheard
+                    a.replayed = true;
+                    if (!readyMissed) {
+                        passThroughLocked(); // else after that onReady's delivery
+                    }
+                    op = -2;
+                }
+            }
+            if (op == -1) {
+                a.cancelNow();
+                return;
+            }
+            if (op == -2 && readyMissed && a.call.isReady()) {
+                receive(a, Signal.READY, null); // became ready while catching up: not heard then
+            } else if (op == -2 && readyMissed) {
+                synchronized (this) {
+                    passThroughLocked();
+                }
+            }
+            if (op == -2) {
+                return;
+            }
+            apply(a.call, op, n, message);
+        }
+    }
+
+    /** {@code a} failed to start: a started channel call is cancelled (its close ends it), else it ends here. */
     private void startFailed(Attempt a, boolean callStarted, RuntimeException e) {
         Status status = Status.INTERNAL.withDescription("could not start " + (a.number == 1 ? "the first attempt"
                 : parallel ? "a hedged attempt" : "a retry attempt")).withCause(e);
-        boolean cancelNow = false;
-        Object toCancel = null;
-        boolean end = false;
-        AttemptObserver.Attempt observation;
         synchronized (this) {
-            if (a.closed) {
-                return;
-            }
-            observation = observationLocked(a);
-            if (callStarted) {
-                Extra x = extra();
-                x.startFailure = x.startFailure == null ? status : x.startFailure;
-                a.cancel = Cancel.START_FAILURE;
-                cancelNow = !a.cancelIssued;
-                a.cancelIssued = true;
-            } else {
-                a.closed = true;
-                end = !finished && (committed == null || committed == a);
-                toCancel = end ? finishLocked() : null;
-            }
+            a.cancel = status;
+            a.startFailed = true;
         }
         if (callStarted) {
-            if (cancelNow) {
-                a.cancelNow();
-            }
+            drain(a, true); // still its owner: issues the cancel
             return;
         }
         if (a.call != null) {
             a.call.cancel(status.getDescription(), e); // its start threw: nothing else sends to it
         }
-        engine.events.attemptEnded(target(), kind(a), a.number, Status.Code.INTERNAL);
-        if (observation != null) {
-            observation.ended(status, new Metadata(), false, false);
-        }
-        cancelAll(toCancel);
-        if (end) {
-            endLater(status);
-        }
+        closed(a, status, new Metadata());
     }
-
-    // ------------------------------------------------------------------ attempt callbacks
 
     /** A callback from {@code a}: a response commits to it; delivered when {@code a} is (or may become) the call's. */
     private void receive(Attempt a, Signal s, Object value) {
-        Object toCancel = null;
         boolean newly = false;
         boolean deliver;
+        Attempt head = null;
         synchronized (this) {
             if (s != Signal.READY && committed == null && !finished && !a.closed && !cancelled) {
-                toCancel = commitLocked(a, SuppressionReason.COMMITTED);
+                head = commitLocked(a, SuppressionReason.COMMITTED) ? newest : null; // the others to cancel
                 newly = true;
             }
-            deliver = (s == Signal.READY ? !a.closed && !finished && (committed == null || committed == a)
-                    : committed == a) && enterLocked(s, value, null);
+            a.readyMissed |= s == Signal.READY && !a.replayed;
+            boolean mine = s == Signal.READY ? a.replayed && !a.closed && a.cancel == null && !finished
+                    && (committed == null || committed == a) : committed == a;
+            deliver = mine && !cancelled && enterLocked(s, value, null);
         }
-        cancelAll(toCancel);
+        drainAll(head);
         if (newly) {
             engine.events.committed(target(), a.number);
         }
         if (deliver) {
-            deliverEntered(s, value, null);
+            emit(s, value, null);
+            release();
         }
     }
 
-    /** The close of an attempt the call does not pass through to. */
+    /** The one end of an attempt: reports it once; the attempt that settles the call ends it. */
     private void closed(Attempt a, Status attemptStatus, Metadata attemptTrailers) {
         Status status = attemptStatus;
         Metadata trailers = attemptTrailers;
         Decision d = null;
-        boolean end = false;
         SuppressionReason suppressed = null;
-        Object toCancel = null;
-        AttemptObserver.Attempt observation;
+        ObservedCall followed;
         boolean wasCommitted;
         boolean cancelledHere;
+        boolean end;
+        Attempt head;
         synchronized (this) {
             if (a.closed) {
                 return;
             }
             a.closed = true;
-            observation = observationLocked(a);
+            followed = extra == null ? null : extra.observed;
             wasCommitted = committed == a;
-            boolean startFailure = a.cancel == Cancel.START_FAILURE;
-            cancelledHere = a.cancel != null && !startFailure;
-            if (startFailure) {
-                attemptStatus = status = extra.startFailure;
-                trailers = new Metadata();
+            if (a.startFailed) {
+                attemptStatus = status = a.cancel;
+                attemptTrailers = trailers = new Metadata();
             }
+            cancelledHere = a.cancel != null && !a.startFailed;
             end = !finished && (committed == null || committed == a); // else settled: it only reports its end
-            if (!end || startFailure) {
+            if (!end || a.startFailed) {
                 suppressed = null; // nothing to decide
-            } else if (committed == a) {
+            } else if (wasCommitted) {
                 suppressed = Decision.afterCommit(extra == null ? null : extra.commitReason,
                         !status.isOk() && wouldRetry(status, trailers));
-            } else if (cancelled) {
-                if (status.isOk()) { // answered before the cancellation reached the server: cancelled
-                    status = extra.cancelStatus;
-                    trailers = new Metadata();
-                }
+            } else if (!status.isOk() && extra != null && extra.shutDown) { // a timer was refused: none follows
+                status = SHUTTING_DOWN;
+                trailers = new Metadata();
             } else if (!status.isOk() && !context.isCancelled()) {
-                d = afterFailureLocked(a, status, trailers);
-                if (d instanceof Decision.Retry r) {
-                    d = Decision.admit(d, engine.budget);
-                    if (d == r) {
-                        scheduleLocked(r.delayNanos());
-                    }
-                } else if (d instanceof Decision.Hedge h) {
-                    if (h.delayNanos() > 0) {
-                        scheduleLocked(h.delayNanos());
-                    } else {
-                        cancelTimerLocked(); // the next hedge goes now
-                    }
-                }
+                d = decideLocked(a, status, trailers);
                 if (d instanceof Decision.Stop s) {
                     suppressed = s.reason();
-                    end = liveLocked() == 0 && !timerPendingLocked();
+                    end = liveLocked() == 0 && (extra == null || extra.timer == null);
                 } else if (d instanceof Decision.End e) {
                     suppressed = e.reason();
-                } else {
+                } else if (d != null) {
                     end = false;
-                    if (liveLocked() == 0 && timerPendingLocked()) {
-                        watchContextLocked(); // nothing in flight until the timer fires
-                    }
+                } else {
+                    status = SHUTTING_DOWN; // no timer can fire
+                    trailers = new Metadata();
                 }
             }
-            toCancel = end ? finishLocked() : null;
+            head = end && finishLocked() ? newest : null; // the others to cancel
         }
-        Status.Code code = attemptStatus.getCode();
-        engine.events.attemptEnded(target(), kind(a), a.number, code);
-        if (observation != null) {
-            observation.ended(attemptStatus, attemptTrailers, wasCommitted, cancelledHere);
+        engine.events.attemptEnded(target(), kind(a), a.number, attemptStatus.getCode());
+        if (followed != null) {
+            followed.ended(a.number, attemptStatus, attemptTrailers, wasCommitted, cancelledHere);
         }
-        cancelAll(toCancel);
+        drainAll(head);
         if (d instanceof Decision.Retry r) {
             engine.events.retryScheduled(target(), a.number + 1, r.delayNanos());
         }
         if (suppressed != null) {
-            suppressed(suppressed, code);
+            suppressed(suppressed, attemptStatus.getCode());
         }
         if (end) {
-            endCall(status, trailers, false);
+            endCall(status, trailers);
         } else if (d instanceof Decision.Hedge h && h.delayNanos() == 0) {
             nextAttempt();
         }
     }
 
-    /** The pass-through's close, without the lock: what it reads was set before {@link #passThrough} and is settled. */
-    private void closePassedThrough(Attempt a, Status status, Metadata trailers) {
-        Status.Code code = status.getCode();
-        SuppressionReason suppressed = Decision.afterCommit(extra == null ? null : extra.commitReason,
-                code != Status.Code.OK && wouldRetry(status, trailers));
-        engine.events.attemptEnded(target(), kind(a), a.number, code);
-        AttemptObserver.Attempt observation = observationLocked(a); // set before the attempt started: settled
-        if (observation != null) {
-            observation.ended(status, trailers, true, false);
+    /** Under lock: what follows a failure of uncommitted {@code a}, admitted and timed; null: scheduler closed. */
+    @GuardedBy("this")
+    private Decision decideLocked(Attempt a, Status status, Metadata trailers) {
+        Decision d = afterFailureLocked(a, status, trailers);
+        d = d instanceof Decision.Retry ? Decision.admit(d, engine.budget) : d;
+        long delay = d instanceof Decision.Retry r ? r.delayNanos() : d instanceof Decision.Hedge h ? h.delayNanos() : -1;
+        if (delay == 0 && d instanceof Decision.Hedge) {
+            cancelTimerLocked(); // the next hedge goes now
+        } else if (delay >= 0 && !scheduleLocked(delay)) {
+            return null;
+        } else if (delay >= 0 && liveLocked() == 0) {
+            watchContextLocked(); // nothing in flight until the timer fires
         }
-        if (suppressed != null) {
-            suppressed(suppressed, code);
-        }
-        endCall(status, trailers, true);
+        return d;
     }
 
     /** A retry or hedge that will not go, and why: to the listener and the observer. */
     final void suppressed(SuppressionReason reason, Status.Code code) {
         engine.events.retrySuppressed(target(), reason, code);
-        AttemptObserver.Call followed = observedCall();
+        ObservedCall followed = observed();
         if (followed != null) {
             followed.retrySuppressed(reason, code);
         }
     }
 
-    // ------------------------------------------------------------------ the end and the listener
-
-    /** Ends the settled call: reports it, then closes the listener (directly, or through the serializer). */
-    final void endCall(Status status, Metadata trailers, boolean direct) {
+    /** Ends the settled call: reports it, then closes the listener through the serialiser. */
+    final void endCall(Status status, Metadata trailers) {
         Status.Code code = status.getCode();
         if (code == Status.Code.OK && engine.throttle != null) {
             engine.throttle.onSuccess();
         }
-        int later = attempts() - 1; // no attempt starts any more
-        engine.events.callEnded(target(), code, parallel ? 0 : later, parallel ? later : 0, waitedNanos());
-        ended(status);
-        if (direct || !parallel) {
-            listener.onClose(status, trailers);
-            return;
-        }
+        int attempts;
+        long waited;
+        Status failure;
         boolean deliver;
-        synchronized (this) {
+        synchronized (this) { // nothing but this close can be delivered after it: it may enter now
+            attempts = attempts();
+            waited = waitedNanos();
+            failure = extra == null ? null : extra.listenerFailure;
             deliver = enterLocked(Signal.CLOSE, status, trailers);
         }
+        int later = attempts - 1; // no attempt starts any more
+        engine.events.callEnded(target(), code, parallel ? 0 : later, parallel ? later : 0, waited);
+        ended(status, attempts);
         if (deliver) {
-            deliverEntered(Signal.CLOSE, status, trailers);
+            emit(Signal.CLOSE, failure != null ? failure : status, failure != null ? new Metadata() : trailers);
+            release();
         }
     }
 
     /** Ends the call on its executor (here when it refuses: the listener must close); nothing else delivers. */
     private void endLater(Status status) {
-        Runnable end = () -> endCall(status, new Metadata(), false);
+        Runnable end = () -> endCall(status, new Metadata());
         try {
             executor().execute(end);
         } catch (RejectedExecutionException e) {
@@ -744,110 +635,137 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** Under lock: whether this thread calls the listener now; false when queued for the one that is. */
+    /** Under lock: whether this thread calls the listener now (it is busy then); false when queued for the busy one. */
+    @GuardedBy("this")
     private boolean enterLocked(Signal s, Object value, Metadata trailers) {
-        if (!parallel) {
-            return true;
+        while (!BUSY.compareAndSet(this, (byte) 1, (byte) 2) && busy != 2) { // the busy one will find it queued
+            if (BUSY.compareAndSet(this, (byte) 0, (byte) 1)) {
+                return true;
+            }
         }
         Extra x = extra();
-        if (x.delivering) {
-            if (x.pending == null) {
-                x.pending = new ArrayDeque<>(4);
-            }
-            x.pending.add(() -> emit(s, value, trailers));
-            return false;
+        if (x.pending == null) {
+            x.pending = new ArrayDeque<>(4);
         }
-        x.delivering = true;
-        return true;
+        x.pending.add(() -> deliver(s, value, trailers));
+        return false;
     }
 
-    /** Calls the listener (after {@link #enterLocked}); serialised: then what was queued meanwhile. */
-    private void deliverEntered(Signal s, Object value, Metadata trailers) {
-        if (!parallel) {
-            emit(s, value, trailers);
-            return;
-        }
-        RuntimeException failure = null;
-        Runnable r = () -> emit(s, value, trailers);
-        while (r != null) {
-            try {
-                r.run();
-            } catch (RuntimeException e) {
-                failure = failure == null ? e : failure;
-            }
+    /** Ends this thread's turn at the listener: first what was queued meanwhile; then a deferred pass-through. */
+    private void release() {
+        while (!BUSY.compareAndSet(this, (byte) 1, (byte) 0)) {
+            Runnable r;
             synchronized (this) {
-                r = extra.pending == null ? null : extra.pending.poll();
-                if (r == null) {
-                    extra.delivering = false;
-                    if (committed != null && committed.drained && !finished) {
-                        passThrough = committed;
-                    }
-                }
+                r = extra.pending.poll();
+                busy = (byte) (extra.pending.isEmpty() ? 1 : 2);
             }
+            r.run();
         }
-        if (failure != null) {
-            throw failure;
+        if (passThrough == null) {
+            synchronized (this) {
+                passThroughLocked();
+            }
         }
     }
 
+    /** A queued callback: once the listener threw, it hears only its close, with that failure. */
+    private void deliver(Signal s, Object value, Metadata trailers) {
+        Status failure;
+        synchronized (this) {
+            failure = extra == null ? null : extra.listenerFailure;
+        }
+        if (failure == null) {
+            emit(s, value, trailers);
+        } else if (s == Signal.CLOSE) {
+            emit(s, failure, new Metadata());
+        }
+    }
+
+    /** The one call into the listener: an exception cancels the whole call, or is logged from its close. */
     @SuppressWarnings("unchecked")
     private void emit(Signal s, Object value, Metadata trailers) {
-        switch (s) {
-            case HEADERS -> listener.onHeaders((Metadata) value);
-            case MESSAGE -> listener.onMessage((RespT) value);
-            case READY -> listener.onReady();
-            default -> listener.onClose((Status) value, trailers);
+        try {
+            switch (s) {
+                case HEADERS -> listener.onHeaders((Metadata) value);
+                case MESSAGE -> listener.onMessage((RespT) value);
+                case READY -> listener.onReady();
+                default -> listener.onClose((Status) value, trailers);
+            }
+        } catch (RuntimeException | Error e) {
+            if (s == Signal.CLOSE) {
+                LOG.log(System.Logger.Level.WARNING, "the application's onClose threw (the call is closed)", e);
+            } else {
+                String cb = s == Signal.HEADERS ? "onHeaders" : s == Signal.MESSAGE ? "onMessage" : "onReady";
+                Status failure = Status.CANCELLED.withDescription("the application's " + cb + " threw").withCause(e);
+                synchronized (this) {
+                    Extra x = extra();
+                    x.listenerFailure = x.listenerFailure == null ? failure : x.listenerFailure;
+                }
+                cancelWith(failure);
+            }
         }
     }
 
-    // ------------------------------------------------------------------ state changes (under lock)
-
-    /** Commits to {@code a}: no further attempt or timer; returns the other attempts to cancel (outside the lock). */
-    private Object commitLocked(Attempt a, SuppressionReason reason) {
+    /** Commits to {@code a}: no further attempt or timer; whether others were marked to be cancelled (by their drain). */
+    @GuardedBy("this")
+    private boolean commitLocked(Attempt a, SuppressionReason reason) {
         committed = a;
         if (reason != SuppressionReason.COMMITTED || extra != null) {
             extra().commitReason = reason;
             extra.bufferExceeded = false;
         }
         stopWaitingLocked();
-        if (a.drained) {
-            caughtUpLocked(a);
-        }
-        return cancelOthersLocked(a, Cancel.LOST);
+        passThroughLocked();
+        return markCancelLocked(a, LOST);
     }
 
-    /** The committed attempt caught up: the record goes; it passes through unless a callback is being delivered. */
-    private void caughtUpLocked(Attempt a) {
-        releaseRecordLocked();
-        if (extra == null || !extra.delivering) {
-            passThrough = a;
+    /** Once the committed attempt caught up its record goes, and it passes through unless a delivery is on. */
+    @GuardedBy("this")
+    private void passThroughLocked() {
+        Attempt c = committed;
+        if (c == null || c.draining || c.closed || !c.replayed || !caughtUpLocked(c)) {
+            return;
+        }
+        if (record.count() > 0) {
+            record.release(engine.bufferPool);
+            c.sentMessages = 0;
+        }
+        if (busy == 0 && !cancelled && !finished) {
+            passThrough = c;
         }
     }
 
-    /** The outcome is decided: timer, record and Context listener go; returns the attempts to cancel. */
-    final Object finishLocked() {
+    /** The outcome is decided: timer, record and Context listener go; whether other attempts are to be cancelled. */
+    @GuardedBy("this")
+    final boolean finishLocked() {
         finished = true;
         stopWaitingLocked();
-        releaseRecordLocked();
-        return cancelOthersLocked(committed, Cancel.ENDED);
+        record.release(engine.bufferPool);
+        return markCancelLocked(committed, ENDED);
     }
 
-    /** Asks all in flight but {@code except} to be cancelled; returns those no thread sends to (else: the sender). */
-    private Object cancelOthersLocked(Attempt except, Cancel why) {
-        Object out = null;
+    /** Marks every open attempt but {@code except} to be cancelled (their drain's owner issues it); whether any. */
+    @GuardedBy("this")
+    private boolean markCancelLocked(Attempt except, Status why) {
+        boolean any = false;
         for (Attempt a = newest; a != null; a = a.prev) {
-            if (a != except && !a.closed && !a.cancelIssued) {
+            if (a != except && !a.closed && a.cancel == null) {
                 a.cancel = why;
-                if (a.drained && a.sending == 0) {
-                    a.cancelIssued = true;
-                    out = add(out, a);
-                }
+                any = true;
             }
         }
-        return out;
+        return any;
+    }
+
+    /** Whether {@code a} was sent the whole record. */
+    @GuardedBy("this")
+    private boolean caughtUpLocked(Attempt a) {
+        return a.sentMessages == record.count() && a.sentDemand == record.demand() && a.sentHalfClose == record.halfClosed()
+                && a.sentCompression == record.compression();
     }
 
     /** The attempt in flight that has sent the most messages (the oldest on a tie), or null. */
+    @GuardedBy("this")
     private Attempt mostAdvancedLocked() {
         Attempt best = null;
         for (Attempt a = newest; a != null; a = a.prev) {
@@ -858,50 +776,20 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return best;
     }
 
-    /** Sends an operation to {@code targets}; releases {@code marked} ones, cancelling those whose cancel waited. */
-    @SuppressWarnings("unchecked")
-    private void send(Object targets, Op op, int n, Object message, boolean marked) {
-        int count = count(targets);
-        try {
-            for (int i = 0; i < count; i++) {
-                ClientCall<ReqT, RespT> call = at(targets, i).call;
-                switch (op) {
-                    case REQUEST -> call.request(n);
-                    case MESSAGE -> call.sendMessage((ReqT) message);
-                    case HALF_CLOSE -> call.halfClose();
-                    default -> call.setMessageCompression(n != 0);
-                }
-            }
-        } finally {
-            if (count > 0 && marked && parallel) {
-                Object cancelNow = null;
-                synchronized (this) {
-                    for (int i = 0; i < count; i++) {
-                        Attempt a = at(targets, i);
-                        if (--a.sending == 0 && a.cancel != null && !a.cancelIssued && !a.closed) {
-                            a.cancelIssued = true;
-                            cancelNow = add(cancelNow, a);
-                        }
-                    }
-                }
-                cancelAll(cancelNow);
-            }
-        }
-    }
-
-    private void cancelAll(Object attempts) {
-        for (int i = 0, n = count(attempts); i < n; i++) {
-            at(attempts, i).cancelNow();
-        }
-    }
-
-    /** Schedules the call's timer after {@code delayNanos}, replacing a pending one; it runs {@link #nextAttempt}. */
-    final void scheduleLocked(long delayNanos) {
+    /**
+     * Schedules the call's timer (replacing a pending one): {@link #nextAttempt}, or the end of the call when
+     * the scheduler closes first. False when it is closed already: the call ends {@link #SHUTTING_DOWN}.
+     */
+    @GuardedBy("this")
+    final boolean scheduleLocked(long delayNanos) {
         cancelTimerLocked();
         Extra x = extra();
         int generation = ++x.timerGeneration;
         x.timerStartNanos = System.nanoTime();
-        x.timer = engine.scheduler.schedule(() -> timerFired(generation), executor(), delayNanos);
+        x.timer = engine.scheduler.schedule(() -> timerFired(generation), () -> cancelWith(SHUTTING_DOWN),
+                executor(), delayNanos);
+        x.shutDown |= x.timer == null;
+        return x.timer != null;
     }
 
     /** On the call's executor; a timer replaced or cancelled since does nothing. */
@@ -919,6 +807,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         nextAttempt();
     }
 
+    @GuardedBy("this")
     final void cancelTimerLocked() {
         RetryScheduler.Timer t = extra == null ? null : extra.timer;
         if (t != null) {
@@ -928,11 +817,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    private boolean timerPendingLocked() {
-        return extra != null && extra.timer != null;
-    }
-
     /** No more waiting for a timer: it is cancelled and the Context no longer watched. */
+    @GuardedBy("this")
     private void stopWaitingLocked() {
         Context.CancellationListener cl = extra == null ? null : extra.contextListener;
         cancelTimerLocked();
@@ -943,47 +829,17 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /** While a timer is pending and nothing is in flight, the Context's cancellation cancels the call. */
+    @GuardedBy("this")
     private void watchContextLocked() {
         Extra x = extra();
         if (context != Context.ROOT && x.contextListener == null) { // ROOT cannot be cancelled
-            x.contextListener = c -> cancelWith(Contexts.statusFromCancelled(c), null, null);
+            x.contextListener = c -> cancelWith(Contexts.statusFromCancelled(c));
             context.addListener(x.contextListener, executor());
         }
     }
 
-    // ------------------------------------------------------------------ the replay record (under lock)
-
-    private void append(Object message) {
-        int n = buffered;
-        if (n == 0) {
-            firstMessage = message;
-        } else {
-            Extra x = extra();
-            if (x.laterMessages == null) {
-                x.laterMessages = new Object[4];
-            } else if (n - 1 == x.laterMessages.length) {
-                x.laterMessages = Arrays.copyOf(x.laterMessages, x.laterMessages.length * 2);
-            }
-            x.laterMessages[n - 1] = message;
-        }
-        buffered = n + 1;
-    }
-
-    private void releaseRecordLocked() {
-        if (heldBytes != 0) {
-            engine.bufferPool.release(heldBytes);
-            heldBytes = 0;
-        }
-        firstMessage = null;
-        buffered = 0;
-        if (extra != null) {
-            extra.laterMessages = null;
-        }
-    }
-
-    // ------------------------------------------------------------------ helpers
-
     /** The call's state beyond the success path, made on first use (under lock). */
+    @GuardedBy("this")
     final Extra extra() {
         if (extra == null) {
             extra = newExtra();
@@ -991,28 +847,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return extra;
     }
 
-    /**
-     * The call as the engine's observer follows it, or null. Set in the extra under start's lock, before
-     * any attempt exists, and never changed: a thread that took the lock since sees it (every caller has).
-     */
-    private AttemptObserver.Call observedCall() {
-        Extra x = extra;
-        return x == null ? null : x.observed;
+    /** The call as the engine's observer follows it, or null. */
+    private synchronized ObservedCall observed() {
+        return extra == null ? null : extra.observed;
     }
 
-    /** The observer's view of attempt {@code a} (under lock, or settled), or null when the call is not followed. */
-    private AttemptObserver.Attempt observationLocked(Attempt a) {
-        Extra x = extra;
-        AttemptObserver.Attempt[] all = x == null ? null : x.observations;
-        return all == null || all.length < a.number ? null : all[a.number - 1];
-    }
-
-    /** Attempts started (guarded, or settled). */
+    @GuardedBy("this")
     final int attempts() {
         return newest == null ? 0 : newest.number;
     }
 
-    /** Attempts started and not closed (under lock). */
+    /** Attempts started and not closed. */
+    @GuardedBy("this")
     final int liveLocked() {
         int n = 0;
         for (Attempt a = newest; a != null; a = a.prev) {
@@ -1043,49 +889,28 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return b == null ? left : Math.min(left, b.timeRemaining(TimeUnit.NANOSECONDS));
     }
 
-    /** Attempts as null, one {@link Attempt} or an array: none and one allocate nothing. */
-    private static Object add(Object list, Object a) {
-        if (list == null) {
-            return a;
-        }
-        Object[] rest = list instanceof Object[] m ? m : new Object[] {list};
-        Object[] many = new Object[rest.length + 1];
-        many[0] = a; // lists are built walking from the newest attempt: the oldest comes first
-        System.arraycopy(rest, 0, many, 1, rest.length);
-        return many;
-    }
-
-    private static int count(Object list) {
-        return list == null ? 0 : list instanceof Object[] many ? many.length : 1;
-    }
-
-    @SuppressWarnings("unchecked")
-    private Attempt at(Object list, int i) {
-        return (Attempt) (list instanceof Object[] many ? many[i] : list);
-    }
-
-    // ------------------------------------------------------------------ one attempt
-
-    /** One attempt: a listener on the channel call it made, its replay cursor and its cancel hand-off. */
+    /**
+     * One attempt: a listener on its channel call, its replay cursor and its cancel hand-off. Its fields are
+     * guarded by the call's lock; unannotated, as Error Prone cannot name an attempt's enclosing call.
+     */
     final class Attempt extends ClientCall.Listener<RespT> {
         final int number;
         final Attempt prev;
-        /** Set by the starting thread before the attempt can be a target or deliver. */
-        ClientCall<ReqT, RespT> call;
-        // guarded by the call's lock
-        boolean started;
-        boolean drained;
+        ClientCall<ReqT, RespT> call; // set by its launcher before another thread can drain or read it
+        /** A thread sends to it now (its launcher from the start); the others leave it to that one. */
+        boolean draining = true;
+        boolean replayed; // it caught up with the record once: it may be the call's ready source
+        boolean readyMissed; // it signalled ready before it had caught up
         boolean closed;
         boolean committedAtStart;
         /** The replay cursor: what of the record it was sent. */
         int sentMessages;
         long sentDemand;
         boolean sentHalfClose;
-        boolean compressionStale;
-        /** Application threads sending to it now (parallel attempts). */
-        int sending;
-        /** Why it is to be cancelled (null: not); issued once, by the thread allowed to. */
-        Cancel cancel;
+        byte sentCompression;
+        /** Why it is to be cancelled (null: not); issued once, by its drain's owner. */
+        Status cancel;
+        boolean startFailed;
         boolean cancelIssued;
 
         Attempt(int number, Attempt prev) {
@@ -1093,21 +918,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             this.prev = prev;
         }
 
-        /**
-         * Cancels it, by the one thread allowed to (its demand is final), after demand up to
-         * {@code Integer.MAX_VALUE}: a transport may hold an ended stream's close behind unrequested
-         * messages (grpc-java's in-process one), and one adding demand in an {@code int} would wrap past it.
-         */
+        /** Cancels it (by its drain's owner) after demand up to MAX_VALUE: in-process holds a close behind it. */
         void cancelNow() {
             long demanded;
-            String message;
-            Throwable cause;
+            Status why;
             synchronized (EngineCall.this) {
                 demanded = sentDemand;
-                Status s = cancel == Cancel.START_FAILURE ? extra.startFailure : null;
-                boolean app = cancel == Cancel.APPLICATION;
-                message = app ? extra.cancelMessage : s != null ? s.getDescription() : cancel.message;
-                cause = app ? extra.cancelCause : s != null ? s.getCause() : null;
+                why = cancel;
             }
             try {
                 int missing = (int) (Integer.MAX_VALUE - Math.min(Math.max(0, demanded), Integer.MAX_VALUE));
@@ -1115,44 +932,43 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     call.request(missing);
                 }
             } finally {
-                call.cancel(message, cause);
+                call.cancel(why.getDescription(), why.getCause());
             }
         }
 
         @Override
         public void onHeaders(Metadata responseHeaders) {
-            if (passThrough == this) {
-                listener.onHeaders(responseHeaders);
-            } else {
-                receive(this, Signal.HEADERS, responseHeaders);
-            }
+            signal(Signal.HEADERS, responseHeaders);
         }
 
         @Override
         public void onMessage(RespT message) {
-            if (passThrough == this) {
-                listener.onMessage(message);
-            } else {
-                receive(this, Signal.MESSAGE, message);
-            }
+            signal(Signal.MESSAGE, message);
         }
 
         @Override
         public void onReady() {
-            if (passThrough == this) {
-                listener.onReady();
-            } else {
-                receive(this, Signal.READY, null);
+            signal(Signal.READY, null);
+        }
+
+        /** To the listener directly while the call passes through to it (busy meanwhile), else through the state. */
+        private void signal(Signal s, Object value) {
+            boolean direct = passThrough == this && BUSY.compareAndSet(EngineCall.this, (byte) 0, (byte) 1);
+            boolean emitted = direct && passThrough == this; // still: not cancelled before this thread was busy
+            if (emitted) {
+                emit(s, value, null);
+            }
+            if (direct) {
+                release(); // a close queued by a cancel meanwhile goes now
+            }
+            if (!emitted) {
+                receive(this, s, value); // through the call's state (after a cancel: dropped)
             }
         }
 
         @Override
         public void onClose(Status status, Metadata trailers) {
-            if (passThrough == this) {
-                closePassedThrough(this, status, trailers);
-            } else {
-                closed(this, status, trailers);
-            }
+            closed(this, status, trailers);
         }
 
         @Override

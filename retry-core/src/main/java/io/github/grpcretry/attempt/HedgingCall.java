@@ -1,5 +1,6 @@
 package io.github.grpcretry.attempt;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.internal.pushback.Pushback;
 import io.github.grpcretry.throttle.RetryThrottle;
@@ -11,25 +12,10 @@ import io.grpc.Status;
 
 /**
  * A call under a gRFC A6 {@code hedgingPolicy}: attempts of the same request in parallel, the first to
- * commit wins (the others are cancelled). The call itself is the {@link EngineCall} core; this strategy
+ * commit wins and the others are cancelled. The call itself is the {@link EngineCall} core; this strategy
  * decides when the next hedge goes ({@link Decision#afterHedgeFailure}, {@link Decision#beforeHedge}):
- * <ul>
- *   <li>the first attempt at once, another every {@code hedgingDelay} while fewer than
- *       {@code maxAttempts} (capped) went out, the call is uncommitted and hedging not frozen; none is
- *       scheduled to start at or after the call's deadline;</li>
- *   <li>a fatal status (not in {@code nonFatalStatusCodes}) ends the call at once; a non-fatal one sends
- *       the next hedge at once (A6; grpc-java waits for the delay), and when nothing is left in flight or
- *       to send, the call ends with the last status;</li>
- *   <li>a pushback "stop" freezes hedging (the attempts in flight go on); n &ge; 0 ms sends the next hedge
- *       after exactly n ms (A6; grpc-java at once);</li>
- *   <li>a non-fatal failure or a "stop" is a qualified throttle failure; the throttle at its threshold
- *       freezes hedging (A6; grpc-java ends the call); each hedge needs the throttle above its threshold
- *       and a budget withdrawal when it is about to be sent, else hedging freezes;</li>
- *   <li>a message past a buffer limit commits to the attempt that has sent the most (the oldest on a
- *       tie), as grpc-java does.</li>
- * </ul>
- * The application's close comes as soon as the outcome is known (grpc-java waits for the cancelled
- * attempts to close); those report their end when their cancellation completes.
+ * the rules are docs/design.md §7, and where they differ from grpc-java, docs/differences.md. The
+ * application's close comes as soon as the outcome is known; cancelled attempts report their end later.
  */
 final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
@@ -37,13 +23,12 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     private final int maxAttempts;
     private final long delayNanos;
 
-    // ---- guarded by this ----
     /** No more hedges (pushback stop, throttle, budget, deadline). */
-    private boolean frozen;
-    private Status lastStatus;
-    private Metadata lastTrailers;
-    private long firstStartNanos;
-    private long lastStartNanos;
+    @GuardedBy("this") private boolean frozen;
+    @GuardedBy("this") private Status lastStatus;
+    @GuardedBy("this") private Metadata lastTrailers;
+    @GuardedBy("this") private long firstStartNanos;
+    @GuardedBy("this") private long lastStartNanos;
 
     HedgingCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
             MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
@@ -55,6 +40,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
     /** A new attempt: the hedge after it is scheduled (one that could only start after the deadline is not). */
     @Override
+    @GuardedBy("this")
     void openedLocked(Attempt a) {
         long now = System.nanoTime();
         if (a.number == 1) {
@@ -76,6 +62,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     }
 
     @Override
+    @GuardedBy("this")
     Decision afterFailureLocked(Attempt a, Status status, Metadata trailers) {
         lastStatus = status;
         lastTrailers = trailers;
@@ -91,6 +78,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     }
 
     @Override
+    @GuardedBy("this")
     boolean wouldRetry(Status status, Metadata trailers) {
         return policy.isNonFatal(status.getCode()) && attempts() < maxAttempts && !frozen;
     }
@@ -100,9 +88,12 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     void nextAttempt() {
         Attempt a = null;
         Decision d;
-        Status.Code code = Status.Code.OK;
+        Status last;
+        Metadata lastTrailersSeen;
         boolean end = false;
         synchronized (this) {
+            last = lastStatus;
+            lastTrailersSeen = lastTrailers;
             if (finished || cancelled || committed != null || frozen || attempts() >= maxAttempts) {
                 return;
             }
@@ -111,9 +102,6 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
                     engine.budget);
             if (d instanceof Decision.Stop) {
                 freezeLocked();
-                if (lastStatus != null) {
-                    code = lastStatus.getCode();
-                }
                 if (liveLocked() == 0) {
                     end = true;
                     finishLocked(); // nothing in flight: nothing to cancel
@@ -123,21 +111,23 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             }
         }
         if (a != null) {
-            launch(a);
+            launch(a, null);
             return;
         }
-        suppressed(((Decision.Stop) d).reason(), code);
+        suppressed(((Decision.Stop) d).reason(), last == null ? Status.Code.OK : last.getCode());
         if (end) {
-            endCall(lastStatus, lastTrailers, false);
+            endCall(last, lastTrailersSeen);
         }
     }
 
+    @GuardedBy("this")
     private void freezeLocked() {
         frozen = true;
         cancelTimerLocked();
     }
 
     @Override
+    @GuardedBy("this")
     long waitedNanos() {
         return attempts() > 1 ? lastStartNanos - firstStartNanos : 0;
     }

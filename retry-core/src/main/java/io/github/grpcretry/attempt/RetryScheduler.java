@@ -2,11 +2,14 @@ package io.github.grpcretry.attempt;
 
 import io.github.grpcretry.budget.RetryBudget;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -37,6 +40,8 @@ public final class RetryScheduler implements AutoCloseable {
     private final Executor work;
     private final boolean owned;
     private final AtomicInteger outstanding = new AtomicInteger();
+    /** Timers that have neither fired nor been cancelled: told when this scheduler closes. */
+    private final Set<Timer> pending = ConcurrentHashMap.newKeySet();
     /** The budget clocks these timers drive (each removes itself when it ends; cancelled at close). */
     private final ConcurrentLinkedQueue<CompletableFuture<Void>> budgetClocks = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
@@ -87,16 +92,25 @@ public final class RetryScheduler implements AutoCloseable {
 
     /**
      * Runs {@code task} on {@code executor} after {@code delayNanos}. The returned timer can be
-     * cancelled; it is counted as outstanding until it fires or is cancelled.
+     * cancelled; it is counted as outstanding until it fires or is cancelled. When this scheduler is
+     * closed before the timer fires, {@code onClose} runs instead (on {@code executor}, or on the closing
+     * thread when that refuses it); when it is closed already, nothing is scheduled and the result is null.
      */
-    Timer schedule(Runnable task, Executor executor, long delayNanos) {
-        Timer timer = new Timer(task, executor);
+    Timer schedule(Runnable task, Runnable onClose, Executor executor, long delayNanos) {
+        if (closed) {
+            return null;
+        }
+        Timer timer = new Timer(task, onClose, executor);
         outstanding.incrementAndGet();
+        pending.add(timer);
         try {
             timer.future = timers.schedule(timer, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
-        } catch (RuntimeException e) {
-            timer.finish();
-            throw e;
+        } catch (RejectedExecutionException e) {
+            timer.finish(); // closed meanwhile
+            return null;
+        }
+        if (closed && timer.finish()) {
+            return null; // close() ran meanwhile and may not have seen it
         }
         return timer;
     }
@@ -132,8 +146,8 @@ public final class RetryScheduler implements AutoCloseable {
     }
 
     /**
-     * Shuts the pools down when this scheduler owns them (the shared scheduler ignores it), and stops
-     * the budget clocks it drives.
+     * Shuts the pools down when this scheduler owns them (the shared scheduler ignores it), stops the
+     * budget clocks it drives, and ends the calls waiting for one of its timers.
      */
     @Override
     public void close() {
@@ -150,6 +164,11 @@ public final class RetryScheduler implements AutoCloseable {
                 es.shutdownNow();
             }
         }
+        for (Timer t : pending) {
+            if (t.finish()) {
+                t.hand(t.onClose); // the calls waiting for these end now (docs/design.md §18)
+            }
+        }
     }
 
     private static ThreadFactory daemonFactory(String prefix) {
@@ -164,19 +183,30 @@ public final class RetryScheduler implements AutoCloseable {
     /** One pending timer. */
     final class Timer implements Runnable {
         private final Runnable task;
+        private final Runnable onClose;
         private final Executor executor;
         private final AtomicBoolean done = new AtomicBoolean();
         volatile ScheduledFuture<?> future;
 
-        Timer(Runnable task, Executor executor) {
+        Timer(Runnable task, Runnable onClose, Executor executor) {
             this.task = task;
+            this.onClose = onClose;
             this.executor = executor;
         }
 
         @Override
         public void run() {
             if (finish()) {
-                executor.execute(task);
+                hand(closed ? onClose : task);
+            }
+        }
+
+        /** Runs {@code r} on the timer's executor, or here when it refuses (closed): the call must go on or end. */
+        private void hand(Runnable r) {
+            try {
+                executor.execute(r);
+            } catch (RejectedExecutionException e) {
+                (r == onClose ? r : onClose).run();
             }
         }
 
@@ -194,6 +224,7 @@ public final class RetryScheduler implements AutoCloseable {
 
         private boolean finish() {
             if (done.compareAndSet(false, true)) {
+                pending.remove(this);
                 outstanding.decrementAndGet();
                 return true;
             }

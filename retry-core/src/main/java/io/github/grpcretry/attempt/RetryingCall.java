@@ -1,5 +1,6 @@
 package io.github.grpcretry.attempt;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.internal.pushback.Pushback;
 import io.grpc.CallOptions;
@@ -16,8 +17,7 @@ import java.util.concurrent.TimeUnit;
  * A call retried by a gRFC A6 {@code retryPolicy}, or by a {@link RetryDecider} for a method without
  * policy: one attempt at a time, the next after a backoff once the previous one failed
  * ({@link Decision#afterRetryFailure}), each with the per-attempt receive timeout. The call itself is the
- * {@link EngineCall} core; callbacks come from the one attempt in flight, so they need no serializer.
- * The engine owns {@code grpc-previous-rpc-attempts}: the application's own value is removed, and
+ * {@link EngineCall} core. The engine owns {@code grpc-previous-rpc-attempts}: the application's own value is removed, and
  * retries carry the engine's count.
  */
 final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
@@ -27,7 +27,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     private static final String[] PREVIOUS_VALUES = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"};
 
     /** What only a retried call needs beyond the success path (guarded by the call). */
-    private static final class RetryState extends Extra {
+    private final class RetryState extends Extra {
         int backoffStep;
         /** The decider's state for this call (set at start) and its attempts, capped; with a decider only. */
         RetryDecider.Call decisions;
@@ -46,10 +46,13 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
         super(engine, plan, method, callOptions, next, false);
         if (plan.policy() == null) {
-            state().deciderMaxAttempts = Math.max(1, Math.min(plan.decider().maxAttempts(), engine.maxAttemptsCap));
+            synchronized (this) {
+                state().deciderMaxAttempts = Math.max(1, Math.min(plan.decider().maxAttempts(), engine.maxAttemptsCap));
+            }
         }
     }
 
+    @GuardedBy("this")
     private RetryState state() {
         return (RetryState) extra();
     }
@@ -60,6 +63,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     }
 
     /** Attempts in all: the policy's, or the decider's within the channel's cap (fixed when the call is made). */
+    @GuardedBy("this")
     private int maxAttempts() {
         RetryPolicy policy = plan.policy();
         return policy != null ? policy.maxAttempts() : state().deciderMaxAttempts;
@@ -68,11 +72,15 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     @Override
     void starting() {
         if (plan.policy() == null) {
-            state().decisions = plan.decider().newCall(target()); // its state exists: start's lock publishes this
+            RetryDecider.Call decisions = plan.decider().newCall(target());
+            synchronized (this) {
+                state().decisions = decisions;
+            }
         }
     }
 
     @Override
+    @GuardedBy("this")
     void openedLocked(Attempt a) {
         RetryPolicy policy = plan.policy();
         Duration perAttempt = policy == null ? null : policy.perAttemptReceiveTimeout();
@@ -84,17 +92,21 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         }
     }
 
+    /** With a per-attempt receive timeout, the deadline set when the attempt was opened (unless the call's is earlier). */
     @Override
     CallOptions attemptOptions(Attempt a) {
         RetryPolicy policy = plan.policy();
         if (policy == null || policy.perAttemptReceiveTimeout() == null) {
             return callOptions;
         }
-        Deadline d = state().attemptDeadline; // set by this thread when it opened the attempt
-        return d == null ? callOptions : callOptions.withDeadline(d);
+        synchronized (this) {
+            Deadline d = state().attemptDeadline;
+            return d == null ? callOptions : callOptions.withDeadline(d);
+        }
     }
 
     @Override
+    @GuardedBy("this")
     Decision afterFailureLocked(Attempt a, Status status, Metadata trailers) {
         RetryState s = state();
         long pushback = Pushback.parse(trailers);
@@ -122,12 +134,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         if (d == null) {
             return Decision.DECIDER_NOT_RETRYABLE;
         }
-        RetryDecider.Decision answer;
-        try {
-            answer = d.onFailure(a.number, status, trailers);
-        } catch (RuntimeException e) {
-            return Decision.DECIDER_NOT_RETRYABLE;
-        }
+        RetryDecider.Decision answer = d.onFailure(a.number, status, trailers); // guarded: a throw is "not retryable"
         if (answer instanceof RetryDecider.Decision.RetryAfter r) {
             return r.delayNanos();
         }
@@ -135,6 +142,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     }
 
     @Override
+    @GuardedBy("this")
     boolean wouldRetry(Status status, Metadata trailers) {
         if (attempts() >= maxAttempts()) {
             return false;
@@ -143,11 +151,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         if (policy != null) {
             return policy.isRetryable(status.getCode());
         }
-        try {
-            return plan.decider().isRetryable(status, trailers);
-        } catch (RuntimeException e) {
-            return false;
-        }
+        return plan.decider().isRetryable(status, trailers); // guarded (GuardedRetryDecider): a throw is false
     }
 
     /** The backoff timer fired: the retry starts (on the call's executor). */
@@ -160,18 +164,17 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             }
             a = openLocked();
         }
-        launch(a);
+        launch(a, null);
     }
 
     @Override
-    void ended(Status status) {
-        RetryDecider.Call d = plan.policy() != null ? null : state().decisions;
+    void ended(Status status, int attempts) {
+        RetryDecider.Call d;
+        synchronized (this) {
+            d = plan.policy() != null ? null : state().decisions;
+        }
         if (d != null) {
-            try {
-                d.onClose(status, attempts());
-            } catch (RuntimeException e) {
-                // a decider must not throw; the call ends regardless
-            }
+            d.onClose(status, attempts); // guarded: a throw is logged once and counted
         }
     }
 

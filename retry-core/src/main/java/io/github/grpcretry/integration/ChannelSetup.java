@@ -88,8 +88,25 @@ public final class ChannelSetup {
         if (!rendered.isEmpty()) {
             builder.defaultServiceConfig(rendered);
         }
+        capUnderlyingRetries(builder);
         applyConnectTimeout(builder, config.connectTimeout());
         return true;
+    }
+
+    /**
+     * For the interceptor engine: caps grpc-java's own retry and hedging at one attempt
+     * ({@code maxRetryAttempts(1)}, {@code maxHedgedAttempts(1)}), so whatever policy reaches grpc-java
+     * (a name resolver's service config, an xDS route) never adds attempts underneath the engine's. Unlike
+     * {@code disableRetry()} this leaves grpc-java's transparent retry on (a stream the server never
+     * processed is still sent again).
+     */
+    public static void capUnderlyingRetries(ManagedChannelBuilder<?> builder) {
+        try {
+            builder.maxRetryAttempts(1);
+            builder.maxHedgedAttempts(1);
+        } catch (UnsupportedOperationException e) {
+            LOG.log(System.Logger.Level.DEBUG, "{0} has no retry caps: {1}", builder.getClass().getName(), e.toString());
+        }
     }
 
     /**

@@ -28,7 +28,8 @@ public final class ConfigProblemReport {
         for (ConfigProblem p : problems) {
             description.append("\n    Property: ").append(p.path())
                     .append("\n    Value:    ").append(p.value() == null ? "(not set)" : p.value());
-            String origin = originOf.apply(p.path());
+            // A value that is not set has no origin: any a property source gives belongs to another value.
+            String origin = p.value() == null ? null : originOf.apply(p.path());
             if (origin != null) {
                 description.append("\n    Origin:   ").append(origin);
             }

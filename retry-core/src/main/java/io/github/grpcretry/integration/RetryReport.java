@@ -49,10 +49,22 @@ public final class RetryReport {
     private final Supplier<@Nullable RetryLimiterRegistry> limiters;
     private final Supplier<@Nullable RetryStatistics> statistics;
     private final Supplier<@Nullable ChannelStateSource> states;
+    private final Supplier<@Nullable PolicySources> policies;
 
     public RetryReport(ChannelSetup.Engine engine, Supplier<@Nullable ChannelRetryConfigs> configs,
             Supplier<@Nullable RetryLimiterRegistry> limiters, Supplier<@Nullable RetryStatistics> statistics,
             Supplier<@Nullable ChannelStateSource> states) {
+        this(engine, configs, limiters, statistics, states, () -> null);
+    }
+
+    /**
+     * As above, each channel's endpoint entry also showing where its policy comes from and what became of
+     * a service config its name resolver supplied ({@link PolicySources#report}).
+     */
+    public RetryReport(ChannelSetup.Engine engine, Supplier<@Nullable ChannelRetryConfigs> configs,
+            Supplier<@Nullable RetryLimiterRegistry> limiters, Supplier<@Nullable RetryStatistics> statistics,
+            Supplier<@Nullable ChannelStateSource> states, Supplier<@Nullable PolicySources> policies) {
+        this.policies = Objects.requireNonNull(policies, "policies");
         this.engine = Objects.requireNonNull(engine, "engine");
         this.configs = Objects.requireNonNull(configs, "configs");
         this.limiters = Objects.requireNonNull(limiters, "limiters");
@@ -111,7 +123,10 @@ public final class RetryReport {
         return l != null && l.throttle(channel).map(RetryThrottle::isThrottling).orElse(false);
     }
 
-    /** The health details of one channel: engine, tokens, max tokens, threshold, throttling, budget balance, state. */
+    /**
+     * The health details of one channel: engine, tokens, max tokens, threshold, throttling, budget balance,
+     * state, and where its policy comes from ({@code policySources}).
+     */
     public Map<String, Object> health(String channel, Map<String, ConnectivityState> states) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("engine", engine());
@@ -138,6 +153,10 @@ public final class RetryReport {
         ConnectivityState state = states.get(channel);
         if (state != null) {
             out.put("connectivityState", state.name());
+        }
+        PolicySources p = policies.get();
+        if (p != null) {
+            out.put("policySources", p.report(channel).get("sources"));
         }
         return out;
     }
@@ -216,13 +235,20 @@ public final class RetryReport {
         return channel(channel, connectivityStates());
     }
 
-    /** The endpoint's entry of one channel: engine, effective config, limiter state, counts since start, state. */
+    /**
+     * The endpoint's entry of one channel: engine, effective config, where its policy comes from, limiter
+     * state, counts since start, state.
+     */
     public Map<String, Object> channel(String channel, Map<String, ConnectivityState> states) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("engine", engine());
         ChannelRetryConfigs c = configs.get();
         if (c != null) {
             out.put("config", config(c.forChannel(channel)));
+        }
+        PolicySources p = policies.get();
+        if (p != null) {
+            out.put("policy", p.report(channel));
         }
         out.put("limiter", limiter(channel));
         out.put("counts", counts(channel));

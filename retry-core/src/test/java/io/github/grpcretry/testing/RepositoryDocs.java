@@ -47,6 +47,66 @@ public final class RepositoryDocs {
         return root.resolve("README.md");
     }
 
+    /**
+     * The code blocks of {@code language} ({@code yaml}, {@code xml}) in the README section whose heading
+     * line is {@code heading} (up to the next heading), in order, as written.
+     */
+    public List<String> readmeCodeBlocks(String heading, String language) {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(readme());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        int start = lines.indexOf(heading);
+        if (start < 0) {
+            throw new IllegalStateException("README.md has no heading " + heading);
+        }
+        List<String> blocks = new ArrayList<>();
+        StringBuilder block = null;
+        for (int i = start + 1; i < lines.size() && !lines.get(i).startsWith("#"); i++) {
+            String line = lines.get(i);
+            if (block == null && line.equals("```" + language)) {
+                block = new StringBuilder();
+            } else if (block != null && line.equals("```")) {
+                blocks.add(block.toString());
+                block = null;
+            } else if (block != null) {
+                block.append(line).append('\n');
+            }
+        }
+        return blocks;
+    }
+
+    /** The README's section on reaching the endpoint over HTTP, which both quick starts rely on. */
+    public static final String ENDPOINT_SECTION = "### See the endpoint over HTTP (both lines)";
+
+    /**
+     * The README's quick start under {@code heading} as an application's configuration, as written: its one
+     * YAML block and the endpoint section's YAML block, each written to a file in {@code dir}. Fails unless
+     * the endpoint section names the web and Actuator starters.
+     *
+     * @return the value of {@code spring.config.location} naming both files
+     */
+    public String writeQuickStart(String heading, Path dir) {
+        List<String> quickStart = readmeCodeBlocks(heading, "yaml");
+        List<String> endpointYaml = readmeCodeBlocks(ENDPOINT_SECTION, "yaml");
+        List<String> endpointXml = readmeCodeBlocks(ENDPOINT_SECTION, "xml");
+        if (quickStart.size() != 1 || endpointYaml.size() != 1 || endpointXml.size() != 1
+                || !endpointXml.get(0).contains("<artifactId>spring-boot-starter-web</artifactId>")
+                || !endpointXml.get(0).contains("<artifactId>spring-boot-starter-actuator</artifactId>")) {
+            throw new IllegalStateException("README.md: " + heading + " needs one YAML block, and " + ENDPOINT_SECTION
+                    + " one YAML block and one XML block naming spring-boot-starter-web and spring-boot-starter-actuator");
+        }
+        try {
+            Path application = Files.writeString(dir.resolve("application.yml"), quickStart.get(0));
+            Path endpoint = Files.writeString(dir.resolve("application-endpoint.yml"), endpointYaml.get(0));
+            return "file:" + application + ",file:" + endpoint;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** The README and every Markdown file in {@code docs/}. */
     public List<Path> markdownFiles() {
         List<Path> files = new ArrayList<>();

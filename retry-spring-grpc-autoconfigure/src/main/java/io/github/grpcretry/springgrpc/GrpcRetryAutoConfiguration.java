@@ -11,9 +11,12 @@ import io.github.grpcretry.guard.GuardClientInterceptor;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.ChannelStateSource;
+import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.integration.RetryReport;
 import io.github.grpcretry.integration.CompositeRetryEventListener;
 import io.github.grpcretry.integration.RetryStatistics;
+import io.github.grpcretry.integration.UnknownProperties;
+import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
@@ -24,6 +27,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -36,6 +40,7 @@ import org.springframework.boot.grpc.client.autoconfigure.GrpcClientProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Primary;
+import org.springframework.core.env.Environment;
 import org.springframework.grpc.client.GlobalClientInterceptor;
 import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
 
@@ -76,10 +81,16 @@ public class GrpcRetryAutoConfiguration {
     /** The effective configuration of every channel (Boot's service config as the base layer, validated, merged with GLOBAL, customized, capped). */
     @Bean
     public ChannelRetryConfigs grpcRetryChannelConfigs(GrpcRetryProperties properties,
-            ObjectProvider<GrpcClientProperties> clientProperties, ObjectProvider<ServiceConfigCustomizer> customizers) {
-        GrpcRetryPropertyChecks.check(properties);
-        return SpringGrpcRetryConfigs.resolve(properties, new BootChannelProperties(clientProperties.getIfAvailable()),
-                customizers.orderedStream().toList(), log::warn);
+            ObjectProvider<GrpcClientProperties> clientProperties, ObjectProvider<ServiceConfigCustomizer> customizers,
+            Environment environment, ListableBeanFactory beanFactory) {
+        UnknownProperties check = UnknownPropertyKeys.check(beanFactory);
+        List<ConfigProblem> unknownKeys = check.problems(UnknownPropertyKeys.keys(environment, check),
+                properties.ignoreUnknownProperties(), log::warn);
+        return UnknownProperties.resolveReporting(unknownKeys, () -> {
+            GrpcRetryPropertyChecks.check(properties);
+            return SpringGrpcRetryConfigs.resolve(properties, new BootChannelProperties(clientProperties.getIfAvailable()),
+                    customizers.orderedStream().toList(), log::warn);
+        });
     }
 
     /**
@@ -97,9 +108,22 @@ public class GrpcRetryAutoConfiguration {
     @ConditionalOnMissingBean
     public RetryReport grpcRetryReport(GrpcRetryProperties properties, ChannelRetryConfigs grpcRetryChannelConfigs,
             ObjectProvider<RetryLimiterRegistry> limiters, ObjectProvider<RetryStatistics> statistics,
-            ObjectProvider<ChannelStateSource> states) {
+            ObjectProvider<ChannelStateSource> states, ObjectProvider<PolicySources> policySources) {
         return new RetryReport(engine(properties), () -> grpcRetryChannelConfigs, limiters::getIfAvailable,
-                statistics::getIfAvailable, states::getIfAvailable);
+                statistics::getIfAvailable, states::getIfAvailable, policySources::getIfAvailable);
+    }
+
+    /**
+     * Where each channel's policy comes from (grpc.retry, Boot's service-config, the name resolver), and
+     * what becomes of a service config a channel's name resolver supplies.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public PolicySources grpcRetryPolicySources(GrpcRetryProperties properties,
+            ObjectProvider<GrpcClientProperties> clientProperties) {
+        BootChannelProperties boot = new BootChannelProperties(clientProperties.getIfAvailable());
+        return new PolicySources(engine(properties), channel -> SpringGrpcRetryConfigs.policySources(properties, boot, channel),
+                log::warn);
     }
 
     /** The per-channel throttles and budgets. */
@@ -137,15 +161,17 @@ public class GrpcRetryAutoConfiguration {
 
     @Bean
     GrpcRetryChannelCustomizer<?> grpcRetryChannelCustomizer(ChannelRetryConfigs grpcRetryChannelConfigs,
-            GrpcRetryProperties properties, ObjectProvider<GrpcClientProperties> clientProperties) {
+            GrpcRetryProperties properties, ObjectProvider<GrpcClientProperties> clientProperties,
+            PolicySources grpcRetryPolicySources) {
         return newChannelCustomizer(grpcRetryChannelConfigs, engine(properties),
-                new BootChannelProperties(clientProperties.getIfAvailable()), properties.deadline().defaultTimeout());
+                new BootChannelProperties(clientProperties.getIfAvailable()), properties.deadline().defaultTimeout(),
+                grpcRetryPolicySources);
     }
 
     private static <T extends ManagedChannelBuilder<T>> GrpcRetryChannelCustomizer<T> newChannelCustomizer(
             ChannelRetryConfigs configs, ChannelSetup.Engine engine, BootChannelProperties boot,
-            java.time.Duration defaultTimeout) {
-        return new GrpcRetryChannelCustomizer<>(configs, engine, boot, defaultTimeout);
+            java.time.Duration defaultTimeout, PolicySources policySources) {
+        return new GrpcRetryChannelCustomizer<>(configs, engine, boot, defaultTimeout, policySources);
     }
 
     @Bean

@@ -2,6 +2,7 @@ package io.github.grpcretry.springgrpc;
 
 import io.github.grpcretry.deadline.DeadlineClientInterceptor;
 import io.github.grpcretry.integration.ChannelSetup;
+import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.grpc.ManagedChannelBuilder;
@@ -13,9 +14,11 @@ import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
  * Runs for every channel a Spring gRPC channel factory builds, with the channel's name: puts the
  * {@link ChannelTagInterceptor} on it (outermost: Spring gRPC runs builder customizers after it added
  * the global interceptors, and grpc-java runs the interceptor added last first), sets the connect
- * timeout, and for {@code engine: native} grpc-java's retry settings (enable, caps, buffers). The
- * channel's service config goes through {@link GrpcRetryServiceConfigCustomizer} instead, because
- * Spring Boot sets the default service config last.
+ * timeout, and for {@code engine: native} grpc-java's retry settings (enable, caps, buffers), for
+ * {@code engine: interceptor} grpc-java's caps of one attempt (so nothing retries underneath the engine);
+ * and puts a service config the channel's name resolver supplies under {@link PolicySources}' control.
+ * The channel's default service config goes through {@link GrpcRetryServiceConfigCustomizer} instead,
+ * because Spring Boot sets the default service config last.
  */
 final class GrpcRetryChannelCustomizer<T extends ManagedChannelBuilder<T>> implements GrpcChannelBuilderCustomizer<T> {
 
@@ -23,13 +26,15 @@ final class GrpcRetryChannelCustomizer<T extends ManagedChannelBuilder<T>> imple
     private final ChannelSetup.Engine engine;
     private final BootChannelProperties boot;
     private final Duration defaultTimeout;
+    private final PolicySources policySources;
 
     GrpcRetryChannelCustomizer(ChannelRetryConfigs configs, ChannelSetup.Engine engine, BootChannelProperties boot,
-            Duration defaultTimeout) {
+            Duration defaultTimeout, PolicySources policySources) {
         this.configs = Objects.requireNonNull(configs, "configs");
         this.engine = Objects.requireNonNull(engine, "engine");
         this.boot = Objects.requireNonNull(boot, "boot");
         this.defaultTimeout = defaultTimeout;
+        this.policySources = Objects.requireNonNull(policySources, "policySources");
     }
 
     @Override
@@ -38,8 +43,10 @@ final class GrpcRetryChannelCustomizer<T extends ManagedChannelBuilder<T>> imple
         if (engine == ChannelSetup.Engine.NATIVE) {
             ChannelSetup.configure(builder, config, engine);
         } else {
+            ChannelSetup.capUnderlyingRetries(builder);
             ChannelSetup.applyConnectTimeout(builder, config.connectTimeout());
         }
+        policySources.install(builder, target, () -> configs.forChannel(target));
         builder.intercept(tagFor(target, config));
     }
 

@@ -26,6 +26,9 @@ import org.springframework.util.unit.DataSize;
  * @param deadline deadline propagation and cascade defence
  * @param health the grpcRetry health contributor
  * @param observation per-attempt observations (docs/observability.md)
+ * @param ignoreUnknownProperties whether a key under grpc.retry (or under the retry, hedging and
+ *     retrythrottling parts of spring.grpc.client.channel.<name>.service-config) that binds to nothing
+ *     is logged as one WARN instead of stopping start-up
  */
 @ConfigurationProperties("grpc.retry")
 public record GrpcRetryProperties(
@@ -35,7 +38,8 @@ public record GrpcRetryProperties(
         @DefaultValue Guard guard,
         @DefaultValue Deadline deadline,
         @DefaultValue Health health,
-        @DefaultValue Observation observation) {
+        @DefaultValue Observation observation,
+        @DefaultValue("false") boolean ignoreUnknownProperties) {
 
     public GrpcRetryProperties {
         clients = clients == null ? Map.of() : clients;

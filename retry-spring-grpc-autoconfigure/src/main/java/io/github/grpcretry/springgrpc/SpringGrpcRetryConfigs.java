@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.integration.RetryConfigResolver;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
@@ -28,8 +29,11 @@ import org.springframework.util.unit.DataSize;
  * field by field, validation, the {@link ServiceConfigCustomizer}s and the cap (see docs/design.md).
  *
  * <p>Every channel named under {@code grpc.retry.clients} or {@code spring.grpc.client.channel} is
- * resolved at start-up, all problems together; a channel first seen when it is created (named only in
- * code) is resolved then, from GLOBAL and Boot's {@code default} entry.
+ * resolved at start-up, each with its own base layer, all problems together. A channel first seen when
+ * it is created (named only in code) is resolved then, once, from GLOBAL and Boot's {@code default}
+ * entry only: the other channels were validated at start-up and are neither validated again nor
+ * changed. Boot's {@code default} entry is resolved at start-up (its problems are reported then) but is
+ * not a channel: {@link #configuredChannels()} leaves it out.
  */
 final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
 
@@ -55,7 +59,7 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
         }
         names.addAll(boot.names());
         this.resolvedNames = Collections.unmodifiableSet(names);
-        RetryConfigResolver resolver = resolver();
+        RetryConfigResolver resolver = resolver(properties.clients().keySet());
         for (String name : names) {
             addBase(resolver, name);
         }
@@ -79,7 +83,7 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
             return resolved.forChannel(channel);
         }
         return late.computeIfAbsent(channel, name -> {
-            RetryConfigResolver resolver = resolver();
+            RetryConfigResolver resolver = resolver(globalKeys());
             addBase(resolver, name);
             return resolveDistinct(resolver).forChannel(name);
         });
@@ -88,14 +92,29 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
     @Override
     public Set<String> configuredChannels() {
         Set<String> all = new LinkedHashSet<>(resolved.configuredChannels());
+        if (!properties.clients().containsKey(BootChannelProperties.DEFAULT_CHANNEL)) {
+            all.remove(BootChannelProperties.DEFAULT_CHANNEL);
+        }
         all.addAll(late.keySet());
         return all;
     }
 
-    private RetryConfigResolver resolver() {
+    /** The keys of GLOBAL's entry under grpc.retry.clients (any case), all a late channel inherits. */
+    private Set<String> globalKeys() {
+        Set<String> keys = new LinkedHashSet<>();
+        for (String key : properties.clients().keySet()) {
+            if (GLOBAL.equalsIgnoreCase(key)) {
+                keys.add(key);
+            }
+        }
+        return keys;
+    }
+
+    /** A resolver of the grpc.retry.clients entries under {@code keys}. */
+    private RetryConfigResolver resolver(Set<String> keys) {
         RetryConfigResolver resolver = RetryConfigResolver.create().customizers(customizers).warnings(warnings);
-        for (Map.Entry<String, GrpcRetryProperties.Client> e : properties.clients().entrySet()) {
-            resolver.client(e.getKey(), client(e.getValue()));
+        for (String key : keys) {
+            resolver.client(key, client(properties.clients().get(key)));
         }
         return resolver;
     }
@@ -122,6 +141,40 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
             }
             throw new InvalidRetryConfigurationException(distinct);
         }
+    }
+
+    /**
+     * Where {@code channel}'s configured policies come from: {@link PolicySources#BOOT_SERVICE_CONFIG} when
+     * the Boot entry it uses (its own or {@code default}) has retry, hedging or retry throttling;
+     * {@link PolicySources#YAML} when its own or GLOBAL's grpc.retry entry has a service config or file.
+     */
+    static Set<String> policySources(GrpcRetryProperties properties, BootChannelProperties boot, String channel) {
+        Set<String> sources = new LinkedHashSet<>();
+        String key = boot.entryFor(channel);
+        RetryConfigResolver.ServiceConfigProperties base = key == null ? null : boot.serviceConfig(key);
+        if (base != null && hasPolicy(base)) {
+            sources.add(PolicySources.BOOT_SERVICE_CONFIG);
+        }
+        for (Map.Entry<String, GrpcRetryProperties.Client> e : properties.clients().entrySet()) {
+            GrpcRetryProperties.Client c = e.getValue();
+            if ((e.getKey().equals(channel) || GLOBAL.equalsIgnoreCase(e.getKey())) && c != null
+                    && (c.serviceConfig() != null || c.serviceConfigFile() != null)) {
+                sources.add(PolicySources.YAML);
+            }
+        }
+        return sources;
+    }
+
+    private static boolean hasPolicy(RetryConfigResolver.ServiceConfigProperties sc) {
+        if (sc.retrythrottling() != null) {
+            return true;
+        }
+        for (RetryConfigResolver.MethodProperties m : sc.method() == null ? List.<RetryConfigResolver.MethodProperties>of() : sc.method()) {
+            if (m != null && (m.retry() != null || m.hedging() != null)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // ---------------------------------------------------------------- properties -> plain records (retry-core maps them)

@@ -5,6 +5,12 @@ import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.integration.ChannelSetup;
+import io.github.grpcretry.integration.PolicySources;
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import java.util.Set;
+import io.github.grpcretry.integration.UnknownProperties;
+import io.github.grpcretry.policy.ConfigProblem;
+import java.util.List;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
@@ -12,6 +18,7 @@ import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -20,6 +27,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
 
 /**
  * gRPC retry governance for net.devh clients: the validated per-channel configuration
@@ -38,8 +46,12 @@ public class GrpcRetryAutoConfiguration {
     /** The effective configuration of every channel (validated, merged with GLOBAL, customized, capped). */
     @Bean
     public ChannelRetryConfigs grpcRetryChannelConfigs(GrpcRetryProperties properties,
-            ObjectProvider<ServiceConfigCustomizer> customizers) {
-        return GrpcRetryConfigResolver.resolve(properties, customizers.orderedStream().toList(), log::warn);
+            ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment, ListableBeanFactory beanFactory) {
+        UnknownProperties check = UnknownPropertyKeys.check(beanFactory);
+        List<ConfigProblem> unknownKeys = check.problems(UnknownPropertyKeys.keys(environment, check),
+                properties.isIgnoreUnknownProperties(), log::warn);
+        return UnknownProperties.resolveReporting(unknownKeys,
+                () -> GrpcRetryConfigResolver.resolve(properties, customizers.orderedStream().toList(), log::warn));
     }
 
     /** The per-channel throttles and budgets. */
@@ -72,7 +84,7 @@ public class GrpcRetryAutoConfiguration {
             ChannelRetryConfigs grpcRetryChannelConfigs, ObjectProvider<GrpcChannelsProperties> channelsProperties,
             RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
-            ObjectProvider<AttemptObserver> attemptObserver) {
+            ObjectProvider<AttemptObserver> attemptObserver, PolicySources grpcRetryPolicySources) {
         ChannelSetup.Engine engine = properties.getEngine() == GrpcRetryProperties.Engine.NATIVE
                 ? ChannelSetup.Engine.NATIVE : ChannelSetup.Engine.INTERCEPTOR;
         GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) -> builder.intercept(
@@ -80,6 +92,24 @@ public class GrpcRetryAutoConfiguration {
                         eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
                         deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable()));
         return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, properties.getEngine(), installer,
-                channelsProperties.getIfAvailable());
+                channelsProperties.getIfAvailable(), grpcRetryPolicySources);
+    }
+
+    /**
+     * Where each channel's policy comes from (grpc.retry), and what becomes of a service config a
+     * channel's name resolver supplies (net.devh's discovery resolver, DNS, a custom resolver).
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public PolicySources grpcRetryPolicySources(GrpcRetryProperties properties, ChannelRetryConfigs grpcRetryChannelConfigs) {
+        ChannelSetup.Engine engine = properties.getEngine() == GrpcRetryProperties.Engine.NATIVE
+                ? ChannelSetup.Engine.NATIVE : ChannelSetup.Engine.INTERCEPTOR;
+        return new PolicySources(engine, channel -> hasPolicy(grpcRetryChannelConfigs.forChannel(channel))
+                ? Set.of(PolicySources.YAML) : Set.of(), log::warn);
+    }
+
+    private static boolean hasPolicy(ChannelRetryConfig config) {
+        return config.serviceConfig().retryThrottling() != null || config.serviceConfig().methodConfigs().stream()
+                .anyMatch(m -> m.retryPolicy() != null || m.hedgingPolicy() != null);
     }
 }

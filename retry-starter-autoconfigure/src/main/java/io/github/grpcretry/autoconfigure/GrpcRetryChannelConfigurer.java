@@ -3,6 +3,7 @@ package io.github.grpcretry.autoconfigure;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.integration.ChannelSetup;
+import io.github.grpcretry.integration.PolicySources;
 import io.grpc.ManagedChannelBuilder;
 import java.net.URI;
 import java.time.Duration;
@@ -25,10 +26,12 @@ import org.springframework.core.Ordered;
  *       {@link InterceptorEngineInstaller} (which adds the attempt tracer). With a cap of 1 the retry
  *       parts are left out (grpc-java rejects a policy of one attempt).</li>
  *   <li><b>interceptor</b>: {@code defaultServiceConfig} without the retry parts (timeouts,
- *       wait-for-ready and message limits still apply; grpc-java's transparent retry stays on), the
- *       connect timeout, then the {@link InterceptorEngineInstaller}, which puts the retrying
- *       interceptor on the builder.</li>
+ *       wait-for-ready and message limits still apply), grpc-java's caps of one attempt (nothing retries
+ *       underneath the engine; grpc-java's transparent retry stays on), the connect timeout, then the
+ *       {@link InterceptorEngineInstaller}, which puts the retrying interceptor on the builder.</li>
  * </ul>
+ * A service config the channel's name resolver supplies is put under {@link PolicySources}' control
+ * (dropped retry parts with the interceptor engine; the channel's own laid over it with the native one).
  * A builder is only touched when the channel has something to set.
  */
 public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordered {
@@ -65,6 +68,7 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
     private final GrpcRetryProperties.Engine engine;
     private final InterceptorEngineInstaller interceptorEngine;
     private final GrpcChannelsProperties channelsProperties;
+    private final PolicySources policySources;
 
     /**
      * @param interceptorEngine installs the interceptor engine; null = none (engine=interceptor then
@@ -74,10 +78,21 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
      */
     public GrpcRetryChannelConfigurer(ChannelRetryConfigs configs, GrpcRetryProperties.Engine engine,
             InterceptorEngineInstaller interceptorEngine, GrpcChannelsProperties channelsProperties) {
+        this(configs, engine, interceptorEngine, channelsProperties, null);
+    }
+
+    /**
+     * @param policySources puts a service config the channel's name resolver supplies under its control
+     *     (null = none)
+     */
+    public GrpcRetryChannelConfigurer(ChannelRetryConfigs configs, GrpcRetryProperties.Engine engine,
+            InterceptorEngineInstaller interceptorEngine, GrpcChannelsProperties channelsProperties,
+            PolicySources policySources) {
         this.configs = Objects.requireNonNull(configs, "configs");
         this.engine = Objects.requireNonNull(engine, "engine");
         this.interceptorEngine = interceptorEngine;
         this.channelsProperties = channelsProperties;
+        this.policySources = policySources;
     }
 
     public GrpcRetryProperties.Engine engine() {
@@ -93,6 +108,9 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
         // The engine's interceptor goes on after the service config (it reads the retry parts from config).
         if (ChannelSetup.configure(builder, config, setup) && interceptorEngine != null) {
             interceptorEngine.install(builder, channel, config);
+        }
+        if (policySources != null) {
+            policySources.install(builder, channel, () -> configs.forChannel(channel));
         }
     }
 

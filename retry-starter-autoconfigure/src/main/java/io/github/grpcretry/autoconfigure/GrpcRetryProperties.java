@@ -53,6 +53,12 @@ public class GrpcRetryProperties {
      */
     private Map<String, ClientProperties> clients = new LinkedHashMap<>();
 
+    /**
+     * Whether a key under grpc.retry that binds to nothing is logged as one WARN instead of stopping
+     * start-up.
+     */
+    private boolean ignoreUnknownProperties;
+
     /** The server-side amplification guard. */
     private final Guard guard = new Guard();
 
@@ -91,6 +97,14 @@ public class GrpcRetryProperties {
 
     public void setEnabled(boolean enabled) {
         this.enabled = enabled;
+    }
+
+    public boolean isIgnoreUnknownProperties() {
+        return ignoreUnknownProperties;
+    }
+
+    public void setIgnoreUnknownProperties(boolean ignoreUnknownProperties) {
+        this.ignoreUnknownProperties = ignoreUnknownProperties;
     }
 
     public Engine getEngine() {

@@ -39,8 +39,8 @@ final class DashboardBrowser implements AutoCloseable {
      * build ({@code engineNeededFor} says why the test needs it).
      */
     static DashboardBrowser open(int port, String engineNeededFor) throws IOException {
-        Path chromium = executable("chrome.binary", CHROMIUM_NAMES);
-        Path chromedriver = executable("webdriver.chrome.driver", CHROMEDRIVER_NAMES);
+        Path chromium = RequiredTools.executable("chrome.binary", CHROMIUM_NAMES);
+        Path chromedriver = RequiredTools.executable("webdriver.chrome.driver", CHROMEDRIVER_NAMES);
         if (chromium == null || chromedriver == null) {
             String missing = "the real-browser test needs Chromium and its driver: "
                     + (chromium == null ? "no " + String.join(" or ", CHROMIUM_NAMES) : "found " + chromium)
@@ -48,10 +48,7 @@ final class DashboardBrowser implements AutoCloseable {
                     + " (searched -Dchrome.binary, -Dwebdriver.chrome.driver and the PATH " + System.getenv("PATH")
                     + "); install Debian's chromium and chromium-driver (apt-get install -y chromium chromium-driver,"
                     + " as .ci/run does)";
-            if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-                throw new AssertionError("CI=true and " + missing);
-            }
-            Assumptions.abort(missing);
+            RequiredTools.missing(missing);
         }
         Assumptions.assumeTrue(interceptorEngineOnClassPath(), "the interceptor engine is not in this build: " + engineNeededFor);
 
@@ -86,34 +83,6 @@ final class DashboardBrowser implements AutoCloseable {
     @Override
     public void close() {
         driver.quit();
-    }
-
-    /**
-     * The executable named by system property {@code property} when it is set (null when that file
-     * is not executable), else the first of {@code names} found in a directory of the PATH.
-     */
-    static Path executable(String property, List<String> names) {
-        String given = System.getProperty(property);
-        if (given != null && !given.isBlank()) {
-            Path p = Path.of(given);
-            return Files.isExecutable(p) ? p : null;
-        }
-        String path = System.getenv("PATH");
-        if (path == null) {
-            return null;
-        }
-        for (String name : names) {
-            for (String dir : path.split(File.pathSeparator)) {
-                if (dir.isEmpty()) {
-                    continue;
-                }
-                Path candidate = Path.of(dir, name);
-                if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-                    return candidate;
-                }
-            }
-        }
-        return null;
     }
 
     /** Whether the starter's interceptor engine is in the build (the samples can also run on grpc-java's own). */

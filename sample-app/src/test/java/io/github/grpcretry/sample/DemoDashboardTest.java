@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -56,10 +55,7 @@ class DemoDashboardTest {
 
     @DynamicPropertySource
     static void grpcPort(DynamicPropertyRegistry registry) throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            int port = s.getLocalPort();
-            registry.add("sample.grpc-port", () -> port);
-        }
+        SampleGrpcPort.free(registry);
     }
 
     @LocalServerPort

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -50,10 +49,7 @@ class DemoStallDashboardTest {
 
     @DynamicPropertySource
     static void grpcPort(DynamicPropertyRegistry registry) throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            int port = s.getLocalPort();
-            registry.add("sample.grpc-port", () -> port);
-        }
+        SampleGrpcPort.free(registry);
     }
 
     @LocalServerPort

@@ -1,34 +1,93 @@
 package io.github.grpcretry.internal.commit;
 
+import io.grpc.Metadata;
+import java.util.Arrays;
+
 /**
- * The request bytes one call holds for replay, counted against the per-RPC limit and the
- * channel's {@link RetryBufferPool}. Not thread-safe: the call guards it with its own lock.
- *
- * <p>{@link #tryAdd} returns {@code false} once either limit would be passed; the caller then
- * commits and calls {@link #release()}, which gives every reserved byte back (idempotent).
+ * The replay record of one call: what the application gave it (start headers, request messages,
+ * demand, half-close, compression), for attempts that have not been sent it yet, and the request bytes
+ * held for it, counted against the per-RPC limit and the channel's {@link RetryBufferPool}. An attempt
+ * replays the record by comparing its own cursor with the counts here; the call's drain loop sends one
+ * operation at a time. Not thread-safe: the call guards it with its own lock.
  */
 public final class CallBuffer {
 
-    private final RetryBufferPool pool;
-    private final long perRpcLimit;
+    /** The application's operations, as {@link #record} takes them. */
+    public static final int REQUEST = 0, MESSAGE = 1, HALF_CLOSE = 2, COMPRESSION = 3;
+
+    /** A copy of non-empty start headers (null: none); each attempt after the first gets a copy of it. */
+    private Metadata headers;
+    private Object first;
+    private Object[] later;
+    private int count;
+    private long demand;
+    private boolean halfClosed;
+    /** The message compression the application set: 0 never set, 1 off, 2 on. */
+    private byte compression;
     private long held;
     private boolean exceeded;
 
-    public CallBuffer(RetryBufferPool pool, long perRpcLimit) {
-        this.pool = pool;
-        this.perRpcLimit = perRpcLimit;
+    /** Keeps a copy of {@code startHeaders} unless they are empty (the first attempt may change its own). */
+    public void start(Metadata startHeaders) {
+        if (!startHeaders.keys().isEmpty()) {
+            headers = new Metadata();
+            headers.merge(startHeaders);
+        }
     }
 
-    /**
-     * Accounts for one more buffered message of {@code bytes}: {@code true} when it fits under both
-     * limits (and is now reserved), {@code false} when it would pass either (nothing reserved; the
-     * buffer stays exceeded from then on).
-     */
-    public boolean tryAdd(long bytes) {
-        if (exceeded) {
-            return false;
+    /** The headers of an attempt after the first: a copy of the start headers. */
+    public Metadata attemptHeaders() {
+        Metadata h = new Metadata();
+        if (headers != null) {
+            h.merge(headers);
         }
-        if (!fits(held, bytes, perRpcLimit, pool)) {
+        return h;
+    }
+
+    /** Records an operation of the application's ({@code n}: demand, or compression on when non-zero). */
+    public void record(int op, int n, Object message) {
+        switch (op) {
+            case REQUEST -> demand += n;
+            case MESSAGE -> {
+                if (count == 0) {
+                    first = message;
+                } else {
+                    later = later == null ? new Object[4] : count > later.length ? Arrays.copyOf(later, count * 2) : later;
+                    later[count - 1] = message;
+                }
+                count++;
+            }
+            case HALF_CLOSE -> halfClosed = true;
+            default -> compression = (byte) (n != 0 ? 2 : 1);
+        }
+    }
+
+    /** Messages recorded since the record was last released. */
+    public int count() {
+        return count;
+    }
+
+    /** Message {@code i} (0-based) of those recorded. */
+    public Object message(int i) {
+        return i == 0 ? first : later[i - 1];
+    }
+
+    public long demand() {
+        return demand;
+    }
+
+    public boolean halfClosed() {
+        return halfClosed;
+    }
+
+    /** 0: never set, 1: off, 2: on. */
+    public byte compression() {
+        return compression;
+    }
+
+    /** Reserves {@code bytes} more when they fit under both limits; else false, from then on (nothing reserved). */
+    public boolean tryAdd(long bytes, long perRpcLimit, RetryBufferPool pool) {
+        if (exceeded || !fits(held, bytes, perRpcLimit, pool)) {
             exceeded = true;
             return false;
         }
@@ -36,22 +95,20 @@ public final class CallBuffer {
         return true;
     }
 
-    /**
-     * The accounting rule on its own, for a holder that keeps its count in a field of its own: whether
-     * {@code bytes} more fit with {@code held} under {@code perRpcLimit} and in {@code pool}; when they
-     * do they are now reserved in the pool (the holder adds them to its count and gives them back with
-     * {@link RetryBufferPool#release}), otherwise nothing is reserved.
-     */
+    /** Whether {@code bytes} more fit with {@code held} under {@code perRpcLimit} and in {@code pool} (reserved). */
     public static boolean fits(long held, long bytes, long perRpcLimit, RetryBufferPool pool) {
         return held + bytes <= perRpcLimit && pool.tryReserve(bytes);
     }
 
-    /** Gives every reserved byte back to the pool; further adds are refused. */
-    public void release() {
+    /** Drops the recorded messages and gives every reserved byte back to the pool; further adds are refused. */
+    public void release(RetryBufferPool pool) {
         exceeded = true;
         long h = held;
         held = 0;
         pool.release(h);
+        first = null;
+        later = null;
+        count = 0;
     }
 
     /** Bytes reserved now. */

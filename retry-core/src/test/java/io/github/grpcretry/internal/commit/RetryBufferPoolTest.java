@@ -64,25 +64,25 @@ class RetryBufferPoolTest {
     @Test
     void callBufferCountsAgainstPerRpcLimitAndPoolAndReleasesOnce() {
         RetryBufferPool pool = new RetryBufferPool(1000);
-        CallBuffer a = new CallBuffer(pool, 500);
-        assertThat(a.tryAdd(300)).isTrue();
-        assertThat(a.tryAdd(200)).isTrue();
+        CallBuffer a = new CallBuffer();
+        assertThat(a.tryAdd(300, 500, pool)).isTrue();
+        assertThat(a.tryAdd(200, 500, pool)).isTrue();
         assertThat(a.held()).isEqualTo(500);
-        assertThat(a.tryAdd(1)).as("per-RPC limit passed").isFalse();
+        assertThat(a.tryAdd(1, 500, pool)).as("per-RPC limit passed").isFalse();
         assertThat(a.isExceeded()).isTrue();
-        assertThat(a.tryAdd(0)).as("stays exceeded").isFalse();
+        assertThat(a.tryAdd(0, 500, pool)).as("stays exceeded").isFalse();
         assertThat(pool.used()).isEqualTo(500);
 
-        CallBuffer b = new CallBuffer(pool, 800);
-        assertThat(b.tryAdd(400)).isTrue();
-        assertThat(b.tryAdd(200)).as("channel total passed").isFalse();
+        CallBuffer b = new CallBuffer();
+        assertThat(b.tryAdd(400, 800, pool)).isTrue();
+        assertThat(b.tryAdd(200, 800, pool)).as("channel total passed").isFalse();
         assertThat(pool.used()).isEqualTo(900);
 
-        a.release();
-        a.release();
+        a.release(pool);
+        a.release(pool);
         assertThat(pool.used()).isEqualTo(400);
-        b.release();
+        b.release(pool);
         assertThat(pool.used()).isZero();
-        assertThat(b.tryAdd(1)).as("released buffers take nothing more").isFalse();
+        assertThat(b.tryAdd(1, 800, pool)).as("released buffers take nothing more").isFalse();
     }
 }

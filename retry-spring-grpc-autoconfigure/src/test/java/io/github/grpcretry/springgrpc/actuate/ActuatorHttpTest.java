@@ -120,6 +120,7 @@ class ActuatorHttpTest {
                 assertThat(inventory.path("threshold").asDouble()).isEqualTo(5.0);
                 assertThat(inventory.path("throttling").asBoolean()).isFalse();
                 assertThat(inventory.path("connectivityState").asString()).isEqualTo("READY");
+                assertThat(inventory.path("policySources").toString()).isEqualTo("[\"yaml\"]");
                 assertThat(ctx.getBean(io.micrometer.core.instrument.MeterRegistry.class)
                         .get("grpc.client.channel.state").tags("client", "inventory", "state", "READY").gauge().value())
                         .isEqualTo(1.0);

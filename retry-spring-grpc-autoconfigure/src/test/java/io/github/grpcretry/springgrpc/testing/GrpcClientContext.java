@@ -29,11 +29,18 @@ public final class GrpcClientContext implements AutoCloseable {
 
     /** Starts the application with these properties ({@code key=value}) and beans (instances or classes). */
     public static GrpcClientContext start(List<Object> beans, String... properties) {
+        return start(beans, java.util.Map.of(), properties);
+    }
+
+    /** As {@link #start(List, String...)}, with these environment variables ({@link EnvironmentVariables}). */
+    public static GrpcClientContext start(List<Object> beans, java.util.Map<String, Object> environmentVariables,
+            String... properties) {
         List<String> props = new ArrayList<>(List.of("spring.grpc.server.enabled=false", "spring.main.banner-mode=off"));
         props.addAll(List.of(properties));
         return new GrpcClientContext(new SpringApplicationBuilder(ClientApp.class)
                 .web(WebApplicationType.NONE)
-                .initializers(c -> register((GenericApplicationContext) c, beans))
+                .initializers(c -> register((GenericApplicationContext) c, beans),
+                        EnvironmentVariables.of(environmentVariables))
                 .properties(GrpcClientContext.asMap(props))
                 .run());
     }

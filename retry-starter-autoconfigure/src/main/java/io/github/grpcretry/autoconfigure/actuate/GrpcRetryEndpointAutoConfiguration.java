@@ -4,6 +4,7 @@ import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguratio
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryObservabilitySettings;
 import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.ChannelStateSource;
+import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.integration.RetryReport;
 import io.github.grpcretry.integration.RetryStatistics;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
@@ -31,16 +32,19 @@ public class GrpcRetryEndpointAutoConfiguration {
     @ConditionalOnMissingBean
     public GrpcRetryEndpoint grpcRetryEndpoint(ObjectProvider<GrpcRetryObservabilitySettings> settings,
             ObjectProvider<ChannelRetryConfigs> configs, ObjectProvider<RetryLimiterRegistry> limiters,
-            ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states) {
-        return new GrpcRetryEndpoint(report(settings, configs, limiters, statistics, states));
+            ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states,
+            ObjectProvider<PolicySources> policySources) {
+        return new GrpcRetryEndpoint(report(settings, configs, limiters, statistics, states, policySources));
     }
 
     /** The report health and the endpoint read, from the beans that exist when asked. */
     static RetryReport report(ObjectProvider<GrpcRetryObservabilitySettings> settings,
             ObjectProvider<ChannelRetryConfigs> configs, ObjectProvider<RetryLimiterRegistry> limiters,
-            ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states) {
+            ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states,
+            ObjectProvider<PolicySources> policySources) {
         boolean isNative = settings.getIfAvailable(() -> new GrpcRetryObservabilitySettings(null, null)).isNative();
         return new RetryReport(isNative ? ChannelSetup.Engine.NATIVE : ChannelSetup.Engine.INTERCEPTOR,
-                configs::getIfAvailable, limiters::getIfAvailable, statistics::getIfAvailable, states::getIfAvailable);
+                configs::getIfAvailable, limiters::getIfAvailable, statistics::getIfAvailable, states::getIfAvailable,
+                policySources::getIfAvailable);
     }
 }

@@ -4,6 +4,7 @@ import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguratio
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryObservabilitySettings;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.integration.ChannelStateSource;
+import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.integration.RetryStatistics;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import org.springframework.beans.factory.ObjectProvider;
@@ -31,9 +32,10 @@ public class GrpcRetryHealthContributorAutoConfiguration {
     @ConditionalOnMissingBean(name = "grpcRetryHealthIndicator")
     public GrpcRetryHealthIndicator grpcRetryHealthIndicator(ObjectProvider<GrpcRetryObservabilitySettings> settings,
             ObjectProvider<ChannelRetryConfigs> configs, ObjectProvider<RetryLimiterRegistry> limiters,
-            ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states) {
+            ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states,
+            ObjectProvider<PolicySources> policySources) {
         return new GrpcRetryHealthIndicator(
-                GrpcRetryEndpointAutoConfiguration.report(settings, configs, limiters, statistics, states),
+                GrpcRetryEndpointAutoConfiguration.report(settings, configs, limiters, statistics, states, policySources),
                 settings.getIfAvailable(() -> new GrpcRetryObservabilitySettings(null, null)).statusWhenThrottled());
     }
 }

@@ -1,0 +1,43 @@
+package io.github.grpcretry.attempt;
+
+import io.grpc.Metadata;
+import io.grpc.Status;
+import java.util.Arrays;
+
+/** A call the engine's {@link AttemptObserver} follows, and the observer's view of each of its attempts by number. */
+final class ObservedCall {
+
+    private final AttemptObserver.Call call;
+    private AttemptObserver.Attempt[] attempts = new AttemptObserver.Attempt[4];
+
+    ObservedCall(AttemptObserver.Call call) {
+        this.call = call;
+    }
+
+    /** Attempt {@code number} starts ({@code delay}: what it waited, -1 for the first); returns its open scope. */
+    AttemptObserver.Scope starting(AttemptKind kind, int number, long delay, Metadata headers) {
+        AttemptObserver.Attempt o = call.attemptStarting(kind, number, delay, headers);
+        synchronized (this) {
+            if (attempts.length < number) {
+                attempts = Arrays.copyOf(attempts, number * 2);
+            }
+            attempts[number - 1] = o;
+        }
+        return o.openScope();
+    }
+
+    /** Attempt {@code number} ended. */
+    void ended(int number, Status status, Metadata trailers, boolean committed, boolean cancelled) {
+        AttemptObserver.Attempt o;
+        synchronized (this) {
+            o = attempts.length < number ? null : attempts[number - 1];
+        }
+        if (o != null) {
+            o.ended(status, trailers, committed, cancelled);
+        }
+    }
+
+    void retrySuppressed(SuppressionReason reason, Status.Code code) {
+        call.retrySuppressed(reason, code);
+    }
+}

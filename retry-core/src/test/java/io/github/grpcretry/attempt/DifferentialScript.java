@@ -1,0 +1,223 @@
+package io.github.grpcretry.attempt;
+
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.RetryThrottlingPolicy;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+
+/**
+ * One scenario of the differential test, made from a seed alone: a policy (retry, or hedging where
+ * the first arrival decides the call before any hedge could be sent), an answer per arrival and what
+ * the application does. The same seed always makes the same script, so a seed reproduces it.
+ */
+record DifferentialScript(long seed, Policy policy, List<Answer> answers, App app) {
+
+    /** Codes the server answers with; the policy retries (or, hedging, forgives) a subset of the first three. */
+    private static final Status.Code[] CODES = {Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED,
+            Status.Code.ABORTED, Status.Code.INTERNAL, Status.Code.NOT_FOUND};
+    private static final String[] VALID_PUSHBACK = {"0", "1", "3", "12"};
+    private static final String[] MALFORMED_PUSHBACK = {"-1", "abc", "1.5", ""};
+
+    /** Answers scripted per script: more than any policy's attempts, so every arrival has one. */
+    static final int ANSWERS = 6;
+
+    enum Method { UNARY, CLIENT_STREAMING, SERVER_STREAMING }
+
+    /** What the application does besides sending and reading. */
+    enum Fault { NONE, CANCEL, THROW }
+
+    /**
+     * The call's policy. {@code hedging}: maxAttempts hedges every {@code hedgingDelayMs} (long: the
+     * first arrival decides), non-fatal = {@code codes}; otherwise retry of {@code codes} with the
+     * backoff given. {@code throttleMaxTokens} 0 = no throttling.
+     */
+    record Policy(boolean hedging, int maxAttempts, long initialBackoffMs, long maxBackoffMs, double multiplier,
+            Set<Status.Code> codes, int throttleMaxTokens, double throttleRatio) {
+
+        ChannelRetryConfig channelConfig() {
+            RetryThrottlingPolicy throttling = throttleMaxTokens == 0 ? null
+                    : new RetryThrottlingPolicy(throttleMaxTokens, throttleRatio);
+            Status.Code[] c = codes.toArray(new Status.Code[0]);
+            return Configs.channel(hedging
+                    ? Configs.hedged(Configs.hedging(maxAttempts, HEDGING_DELAY_MS, c), throttling)
+                    : Configs.service(Configs.policy(maxAttempts, initialBackoffMs, maxBackoffMs, multiplier, c),
+                            throttling));
+        }
+
+        boolean retryable(Status.Code code) {
+            return codes.contains(code);
+        }
+
+        @Override
+        public String toString() {
+            String p = hedging ? "hedging(" + maxAttempts + " x " + HEDGING_DELAY_MS + "ms, non-fatal " + codes + ")"
+                    : "retry(" + maxAttempts + ", " + initialBackoffMs + "ms..." + maxBackoffMs + "ms x" + multiplier
+                            + ", " + codes + ")";
+            return throttleMaxTokens == 0 ? p : p + " throttle(" + throttleMaxTokens + ", " + throttleRatio + ")";
+        }
+    }
+
+    /** The hedging delay: long enough that no hedge is sent before the first arrival has decided the call. */
+    static final long HEDGING_DELAY_MS = 60_000;
+
+    /**
+     * How the server answers one arrival: OK after half-close with {@code messages} responses
+     * (server streaming; unary and client streaming answer one), or {@code code} after
+     * {@code messages} responses, either at once on arrival or after half-close, with response
+     * headers first or not, with a {@code grpc-retry-pushback-ms} value or none. {@code pullOneByOne}:
+     * the server asks for the request messages one at a time (so the client's readiness follows it),
+     * otherwise for all at once.
+     */
+    record Answer(Status.Code code, int messages, boolean atArrival, boolean headersFirst, String pushback,
+            boolean pullOneByOne) {
+
+        boolean ok() {
+            return code == Status.Code.OK;
+        }
+
+        boolean validPushback() {
+            return pushback != null && pushback.matches("[0-9]+");
+        }
+
+        /** The same answer without its pushback. */
+        Answer withoutPushback() {
+            return new Answer(code, messages, atArrival, headersFirst, null, pullOneByOne);
+        }
+
+        @Override
+        public String toString() {
+            StringBuilder b = new StringBuilder(code.name());
+            if (messages > 0) {
+                b.append(" after ").append(messages).append(" msg");
+            }
+            if (!ok()) {
+                b.append(atArrival ? " at arrival" : " after half-close");
+            }
+            if (headersFirst) {
+                b.append(" headers-first");
+            }
+            if (pushback != null) {
+                b.append(" pushback='").append(pushback).append('\'');
+            }
+            if (pullOneByOne) {
+                b.append(" pull-1by1");
+            }
+            return b.toString();
+        }
+    }
+
+    /**
+     * What the application does: the method; {@code requests} request messages (sent at start, or
+     * {@code onReadyWriter}: only while the call is ready, resumed in {@code onReady}); demand
+     * {@code initialDemand} at start and {@code demandPerMessage} more after each response; a fault
+     * fired from a callback on reaching {@code faultAfter} responses (0 = in {@code onHeaders}), or,
+     * for a throw with {@code onReadyWriter}, in the first {@code onReady} after the writes.
+     */
+    record App(Method method, int requests, boolean onReadyWriter, int initialDemand, int demandPerMessage, Fault fault,
+            int faultAfter, boolean throwInOnReady) {
+
+        @Override
+        public String toString() {
+            StringBuilder b = new StringBuilder(method.name().toLowerCase(java.util.Locale.ROOT));
+            b.append(" ").append(requests).append(" req").append(onReadyWriter ? " (onReady-driven)" : "");
+            b.append(", demand ").append(initialDemand).append(" +").append(demandPerMessage).append("/msg");
+            if (fault == Fault.CANCEL) {
+                b.append(", cancel after ").append(faultAfter).append(" msg");
+            } else if (fault == Fault.THROW) {
+                b.append(throwInOnReady ? ", throw in onReady" : ", throw after " + faultAfter + " msg");
+            }
+            return b.toString();
+        }
+    }
+
+    static DifferentialScript generate(long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        boolean hedging = r.nextInt(10) == 0;
+        Set<Status.Code> codes = EnumSet.noneOf(Status.Code.class);
+        codes.add(CODES[r.nextInt(3)]);
+        if (r.nextBoolean()) {
+            codes.add(CODES[r.nextInt(3)]);
+        }
+        boolean throttled = r.nextInt(4) == 0;
+        Policy policy = new Policy(hedging, 2 + r.nextInt(5), 1 + r.nextInt(4), 5 + r.nextInt(8),
+                r.nextBoolean() ? 1.0 : 2.0, codes, throttled ? 1 + r.nextInt(6) : 0,
+                throttled ? (r.nextBoolean() ? 1.0 : 0.5) : 0);
+
+        Method method = Method.values()[r.nextInt(3)];
+        int maxResponses = method == Method.SERVER_STREAMING ? 4 : 1;
+        List<Answer> answers = new ArrayList<>();
+        for (int i = 0; i < ANSWERS; i++) {
+            boolean pull = r.nextInt(4) == 0;
+            boolean ok = r.nextInt(3) == 0;
+            if (hedging && i == 0) { // the first arrival decides: OK or a fatal code
+                ok = ok || codes.size() == 3;
+            }
+            if (ok) {
+                answers.add(new Answer(Status.Code.OK, method == Method.SERVER_STREAMING ? r.nextInt(5) : 1, false,
+                        false, null, pull));
+                continue;
+            }
+            Status.Code code = CODES[r.nextInt(CODES.length)];
+            while (hedging && i == 0 && codes.contains(code)) {
+                code = CODES[r.nextInt(CODES.length)];
+            }
+            int after = r.nextInt(4) == 0 ? r.nextInt(maxResponses + 1) : 0;
+            int p = r.nextInt(10);
+            String pushback = p < 5 ? null : p < 8 ? VALID_PUSHBACK[r.nextInt(VALID_PUSHBACK.length)]
+                    : MALFORMED_PUSHBACK[r.nextInt(MALFORMED_PUSHBACK.length)];
+            answers.add(new Answer(code, after, r.nextBoolean(), after == 0 && r.nextInt(4) == 0, pushback, pull));
+        }
+
+        int requests = switch (method) {
+            case CLIENT_STREAMING -> r.nextInt(5);
+            default -> 1;
+        };
+        boolean writer = method != Method.UNARY && r.nextInt(3) == 0;
+        if (writer && method == Method.CLIENT_STREAMING) {
+            requests = 1 + r.nextInt(6);
+        }
+        int[] demands = {1, 2, 3, 100};
+        int initialDemand = demands[r.nextInt(demands.length)];
+        int perMessage = 1 + r.nextInt(2);
+        int f = r.nextInt(10);
+        Fault fault = f < 5 ? Fault.NONE : f < 8 ? Fault.CANCEL : Fault.THROW;
+        int faultAfter = r.nextInt(maxResponses + 1);
+        // a throw in the first onReady only where the first attempt is the one that becomes ready: when it fails
+        // at once, whether any onReady comes depends on whether the retry started before the application's
+        // first isReady() (an onReady count, not progress)
+        boolean throwInOnReady = fault == Fault.THROW && writer && r.nextInt(3) == 0
+                && (answers.get(0).ok() || !answers.get(0).atArrival());
+        App app = new App(method, requests, writer, initialDemand, perMessage, fault, faultAfter, throwInOnReady);
+        return new DifferentialScript(seed, policy, List.copyOf(answers), app);
+    }
+
+    /** The answer to arrival {@code index} (1-based). */
+    Answer answer(int index) {
+        return answers.get(Math.min(index, ANSWERS) - 1);
+    }
+
+    /** This script with every answer replaced by {@code f}'s. */
+    DifferentialScript mapAnswers(java.util.function.UnaryOperator<Answer> f) {
+        return new DifferentialScript(seed, policy, answers.stream().map(f).toList(), app);
+    }
+
+    /** This script with an application that writes all its requests at start instead of on readiness. */
+    DifferentialScript eagerWriter() {
+        return new DifferentialScript(seed, policy, answers, new App(app.method(), app.requests(), false,
+                app.initialDemand(), app.demandPerMessage(), app.fault(), app.faultAfter(), app.throwInOnReady()));
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder b = new StringBuilder("seed ").append(seed).append(": ").append(policy).append("; ")
+                .append(app).append("; arrivals [");
+        for (int i = 0; i < answers.size(); i++) {
+            b.append(i == 0 ? "" : " | ").append(i + 1).append(": ").append(answers.get(i));
+        }
+        return b.append(']').toString();
+    }
+}

@@ -1,0 +1,226 @@
+package io.github.grpcretry.attempt;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.grpcretry.attempt.DifferentialRun.Observation;
+import io.github.grpcretry.attempt.DifferentialScript.Answer;
+import io.github.grpcretry.attempt.DifferentialScript.Fault;
+import io.github.grpcretry.attempt.Engines.Engine;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The interceptor engine against grpc-java's own retry, the reference implementation of A6, over
+ * seeded scripts ({@link DifferentialScript}): each runs on both engines (in-process, direct
+ * executors, a fresh server and channel per run) and what the application and the server observed
+ * must agree: arrivals, {@code grpc-previous-rpc-attempts}, the request messages each arrival read and
+ * whether it ended, the messages the application wrote and received, its final code (or that the call never
+ * closed) and whether that close carries the listener's exception.
+ *
+ * <p>Handled by rule, not compared as they are:
+ * <ul>
+ * <li>docs/differences.md, row "pushback ≥ 0 on a status that is not retryable": our engine must do
+ * what grpc-java does when that pushback is absent, so it is compared with grpc-java on the script
+ * without it.</li>
+ * <li>a call grpc-java never closes after the application cancelled it or its listener threw
+ * (docs/differences.md, row "the application cancels (or its listener throws) while a retry replays, or
+ * while its stream holds the server's close behind messages it did not request"; docs/reliability.md names
+ * grpc-java's defect): our engine must close it once with CANCELLED (with the listener's exception as
+ * cause when it threw), after the same arrivals and responses.</li>
+ * <li>an application that cancels after the server's status reached the client but before the
+ * application heard it (docs/differences.md, row "the application cancels after the server's status
+ * reached the client but before the application heard it"): grpc-java delivers that status, our engine
+ * CANCELLED; the arrivals must agree and our responses be a prefix of grpc-java's.</li>
+ * <li>an application that writes only while the call is ready, which grpc-java stalls when it loses the
+ * {@code onReady} of a retried attempt (same section): our engine must do what grpc-java does for the
+ * same application writing everything at once.</li>
+ * </ul>
+ * Our engine never closing a call is a divergence even where grpc-java does not close it either.
+ * Not generated: buffer limits (the in-process transport reports no wire sizes to grpc-java unless a
+ * system property is set before its classes load, which one test JVM cannot promise), deadlines and
+ * per-attempt timeouts, several pushback values in one trailer (docs/differences.md's row), hedges
+ * that timing decides (a hedging script's first arrival ends the call, OK or a fatal code, before its
+ * next hedge is due), and a throw from the first {@code onReady} where the first attempt fails at once
+ * (whether an {@code onReady} comes then is a matter of when the retry starts, see
+ * {@link DifferentialScript#generate}).
+ *
+ * <p>{@code -Ddifferential.seed=S} runs the script of seed S alone; {@code -Ddifferential.scripts=N}
+ * runs N scripts from {@code -Ddifferential.base} (default {@link #BASE_SEED}).
+ */
+class NativeDifferentialTest {
+
+    static final long BASE_SEED = 20_261_202L;
+    private static final int SCRIPTS = Integer.getInteger("differential.scripts", 2_000);
+    /** No arrival and none open for this long: the call will not close (the scripts' waits are ≤ 24 ms). */
+    private static final long QUIET_MS = 300;
+    /** The confirmation of a call that seemed never to close, before it is reported. */
+    private static final long CONFIRM_QUIET_MS = 3_000;
+    private static final int PARALLEL = 6;
+    /** {@code -Ddifferential.selfCheck=true}: grpc-java against itself, to show a script's outcome is not a race. */
+    private static final boolean SELF_CHECK = Boolean.getBoolean("differential.selfCheck");
+
+    private static RetryScheduler scheduler;
+
+    @BeforeAll
+    static void scheduler() {
+        scheduler = RetryScheduler.create(2, "differential");
+    }
+
+    @AfterAll
+    static void noTimerLeft() {
+        assertThat(scheduler.outstandingTimers()).as("timers outstanding after the scripts").isZero();
+        scheduler.close();
+    }
+
+    /** How a script ended up. */
+    enum Verdict {
+        SAME, SAME_WITHOUT_PUSHBACK_ON_NON_RETRYABLE, NATIVE_LOSES_ON_READY, NATIVE_NEVER_CLOSES_CANCELLED_CALL,
+        CANCELLED_AFTER_THE_STATUS_ARRIVED, DIVERGED
+    }
+
+    record Result(DifferentialScript script, Verdict verdict, Observation nativeEngine, Observation ours) {
+    }
+
+    @Test
+    void interceptorEngineMatchesGrpcJavasRetry() throws Exception {
+        String one = System.getProperty("differential.seed");
+        long base = Long.getLong("differential.base", BASE_SEED);
+        List<Long> seeds = new ArrayList<>();
+        if (one != null && !one.isBlank()) {
+            seeds.add(Long.parseLong(one.trim()));
+        } else {
+            for (int i = 0; i < SCRIPTS; i++) {
+                seeds.add(base + i);
+            }
+        }
+        long started = System.nanoTime();
+        List<Result> results = Collections.synchronizedList(new ArrayList<>());
+        ExecutorService pool = Executors.newFixedThreadPool(PARALLEL, r -> {
+            Thread t = new Thread(r, "differential-driver");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (long seed : seeds) {
+                futures.add(pool.submit(() -> {
+                    results.add(check(DifferentialScript.generate(seed)));
+                    return null;
+                }));
+            }
+            for (Future<?> f : futures) {
+                f.get(10, TimeUnit.MINUTES);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+
+        AtomicInteger[] counts = new AtomicInteger[Verdict.values().length];
+        for (int i = 0; i < counts.length; i++) {
+            counts[i] = new AtomicInteger();
+        }
+        List<Result> diverged = new ArrayList<>();
+        for (Result r : results) {
+            counts[r.verdict().ordinal()].incrementAndGet();
+            if (r.verdict() == Verdict.DIVERGED) {
+                diverged.add(r);
+            }
+        }
+        diverged.sort((a, b) -> Long.compare(a.script().seed(), b.script().seed()));
+        StringBuilder summary = new StringBuilder("differential: " + results.size() + " scripts in " + millis + " ms;");
+        for (Verdict v : Verdict.values()) {
+            summary.append(' ').append(v).append('=').append(counts[v.ordinal()]);
+        }
+        System.out.println(summary);
+        for (Result r : diverged) {
+            System.out.println("diverged: " + r.script() + "\n  native: " + r.nativeEngine() + "\n  ours:   "
+                    + r.ours());
+        }
+        StringBuilder report = new StringBuilder();
+        for (Result r : diverged.subList(0, Math.min(diverged.size(), 15))) {
+            report.append("\n\n").append(r.script()).append("\n  native: ").append(r.nativeEngine())
+                    .append("\n  ours:   ").append(r.ours())
+                    .append("\n  reproduce: ").append(command(r.script().seed()));
+        }
+        assertThat(diverged).as("%s; divergences (first 15 by seed):%s", summary, report).isEmpty();
+    }
+
+    static String command(long seed) {
+        return "./mvnw -B -pl retry-core test -Dtest=NativeDifferentialTest -Dsurefire.failIfNoSpecifiedTests=false"
+                + " -Ddifferential.seed=" + seed;
+    }
+
+    private static Result check(DifferentialScript script) throws Exception {
+        Result r = compare(script, QUIET_MS);
+        if (r.verdict() == Verdict.DIVERGED && (r.nativeEngine().neverClosed() || r.ours().neverClosed())) {
+            r = compare(script, CONFIRM_QUIET_MS); // a slow machine, or a call that really never closes
+        }
+        return r;
+    }
+
+    private static Result compare(DifferentialScript script, long quietMillis) throws Exception {
+        DifferentialScript reference = script;
+        Verdict agreed = Verdict.SAME;
+        if (pushbackOnNonRetryable(script)) {
+            reference = script.mapAnswers(a -> a.ok() || script.policy().retryable(a.code()) ? a : a.withoutPushback());
+            agreed = Verdict.SAME_WITHOUT_PUSHBACK_ON_NON_RETRYABLE;
+        }
+        Observation nat = DifferentialRun.run(reference, Engine.NATIVE, scheduler, quietMillis);
+        Observation ours = SELF_CHECK ? DifferentialRun.run(reference, Engine.NATIVE, scheduler, quietMillis)
+                : DifferentialRun.run(script, Engine.INTERCEPTOR, scheduler, quietMillis);
+        boolean oursSound = ours.contractProblems().isEmpty() && (SELF_CHECK || !ours.neverClosed());
+        if (oursSound && ours.equals(nat)) {
+            return new Result(script, agreed, nat, ours);
+        }
+        if (oursSound && nat.neverClosed() && script.app().onReadyWriter()) {
+            // grpc-java may give a retried attempt no onReady: the same application writing at once is the reference
+            Observation eager = DifferentialRun.run(reference.eagerWriter(), Engine.NATIVE, scheduler, quietMillis);
+            if (ours.equals(eager)) {
+                return new Result(script, Verdict.NATIVE_LOSES_ON_READY, eager, ours);
+            }
+            nat = eager;
+        }
+        if (oursSound && nat.neverClosed() && script.app().fault() != Fault.NONE && "CANCELLED".equals(ours.code())
+                && ours.causeIsApplicationFault() == (script.app().fault() == Fault.THROW)
+                && withoutEnds(ours.arrivals()).equals(withoutEnds(nat.arrivals()))
+                && ours.responses().equals(nat.responses())) {
+            return new Result(script, Verdict.NATIVE_NEVER_CLOSES_CANCELLED_CALL, nat, ours);
+        }
+        if (oursSound && script.app().fault() == Fault.CANCEL && "CANCELLED".equals(ours.code())
+                && !nat.neverClosed() && !"CANCELLED".equals(nat.code())
+                && ours.arrivals().equals(nat.arrivals())
+                && nat.responses().subList(0, Math.min(ours.responses().size(), nat.responses().size()))
+                        .equals(ours.responses())) {
+            return new Result(script, Verdict.CANCELLED_AFTER_THE_STATUS_ARRIVED, nat, ours);
+        }
+        return new Result(script, Verdict.DIVERGED, nat, ours);
+    }
+
+    /** Arrivals without how each ended (an engine that never closes the call may leave its attempt open). */
+    private static List<String> withoutEnds(List<String> arrivals) {
+        return arrivals.stream().map(a -> a.replace(", OPEN)", ")")).toList();
+    }
+
+    /** A retry script with a valid pushback on a status its policy does not retry. */
+    private static boolean pushbackOnNonRetryable(DifferentialScript script) {
+        if (script.policy().hedging()) {
+            return false;
+        }
+        for (Answer a : script.answers()) {
+            if (!a.ok() && a.validPushback() && !script.policy().retryable(a.code())) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

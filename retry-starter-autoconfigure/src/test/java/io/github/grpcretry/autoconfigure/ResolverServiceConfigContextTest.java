@@ -1,0 +1,103 @@
+package io.github.grpcretry.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import io.github.grpcretry.attempt.RetryEventListener;
+import io.github.grpcretry.integration.PolicySources;
+import io.github.grpcretry.testing.CountingEvents;
+import io.github.grpcretry.testing.RefusingHttp2Server;
+import io.github.grpcretry.testing.ScriptedServer;
+import io.github.grpcretry.testing.ServiceConfigResolverProvider;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.testing.protobuf.SimpleRequest;
+import io.grpc.testing.protobuf.SimpleServiceGrpc;
+import java.util.List;
+import java.util.Map;
+import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.ApplicationContext;
+
+/**
+ * A name resolver that supplies its own service config (a retry policy of 5 attempts) to a net.devh
+ * channel whose grpc.retry entry asks for 3: on both engines a failing call reaches the server exactly 3
+ * times, one WARN per channel names the channel and the resolver's policy; with the interceptor engine a
+ * stream the server refuses is still retried transparently by grpc-java.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class ResolverServiceConfigContextTest {
+
+    private static final String M = "grpc.retry.clients.svc.service-config.method[0].";
+
+    static String[] properties(String engine, String target) {
+        return new String[] {"grpc.retry.engine=" + engine, "grpc.client.svc.address=" + target,
+            "grpc.client.svc.negotiation-type=plaintext",
+            M + "name[0].service=" + SimpleServiceGrpc.SERVICE_NAME,
+            M + "retry.max-attempts=3", M + "retry.initial-backoff=1ms", M + "retry.max-backoff=2ms",
+            M + "retry.backoff-multiplier=2", M + "retry.retryable-status-codes=UNAVAILABLE"};
+    }
+
+    static SimpleServiceGrpc.SimpleServiceBlockingStub stub(ApplicationContext ctx) {
+        return SimpleServiceGrpc.newBlockingStub(ctx.getBean(GrpcChannelFactory.class).createChannel("svc"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"interceptor", "native"})
+    void exactlyTheConfiguredAttemptsReachTheServer(String engine, CapturedOutput output) throws Exception {
+        try (ScriptedServer server = ScriptedServer.startNetty();
+                ServiceConfigResolverProvider resolver = ServiceConfigResolverProvider.register("svcconfig-boot3-" + engine,
+                        server.port(), ServiceConfigResolverProvider.retryPolicy(SimpleServiceGrpc.SERVICE_NAME, 5))) {
+            server.script(a -> ScriptedServer.Action.fail(Status.Code.UNAVAILABLE));
+            RetryTestContexts.runner().withPropertyValues(properties(engine, resolver.target())).run(ctx -> {
+                assertThat(ctx).hasNotFailed();
+                SimpleServiceGrpc.SimpleServiceBlockingStub stub = stub(ctx);
+                for (int call = 0; call < 3; call++) {
+                    server.reset();
+                    StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class,
+                            () -> stub.unaryRpc(SimpleRequest.getDefaultInstance()));
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                    assertThat(server.arrivalCount()).as("arrivals of call %d on the %s engine", call, engine).isEqualTo(3);
+                    assertThat(server.arrivals()).extracting(a -> a.previousAttempts).containsExactly(null, 1, 2);
+                }
+                Map<String, Object> policy = ctx.getBean(PolicySources.class).report("svc");
+                assertThat(policy.get("sources")).isEqualTo(List.of("yaml"));
+                @SuppressWarnings("unchecked")
+                Map<String, Object> fromResolver = (Map<String, Object>) policy.get("resolverServiceConfig");
+                assertThat((String) fromResolver.get("supplied")).contains("retryPolicy", "maxAttempts=5.0");
+                assertThat((String) fromResolver.get("outcome")).startsWith(engine.equals("native") ? "merged: " : "dropped: ");
+            });
+        }
+        String console = output.getOut() + output.getErr();
+        assertThat(console.split("Channel svc: its name resolver supplied a service config with retryPolicy", -1))
+                .as("one WARN per channel, not per call").hasSize(2);
+    }
+
+    @Test
+    void aRefusedStreamIsRetriedTransparentlyUnderTheEnginesAttempts() throws Exception {
+        try (RefusingHttp2Server server = new RefusingHttp2Server();
+                ServiceConfigResolverProvider resolver = ServiceConfigResolverProvider.register("svcconfig-boot3-transparent",
+                        Integer.parseInt(server.target().substring(server.target().lastIndexOf(':') + 1)),
+                        ServiceConfigResolverProvider.retryPolicy(SimpleServiceGrpc.SERVICE_NAME, 5))) {
+            server.script(n -> n == 1 ? new RefusingHttp2Server.Refuse() : new RefusingHttp2Server.Fail(Status.Code.UNAVAILABLE));
+            CountingEvents events = new CountingEvents();
+            RetryTestContexts.runner().withBean(RetryEventListener.class, () -> events)
+                    .withPropertyValues(properties("interceptor", resolver.target())).run(ctx -> {
+                        assertThat(ctx).hasNotFailed();
+                        StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class,
+                                () -> stub(ctx).unaryRpc(SimpleRequest.getDefaultInstance()));
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                        // Stream 1 refused and re-sent transparently (stream 2) within the engine's attempt 1;
+                        // attempts 2 and 3 are streams 3 and 4 (with disableRetry() it would be 3 streams, with
+                        // grpc-java retrying too, 15).
+                        assertThat(server.streams()).isEqualTo(4);
+                        assertThat(events.attemptsStarted.get()).isEqualTo(3);
+                    });
+        }
+    }
+}

@@ -77,11 +77,11 @@ public final class AllocationProbe {
             for (int i = 0; i < 100_000; i++) {
                 stub.unaryRpc(BenchConfig.REQUEST);
             }
-            Map<String, long[]> before = classHistogram();
+            Map<String, long[]> before = classHistogram(true);
             for (int i = 0; i < calls; i++) {
                 stub.unaryRpc(BenchConfig.REQUEST);
             }
-            Map<String, long[]> after = classHistogram();
+            Map<String, long[]> after = classHistogram(true);
             System.out.println(setup.getKey() + ": instances and bytes per call, by class");
             long total = 0;
             java.util.List<Map.Entry<String, long[]>> rows = new java.util.ArrayList<>();
@@ -104,11 +104,15 @@ public final class AllocationProbe {
         }
     }
 
-    /** class name -> {instances, bytes}, every object on the heap (GC.class_histogram -all). */
-    private static Map<String, long[]> classHistogram() throws Exception {
+    /**
+     * class name -> {instances, bytes}: with {@code all} every object on the heap (GC.class_histogram -all),
+     * otherwise the live objects only (the JVM runs a full collection first).
+     */
+    static Map<String, long[]> classHistogram(boolean all) throws Exception {
         javax.management.MBeanServer mbs = ManagementFactory.getPlatformMBeanServer();
+        String[] options = all ? new String[] {"-all"} : new String[0];
         String text = (String) mbs.invoke(new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"),
-                "gcClassHistogram", new Object[] {new String[] {"-all"}}, new String[] {String[].class.getName()});
+                "gcClassHistogram", new Object[] {options}, new String[] {String[].class.getName()});
         Map<String, long[]> out = new java.util.HashMap<>();
         for (String line : text.split("\n")) {
             String[] f = line.trim().split("\\s+");

@@ -19,8 +19,10 @@ import io.grpc.testing.protobuf.SimpleResponse;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The server side of every benchmark: grpc.testing.SimpleService on a real in-process or Netty
@@ -31,7 +33,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *       arrivals with UNAVAILABLE instead, chosen by a seeded hash of the arrival number (the same
  *       sequence in every run) and otherwise answers with the arrival's
  *       {@code grpc-previous-rpc-attempts} (so the client can count attempts);</li>
- *   <li>client streaming: counts the messages and answers with the count on half-close.</li>
+ *   <li>server streaming: answers any request with {@value #STREAM_RESPONSES} responses of 64
+ *       characters and OK, written at once (the transport's flow control paces them);</li>
+ *   <li>client streaming: counts the messages and answers with the count on half-close (nothing
+ *       before it, so a retrying client holds every message until then); when started with a
+ *       receipt signal, releases one permit per message received.</li>
  * </ul>
  */
 final class EchoServer implements AutoCloseable {
@@ -44,6 +50,9 @@ final class EchoServer implements AutoCloseable {
     private static final StatusRuntimeException UNAVAILABLE =
             Status.UNAVAILABLE.withDescription("scripted failure").asRuntimeException();
     private static final SimpleResponse[] PREVIOUS_RESPONSES = new SimpleResponse[8];
+    static final int STREAM_RESPONSES = 1000;
+    private static final SimpleResponse STREAM_RESPONSE =
+            SimpleResponse.newBuilder().setResponseMessage(BenchConfig.REQUEST.getRequestMessage()).build();
 
     static {
         for (int i = 0; i < PREVIOUS_RESPONSES.length; i++) {
@@ -64,6 +73,13 @@ final class EchoServer implements AutoCloseable {
      * @param failPercent share of unary arrivals answered UNAVAILABLE (0 = never)
      */
     static EchoServer start(Transport transport, int failPercent) throws IOException {
+        return start(transport, failPercent, null);
+    }
+
+    /**
+     * @param received released once per client-streamed message the service has read, or {@code null}
+     */
+    static EchoServer start(Transport transport, int failPercent, @Nullable Semaphore received) throws IOException {
         String name = null;
         ServerBuilder<?> builder;
         if (transport == Transport.IN_PROCESS) {
@@ -73,7 +89,7 @@ final class EchoServer implements AutoCloseable {
             builder = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0));
         }
         EchoServer[] self = new EchoServer[1];
-        Service service = new Service(failPercent, () -> self[0].arrivals.getAndIncrement());
+        Service service = new Service(failPercent, () -> self[0].arrivals.getAndIncrement(), received);
         builder.directExecutor();
         if (failPercent > 0) {
             builder.addService(ServerInterceptors.intercept(service, new PreviousAttemptsInterceptor()));
@@ -122,10 +138,12 @@ final class EchoServer implements AutoCloseable {
     private static final class Service extends SimpleServiceGrpc.SimpleServiceImplBase {
         private final int failPercent;
         private final Counter counter;
+        private final @Nullable Semaphore received;
 
-        Service(int failPercent, Counter counter) {
+        Service(int failPercent, Counter counter, @Nullable Semaphore received) {
             this.failPercent = failPercent;
             this.counter = counter;
+            this.received = received;
         }
 
         @Override
@@ -148,6 +166,14 @@ final class EchoServer implements AutoCloseable {
         }
 
         @Override
+        public void serverStreamingRpc(SimpleRequest request, StreamObserver<SimpleResponse> responseObserver) {
+            for (int i = 0; i < STREAM_RESPONSES; i++) {
+                responseObserver.onNext(STREAM_RESPONSE);
+            }
+            responseObserver.onCompleted();
+        }
+
+        @Override
         public StreamObserver<SimpleRequest> clientStreamingRpc(StreamObserver<SimpleResponse> responseObserver) {
             return new StreamObserver<>() {
                 private int messages;
@@ -155,6 +181,9 @@ final class EchoServer implements AutoCloseable {
                 @Override
                 public void onNext(SimpleRequest value) {
                     messages++;
+                    if (received != null) {
+                        received.release();
+                    }
                 }
 
                 @Override

@@ -196,11 +196,17 @@ public final class Report {
     }
 
     private void streaming() {
-        String m = "ClientStreamingBenchmark.clientStream100";
+        streaming("ServerStreamingBenchmark.serverStream",
+                "Server stream of " + EchoServer.STREAM_RESPONSES + " responses, success path, 1 thread");
+        streaming("ClientStreamingBenchmark.clientStream",
+                "Client stream (requests per stream: the messages parameter, 1000 by default), success path, 1 thread");
+    }
+
+    private void streaming(String m, String title) {
         if (rows.stream().noneMatch(r -> r.benchmark.equals(m))) {
             return;
         }
-        out.append("### Client stream of 100 messages, success path, 1 thread (streams/ms; B/stream)\n\n");
+        out.append("### ").append(title).append(" (streams/ms; B/stream)\n\n");
         out.append("| transport | (a) bare | (b) grpc-java | (c) interceptor | c/a | b/a | c/b "
                 + "| CPU µs (a) | CPU µs (b) | CPU µs (c) | cpu c/a | cpu c/b "
                 + "| B (a) | B (b) | B (c) | c−a | b−a | c−b |\n"

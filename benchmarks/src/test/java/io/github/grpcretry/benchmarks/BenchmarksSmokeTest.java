@@ -20,7 +20,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
  * Proves the benchmarks still start and measure something: a few seconds of JMH in this JVM
- * (forks 0), one short iteration per benchmark, over the interceptor engine in-process. The real
+ * (forks 0), one short iteration per benchmark (the streaming ones included), over the interceptor
+ * engine in-process. The real
  * run is documented in docs/benchmarks.md.
  */
 class BenchmarksSmokeTest {
@@ -35,6 +36,7 @@ class BenchmarksSmokeTest {
                 .include("UnaryBenchmark.unary1Thread")
                 .include("UnaryFailureBenchmark")
                 .include("ClientStreamingBenchmark")
+                .include("ServerStreamingBenchmark")
                 .include("ThrottleBenchmark.failureThenSuccess1Thread")
                 .include("BudgetBenchmark.callThenRetry1Thread")
                 .param("transport", "IN_PROCESS")
@@ -55,7 +57,7 @@ class BenchmarksSmokeTest {
 
         Collection<RunResult> results = new Runner(options).run();
 
-        assertThat(results).hasSize(5);
+        assertThat(results).hasSize(6);
         for (RunResult r : results) {
             assertThat(r.getPrimaryResult().getScore())
                     .as(r.getParams().getBenchmark()).isPositive();
@@ -76,7 +78,8 @@ class BenchmarksSmokeTest {
         assertThat(report)
                 .contains("| IN_PROCESS | 1 | – | – | ")
                 .contains("| IN_PROCESS | (c) interceptor |")
-                .contains("### Client stream of 100 messages")
+                .contains("### Client stream (requests per stream")
+                .contains("### Server stream of 1000 responses")
                 .contains("| failureThenSuccess1Thread | 1 |")
                 .contains("| callThenRetry1Thread | 1 |");
     }

@@ -4,8 +4,7 @@
 # (docs/releasing.md). Commit the new jar together with the API change it accepts.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-./mvnw -B -q -pl retry-core -am package -DskipTests -Djapicmp.skip=true -Dmaven.javadoc.skip=true \
-  -Dmaven.source.skip=true -Dexec.skip=true
+./mvnw -B -q -pl retry-core -am package -DskipTests -Djapicmp.skip=true -Dpublish.skip=true
 mkdir -p retry-core/api-baseline
 rm -f retry-core/api-baseline/retry-core.jar
 # Classes only (no resources, no timestamps that change between builds): the API is all japicmp reads.

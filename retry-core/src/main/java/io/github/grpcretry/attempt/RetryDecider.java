@@ -34,7 +34,7 @@ import java.util.Objects;
  * </ol>
  * {@code onFailure} runs under the call's lock, on the thread that ended the attempt (a transport or
  * executor thread): it must be fast, must not block and must not call into the call. Both methods must
- * not throw (a throw from {@code onFailure} counts as {@link #NOT_RETRYABLE}; one from {@code onClose}
+ * not throw (a throw from {@code onFailure} counts as {@link Decision#notRetryable()}; one from {@code onClose}
  * is ignored).
  */
 public interface RetryDecider {

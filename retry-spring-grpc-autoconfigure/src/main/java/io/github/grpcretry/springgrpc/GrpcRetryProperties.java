@@ -57,7 +57,7 @@ public record GrpcRetryProperties(
      * The settings of one channel (or of GLOBAL); unset fields are inherited from GLOBAL.
      *
      * @param serviceConfig the channel's service config: method entries and retry throttling, in the
-     *     shape of spring.grpc.client.channel.<name>.service-config, laid over that one (the base layer)
+     *     shape of spring.grpc.client.channel.&lt;name&gt;.service-config, laid over that one (the base layer)
      *     and over service-config-file
      * @param serviceConfigFile a standard gRPC service config JSON (classpath: or file:), e.g.
      *     classpath:service-config.json; the typed service-config properties are laid over it
@@ -208,7 +208,7 @@ public record GrpcRetryProperties(
      *
      * @param defaultTimeout deadline given to calls that have none at all (neither on the stub nor
      *     inherited from an inbound call or request); a method's service-config timeout takes
-     *     precedence; with spring.grpc.client.channel.<name>.default.deadline also set, the shorter one
+     *     precedence; with spring.grpc.client.channel.&lt;name&gt;.default.deadline also set, the shorter one
      *     applies
      * @param reserve time taken off a deadline inherited from an inbound call (or an HTTP request with
      *     the timeout header), so that the downstream call gives up before the upstream does

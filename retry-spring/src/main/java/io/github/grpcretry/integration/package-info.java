@@ -1,5 +1,6 @@
 /**
- * What the auto-configuration modules need from retry-core beyond the user API: the configuration
+ * What the auto-configuration modules of both Spring Boot lines share (module retry-spring), beyond
+ * retry-core's user API: the configuration
  * resolver ({@link io.github.grpcretry.integration.RetryConfigResolver}: property tree, JSON files, base
  * service config, customizers, path-aware problems), the channel setup for both engines
  * ({@link io.github.grpcretry.integration.ChannelSetup}), the statistics, gauges and channel-state

@@ -1,7 +1,6 @@
-package io.github.grpcretry.internal.metrics;
+package io.github.grpcretry.integration;
 
-import io.github.grpcretry.integration.CompositeRetryEventListener;
-import io.github.grpcretry.integration.RetryStatistics;
+import io.github.grpcretry.internal.metrics.NativeAttemptInterceptor;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

@@ -36,7 +36,7 @@ import org.junit.jupiter.api.Test;
 class UserCodeFailureTest extends UserCodeFailureHarness {
 
     @Test
-    void aThrowingListenerGivenToTheEngineIsLoggedOncePerKindThenCounted() throws Exception {
+    void aThrowingListenerIsLoggedOncePerKindThenCounted() throws Exception {
         server.script(ScriptedServer.failFirst(2, Status.Code.UNAVAILABLE));
         ThrowingListener listener = new ThrowingListener();
         RetryingClientInterceptor engine = RetryingClientInterceptor.builder(Configs.channel(Configs.service(Configs.fast(3), null)))

@@ -1,10 +1,11 @@
 package io.github.grpcretry.springgrpc;
 
-import io.github.grpcretry.deadline.GrpcContextPropagation;
+import io.github.grpcretry.spring.GrpcContextPropagationConfiguration;
+import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
+import io.github.grpcretry.spring.StatusCodeBinding;
 import io.github.grpcretry.integration.GrpcDeadlineHttpFilter;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
@@ -26,25 +27,13 @@ import org.springframework.util.StringUtils;
  * {@code ContextPropagatingTaskDecorator} carries deadlines and cancellation into {@code @Async} work.
  */
 @AutoConfiguration
-@ConditionalOnBooleanProperty(name = "grpc.retry.enabled", matchIfMissing = true)
+@ConditionalOnGrpcRetryEnabled
 @EnableConfigurationProperties(GrpcRetryProperties.class)
-@Import(StatusCodeBinding.class)
+@Import({StatusCodeBinding.class, GrpcContextPropagationConfiguration.class})
 public class GrpcRetryDeadlineAutoConfiguration {
 
     /** Order of the HTTP filter: early, so the whole request handling runs with the deadline. */
     public static final int HTTP_FILTER_ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
-
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "io.micrometer.context.ContextRegistry")
-    static class ContextPropagationConfiguration {
-
-        @Bean
-        io.micrometer.context.ThreadLocalAccessor<io.grpc.Context> grpcContextThreadLocalAccessor() {
-            io.micrometer.context.ThreadLocalAccessor<io.grpc.Context> accessor = GrpcContextPropagation.threadLocalAccessor();
-            io.micrometer.context.ContextRegistry.getInstance().registerThreadLocalAccessor(accessor);
-            return accessor;
-        }
-    }
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)

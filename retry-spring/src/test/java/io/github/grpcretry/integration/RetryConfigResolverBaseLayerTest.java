@@ -29,7 +29,7 @@ class RetryConfigResolverBaseLayerTest {
     }
 
     @Test
-    void theBaseLayerIsTheChannelsConfigurationAndItsOwnPropertiesAreLaidOverIt() {
+    void ownPropertiesAreLaidOverTheBaseLayer() {
         ChannelRetryConfig config = RetryConfigResolver.create()
                 .baseServiceConfig("inventory", base(4), BOOT)
                 .resolve().forChannel("inventory");

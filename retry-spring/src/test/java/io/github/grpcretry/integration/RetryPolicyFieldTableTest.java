@@ -88,7 +88,7 @@ class RetryPolicyFieldTableTest {
     }
 
     @Test
-    void everyFieldRoundTripsFromPropertiesToThePolicyToServiceConfigJsonAndBack() {
+    void everyFieldRoundTripsThroughPolicyAndJson() {
         ChannelRetryConfig config = resolve(RetryPolicySamples.bound());
         RetryPolicy policy = config.serviceConfig().methodConfigs().get(0).retryPolicy();
         RetryPolicySamples.assertHasEverySample(policy);

@@ -32,7 +32,7 @@ class RetryReportTest {
     }
 
     @Test
-    void theInterceptorEngineShowsItsThrottleAndTheEffectiveConfiguration() {
+    void interceptorEngineShowsThrottleAndEffectiveConfig() {
         ChannelRetryConfigs configs = configs();
         RetryLimiterRegistry limiters = new RetryLimiterRegistry();
         ChannelRetryConfig config = configs.forChannel("inventory");
@@ -67,7 +67,7 @@ class RetryReportTest {
     }
 
     @Test
-    void theEndpointAndHealthAnswersListEveryChannelAndNameTheThrottlingOnes() {
+    void endpointAndHealthListChannelsAndNameThrottling() {
         ChannelRetryConfigs configs = configs();
         RetryLimiterRegistry limiters = new RetryLimiterRegistry();
         RetryThrottle throttle = limiters.throttle("inventory",

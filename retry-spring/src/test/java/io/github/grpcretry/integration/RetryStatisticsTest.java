@@ -84,7 +84,7 @@ class RetryStatisticsTest {
     }
 
     @Test
-    void compositeHandsEveryEventToEveryListenerAndSurvivesOneThatThrows() {
+    void compositeHandsEveryEventOnAndSurvivesAThrow() {
         RetryStatistics stats = new RetryStatistics();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         RetryEventListener broken = new RetryEventListener() {

@@ -85,7 +85,7 @@ class UnknownPropertiesTest {
     }
 
     @Test
-    void aTypoIsReportedAtTheElementWhereItLeavesTheTreeWithTheClosestKey() {
+    void aTypoIsReportedWhereItLeavesTheTreeWithTheClosestKey() {
         List<UnknownProperties.Unknown> unknown = check("grpc.retry.clients.svc.service-config.method[0].retry.max-attempt",
                 "grpc.retry.clients.svc.service-config.method[0].name[0].servce", "grpc.retry.clientz.svc.max-attempts-cap",
                 "grpc.retry.clients.svc.max-attempt", "grpc.retry.extra.min-remainig", "other.channel.a.sc.method[1].retry.maxAtempts");
@@ -99,7 +99,7 @@ class UnknownPropertiesTest {
     }
 
     @Test
-    void withoutACloseKeyTheKnownKeysAreListedAndBelowAValueNothingIsKnown() {
+    void noCloseKeyListsKnownKeysAndNothingIsKnownBelowAValue() {
         List<UnknownProperties.Unknown> unknown = check("grpc.retry.zzzzzzzz",
                 "grpc.retry.clients.svc.service-config.method[0].retry.retryable-status-codes[0].x",
                 "grpc.retry.enabled.really");

@@ -1,9 +1,12 @@
 package io.github.grpcretry.autoconfigure.deadline;
 
+import io.github.grpcretry.spring.RetryEventListeners;
+import org.springframework.context.annotation.Import;
+import io.github.grpcretry.spring.GrpcContextPropagationConfiguration;
+import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.attempt.CallTarget;
 import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
-import io.github.grpcretry.deadline.GrpcContextPropagation;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.integration.GrpcDeadlineHttpFilter;
 import java.util.List;
@@ -13,7 +16,6 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -47,8 +49,9 @@ import org.springframework.util.StringUtils;
  * </ul>
  */
 @AutoConfiguration
-@ConditionalOnProperty(prefix = "grpc.retry", name = "enabled", matchIfMissing = true)
+@ConditionalOnGrpcRetryEnabled
 @EnableConfigurationProperties(GrpcRetryDeadlineProperties.class)
+@Import(GrpcContextPropagationConfiguration.class)
 public class GrpcRetryDeadlineAutoConfiguration {
 
     /** Order of the server interceptor among net.devh global ones: after security, close to the handler. */
@@ -63,32 +66,6 @@ public class GrpcRetryDeadlineAutoConfiguration {
         return new GrpcContextTaskDecorator();
     }
 
-    /** Composite of every {@link DeadlineEventListener} bean, or null when there is none. */
-    static DeadlineEventListener listeners(ObjectProvider<DeadlineEventListener> provider) {
-        List<DeadlineEventListener> all = provider.orderedStream().toList();
-        if (all.isEmpty()) {
-            return null;
-        }
-        if (all.size() == 1) {
-            return all.get(0);
-        }
-        return new DeadlineEventListener() {
-            @Override
-            public void deadlineRemaining(CallTarget target, long remainingNanos) {
-                for (DeadlineEventListener l : all) {
-                    l.deadlineRemaining(target, remainingNanos);
-                }
-            }
-
-            @Override
-            public void fastFail(CallTarget target) {
-                for (DeadlineEventListener l : all) {
-                    l.fastFail(target);
-                }
-            }
-        };
-    }
-
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer")
     static class ClientConfiguration {
@@ -97,19 +74,7 @@ public class GrpcRetryDeadlineAutoConfiguration {
         DeadlineChannelConfigurer grpcDeadlineChannelConfigurer(GrpcRetryDeadlineProperties properties,
                 ObjectProvider<ChannelRetryConfigs> channelConfigs, ObjectProvider<DeadlineEventListener> listeners) {
             return new DeadlineChannelConfigurer(properties.toSettings(), channelConfigs::getIfAvailable,
-                    listeners(listeners));
-        }
-    }
-
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "io.micrometer.context.ContextRegistry")
-    static class ContextPropagationConfiguration {
-
-        @Bean
-        io.micrometer.context.ThreadLocalAccessor<io.grpc.Context> grpcContextThreadLocalAccessor() {
-            io.micrometer.context.ThreadLocalAccessor<io.grpc.Context> accessor = GrpcContextPropagation.threadLocalAccessor();
-            io.micrometer.context.ContextRegistry.getInstance().registerThreadLocalAccessor(accessor);
-            return accessor;
+                    RetryEventListeners.deadlines(listeners.orderedStream().toList()));
         }
     }
 

@@ -1,4 +1,4 @@
-package io.github.grpcretry.springgrpc;
+package io.github.grpcretry.spring;
 
 import io.github.grpcretry.integration.RetryConfigResolver;
 import io.grpc.Status;
@@ -11,10 +11,10 @@ import org.springframework.core.convert.converter.Converter;
  * Binds the status codes of {@code grpc.retry.*} ({@code retryable-status-codes},
  * {@code non-fatal-status-codes}) as {@link Status.Code} values: names in any case, as Spring Boot binds
  * any enum, and numbers ({@code 14}) too. A value that names no code stops start-up with Spring Boot's
- * binding report (property, value, origin, the valid names).
+ * binding report (property, value, origin, the valid names). Each line's auto-configuration imports it.
  */
 @Configuration(proxyBeanMethods = false)
-class StatusCodeBinding {
+public class StatusCodeBinding {
 
     @Bean
     @ConfigurationPropertiesBinding

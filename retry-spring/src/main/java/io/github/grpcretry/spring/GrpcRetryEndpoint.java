@@ -1,4 +1,4 @@
-package io.github.grpcretry.springgrpc.actuate;
+package io.github.grpcretry.spring;
 
 import io.github.grpcretry.integration.RetryReport;
 import java.util.Map;
@@ -10,9 +10,10 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 
 /**
  * The read-only {@code grpcretry} endpoint ({@code /actuator/grpcretry},
- * {@code /actuator/grpcretry/{client}}): for every channel the effective configuration after merging
- * (Spring Boot's service config, the file, the properties, GLOBAL), capping and defaults, the limiter
- * state and the counts since start, as the {@link RetryReport} assembles them. It has no write operation.
+ * {@code /actuator/grpcretry/{client}}) of both Spring Boot lines: for every channel the effective
+ * configuration after merging (on the Spring Boot 4.1 line with Spring Boot's service config as the base
+ * layer), capping and defaults (each method entry with its policy), the limiter state and the counts
+ * since start, as the {@link RetryReport} assembles them. It has no write operation.
  */
 @Endpoint(id = GrpcRetryEndpoint.ID, defaultAccess = Access.READ_ONLY)
 public class GrpcRetryEndpoint {

@@ -1,5 +1,6 @@
-package io.github.grpcretry.springgrpc;
+package io.github.grpcretry.spring;
 
+import org.jspecify.annotations.Nullable;
 import io.github.grpcretry.attempt.CallTarget;
 import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.github.grpcretry.guard.GuardEventListener;
@@ -12,11 +13,11 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 /**
- * One listener for several, for the deadline interceptor and the guard (the engine's is retry-core's
+ * One listener for several, for the deadline interceptor and the guard on both lines (the engine's is
  * {@code CompositeRetryEventListener}). A listener that throws is logged once per listener and event
  * (WARN, with the exception), then skipped for that event; the call and the other listeners go on.
  */
-final class RetryEventListeners {
+public final class RetryEventListeners {
 
     private static final Log log = LogFactory.getLog(RetryEventListeners.class);
     private static final Set<String> warned = ConcurrentHashMap.newKeySet();
@@ -37,7 +38,7 @@ final class RetryEventListeners {
     }
 
     /** The deadline interceptor's listener (null for none). */
-    static DeadlineEventListener deadlines(List<DeadlineEventListener> listeners) {
+    public static @Nullable DeadlineEventListener deadlines(List<DeadlineEventListener> listeners) {
         if (listeners.isEmpty()) {
             return null;
         }
@@ -55,7 +56,7 @@ final class RetryEventListeners {
     }
 
     /** The guard's listener. */
-    static GuardEventListener guard(List<GuardEventListener> listeners) {
+    public static GuardEventListener guard(List<GuardEventListener> listeners) {
         if (listeners.isEmpty()) {
             return GuardEventListener.NOOP;
         }

@@ -4,8 +4,6 @@ import org.springframework.context.annotation.Import;
 import io.github.grpcretry.spring.Resilience4jSettings;
 import io.github.grpcretry.spring.GrpcRetryResilience4jConfiguration;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
-import java.util.HashMap;
-import java.util.Map;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.context.annotation.Bean;
 
@@ -26,9 +24,8 @@ public class GrpcRetryResilience4jAutoConfiguration {
     /** The channels' instance names for the shared bridge ({@link GrpcRetryResilience4jConfiguration}). */
     @Bean
     Resilience4jSettings grpcRetryResilience4jSettings(GrpcRetryProperties properties) {
-        Map<String, String> names = new HashMap<>();
-        properties.clients().forEach((channel, client) -> names.put(channel, client == null ? null : client.resilience4jRetry()));
-        return new Resilience4jSettings(names, properties.engine() == GrpcRetryProperties.Engine.NATIVE, "add io.github.resilience4j:resilience4j-retry and declare a"
+        return Resilience4jSettings.of(properties.clients(), GrpcRetryProperties.Client::resilience4jRetry, properties.engine() == GrpcRetryProperties.Engine.NATIVE,
+                "add io.github.resilience4j:resilience4j-retry and declare a"
                 + " RetryRegistry @Bean (resilience4j has no Spring Boot 4 starter at 2.4.0)");
     }
 }

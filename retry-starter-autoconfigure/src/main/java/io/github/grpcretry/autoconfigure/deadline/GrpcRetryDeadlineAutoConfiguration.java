@@ -1,5 +1,6 @@
 package io.github.grpcretry.autoconfigure.deadline;
 
+import io.github.grpcretry.spring.GrpcDeadlineHttpRegistration;
 import io.github.grpcretry.spring.RetryEventListeners;
 import org.springframework.context.annotation.Import;
 import io.github.grpcretry.spring.GrpcContextPropagationConfiguration;
@@ -13,22 +14,16 @@ import java.util.List;
 import net.devh.boot.grpc.server.interceptor.GrpcGlobalServerInterceptor;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
-import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.core.task.TaskDecorator;
-import org.springframework.core.type.AnnotatedTypeMetadata;
-import org.springframework.util.StringUtils;
 
 /**
  * Deadline propagation and cascade defence ({@code grpc.retry.deadline.*}, docs/design.md §9):
@@ -58,7 +53,7 @@ public class GrpcRetryDeadlineAutoConfiguration {
     public static final int SERVER_INTERCEPTOR_ORDER = 6000;
 
     /** Order of the HTTP filter: early, so the whole request handling runs with the deadline. */
-    public static final int HTTP_FILTER_ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
+    public static final int HTTP_FILTER_ORDER = GrpcDeadlineHttpRegistration.HTTP_FILTER_ORDER;
 
     @Bean
     @ConditionalOnMissingBean(TaskDecorator.class)
@@ -93,7 +88,7 @@ public class GrpcRetryDeadlineAutoConfiguration {
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
     @ConditionalOnClass(name = "jakarta.servlet.Filter")
-    @Conditional(OnHttpHeaderCondition.class)
+    @Conditional(GrpcDeadlineHttpRegistration.OnHttpHeaderCondition.class)
     static class HttpConfiguration {
 
         @Bean
@@ -104,22 +99,7 @@ public class GrpcRetryDeadlineAutoConfiguration {
         @Bean
         FilterRegistrationBean<GrpcDeadlineHttpFilter> grpcDeadlineHttpFilterRegistration(
                 GrpcDeadlineHttpFilter grpcDeadlineHttpFilter) {
-            FilterRegistrationBean<GrpcDeadlineHttpFilter> registration =
-                    new FilterRegistrationBean<>(grpcDeadlineHttpFilter);
-            registration.setOrder(HTTP_FILTER_ORDER);
-            registration.setName("grpcDeadlineHttpFilter");
-            return registration;
-        }
-    }
-
-    /** Matches when {@code grpc.retry.deadline.http.header} has text. */
-    static class OnHttpHeaderCondition extends SpringBootCondition {
-        @Override
-        public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-            String header = context.getEnvironment().getProperty(GrpcRetryDeadlineProperties.PREFIX + ".http.header");
-            return StringUtils.hasText(header)
-                    ? ConditionOutcome.match("grpc.retry.deadline.http.header is '" + header.trim() + "'")
-                    : ConditionOutcome.noMatch("grpc.retry.deadline.http.header is not set");
+            return GrpcDeadlineHttpRegistration.of(grpcDeadlineHttpFilter);
         }
     }
 }

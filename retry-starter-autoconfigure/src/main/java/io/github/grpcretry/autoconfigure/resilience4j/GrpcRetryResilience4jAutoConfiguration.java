@@ -6,8 +6,6 @@ import io.github.grpcretry.spring.GrpcRetryResilience4jConfiguration;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
 import io.github.grpcretry.autoconfigure.GrpcRetryProperties;
-import java.util.HashMap;
-import java.util.Map;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -41,9 +39,8 @@ public class GrpcRetryResilience4jAutoConfiguration {
     /** The channels' instance names for the shared bridge ({@link GrpcRetryResilience4jConfiguration}). */
     @Bean
     Resilience4jSettings grpcRetryResilience4jSettings(GrpcRetryProperties properties) {
-        Map<String, String> names = new HashMap<>();
-        properties.getClients().forEach((channel, client) -> names.put(channel, client == null ? null : client.getResilience4jRetry()));
-        return new Resilience4jSettings(names, properties.getEngine() == GrpcRetryProperties.Engine.NATIVE, "add io.github.resilience4j:resilience4j-spring-boot3 (it makes a"
+        return Resilience4jSettings.of(properties.getClients(), GrpcRetryProperties.ClientProperties::getResilience4jRetry, properties.getEngine() == GrpcRetryProperties.Engine.NATIVE,
+                "add io.github.resilience4j:resilience4j-spring-boot3 (it makes a"
                 + " RetryRegistry from resilience4j.retry.*)");
     }
 }

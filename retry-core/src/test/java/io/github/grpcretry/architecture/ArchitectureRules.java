@@ -26,6 +26,17 @@ public final class ArchitectureRules {
             .should().dependOnClassesThat().resideInAnyPackage("org.springframework..", "net.devh..")
             .because("retry-core is plain Java on grpc-java; Spring lives in the auto-configuration modules (docs/design.md)");
 
+    /**
+     * retry-core knows neither servlets nor Spring Boot lines: no servlet API, no type of the Spring glue
+     * ({@code io.github.grpcretry.integration}, in retry-spring) and no type named after Spring Boot.
+     */
+    public static final ArchRule CORE_KNOWS_NO_SERVLET_NOR_BOOT_LINE = noClasses()
+            .that().resideInAPackage("io.github.grpcretry..")
+            .should().dependOnClassesThat().resideInAnyPackage("jakarta.servlet..", "javax.servlet..",
+                    "io.github.grpcretry.integration..")
+            .orShould().haveSimpleNameContaining("SpringBoot")
+            .because("retry-core is the engine, policy model, limiters, deadlines and meters; servlets and Spring Boot lines are retry-spring's (docs/design.md)");
+
     /** No cycle between the packages of grpc-retry. */
     public static final ArchRule NO_PACKAGE_CYCLES = slices()
             .matching("io.github.grpcretry.(**)")
@@ -33,13 +44,14 @@ public final class ArchitectureRules {
             .because("each package builds on the ones below it (docs/design.md)");
 
     /**
-     * An auto-configuration module uses retry-core's API and integration packages only, never an
-     * {@code internal} one (their package-info says they may change without notice).
+     * A Boot line's auto-configuration module uses retry-core's API packages and retry-spring's
+     * {@code integration} package only, never an {@code internal} one (their package-info says they may
+     * change without notice).
      */
     public static final ArchRule AUTOCONFIGURE_USES_NO_INTERNALS = noClasses()
             .that().resideOutsideOfPackage("io.github.grpcretry.internal..")
             .should().dependOnClassesThat().resideInAPackage("io.github.grpcretry.internal..")
-            .because("the auto-configuration modules may use only retry-core's API and integration packages (docs/api.md)");
+            .because("the auto-configuration modules may use only retry-core's API packages and retry-spring's integration package (docs/api.md)");
 
     /**
      * Code in {@code packages} (an application, such as the samples) uses the starter through its API
@@ -56,7 +68,7 @@ public final class ArchitectureRules {
     }
 
     /**
-     * retry-core's API and integration packages expose no internal type: no public method or constructor
+     * retry-core's API packages (and retry-spring's integration package) expose no internal type: no public method or constructor
      * of a public class outside the {@code internal} packages takes or returns one (the auto-configuration
      * modules and applications could not use it without reaching into {@code internal}).
      */

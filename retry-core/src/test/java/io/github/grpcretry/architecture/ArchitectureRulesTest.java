@@ -7,6 +7,8 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import io.github.grpcretry.archfixture.app.UsesApi;
 import io.github.grpcretry.archfixture.app.UsesInternal;
+import io.github.grpcretry.archfixture.bootline.SpringBootLineAware;
+import io.github.grpcretry.archfixture.bootline.UsesServlet;
 import io.github.grpcretry.archfixture.cycle.a.A;
 import io.github.grpcretry.archfixture.cycle.b.B;
 import io.github.grpcretry.archfixture.spring.UsesSpring;
@@ -14,6 +16,7 @@ import io.github.grpcretry.internal.commit.RetryBufferPool;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.throttle.RetryThrottle;
 import io.github.grpcretry.archfixture.exposing.ExposesInternal;
+import jakarta.servlet.archfixture.ServletLike;
 import org.junit.jupiter.api.Test;
 import org.springframework.archfixture.SpringLike;
 
@@ -29,6 +32,18 @@ class ArchitectureRulesTest {
                 .hasMessageContaining("org.springframework.archfixture.SpringLike");
         assertThatCode(() -> ArchitectureRules.CORE_IS_SPRING_FREE.check(
                 new ClassFileImporter().importClasses(ServiceConfig.class))).doesNotThrowAnyException();
+    }
+
+    @Test
+    void coreRuleFailsOnServletUseAndOnABootLineName() {
+        JavaClasses bad = new ClassFileImporter().importClasses(UsesServlet.class, ServletLike.class, SpringBootLineAware.class);
+        assertThatThrownBy(() -> ArchitectureRules.CORE_KNOWS_NO_SERVLET_NOR_BOOT_LINE.check(bad))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("UsesServlet")
+                .hasMessageContaining("jakarta.servlet.archfixture.ServletLike")
+                .hasMessageContaining("SpringBootLineAware");
+        assertThatCode(() -> ArchitectureRules.CORE_KNOWS_NO_SERVLET_NOR_BOOT_LINE.check(
+                new ClassFileImporter().importClasses(ServiceConfig.class, RetryThrottle.class))).doesNotThrowAnyException();
     }
 
     @Test

@@ -6,8 +6,8 @@ import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
 
 /**
- * retry-core's main classes: plain Java on grpc-java (Spring lives only in the auto-configuration
- * modules), no cycle between its packages, and no internal type in a public signature outside
+ * retry-core's main classes: plain Java on grpc-java (Spring, servlets and Spring Boot lines live only in
+ * retry-spring and the auto-configuration modules), no cycle between its packages, and no internal type in a public signature outside
  * {@code internal}. The rules are in {@link ArchitectureRules}.
  */
 @AnalyzeClasses(packages = "io.github.grpcretry", importOptions = ImportOption.DoNotIncludeTests.class)
@@ -15,6 +15,9 @@ class SpringFreeCoreArchitectureTest {
 
     @ArchTest
     static final ArchRule retryCoreDoesNotUseSpring = ArchitectureRules.CORE_IS_SPRING_FREE;
+
+    @ArchTest
+    static final ArchRule retryCoreKnowsNoServletNorBootLine = ArchitectureRules.CORE_KNOWS_NO_SERVLET_NOR_BOOT_LINE;
 
     @ArchTest
     static final ArchRule noPackageCycles = ArchitectureRules.NO_PACKAGE_CYCLES;

@@ -3,8 +3,6 @@ package io.github.grpcretry.attempt;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.github.grpcretry.integration.CompositeRetryEventListener;
-import io.github.grpcretry.integration.RetryConfigResolver;
 import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ConfigProblem;
@@ -35,73 +33,10 @@ import org.junit.jupiter.api.Test;
  * Real in-process server; the log records are caught on the java.util.logging logger System.Logger
  * writes to.
  */
-class UserCodeFailureTest {
-
-    private static final Logger CALLBACKS = Logger.getLogger("io.github.grpcretry.callbacks");
-
-    private final List<LogRecord> records = new CopyOnWriteArrayList<>();
-    private final Handler handler = new Handler() {
-        @Override
-        public void publish(LogRecord record) {
-            records.add(record);
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
-    private ScriptedServer server;
-    private RetryScheduler scheduler;
-    private final List<ManagedChannel> channels = new ArrayList<>();
-
-    @BeforeEach
-    void setUp() throws Exception {
-        CALLBACKS.addHandler(handler);
-        server = ScriptedServer.start("user-code-" + System.nanoTime());
-        scheduler = RetryScheduler.create(1, "user-code-retry");
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        CALLBACKS.removeHandler(handler);
-        for (ManagedChannel c : channels) {
-            c.shutdownNow();
-            c.awaitTermination(5, TimeUnit.SECONDS);
-        }
-        scheduler.close();
-        server.close();
-    }
-
-    /** A listener of the application's (not one of grpc-retry's own) that throws from two kinds of event. */
-    static final class ThrowingListener implements RetryEventListener {
-        @Override
-        public void attemptEnded(CallTarget target, AttemptKind kind, int attemptNumber, Status.Code code) {
-            throw new IllegalStateException("listener bug");
-        }
-
-        @Override
-        public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
-            throw new IllegalArgumentException("another listener bug");
-        }
-    }
-
-    private ManagedChannel channel(RetryingClientInterceptor engine) {
-        ManagedChannel ch = InProcessChannelBuilder.forName(server.inProcessName()).intercept(engine).build();
-        channels.add(ch);
-        return ch;
-    }
-
-    private List<LogRecord> recordsAbout(Object callback) {
-        String name = callback.toString();
-        return records.stream().filter(r -> r.getMessage().contains(name)).toList();
-    }
+class UserCodeFailureTest extends UserCodeFailureHarness {
 
     @Test
-    void aThrowingListenerGivenToTheEngineIsLoggedOncePerKindThenCounted() throws Exception {
+    void aThrowingListenerIsLoggedOncePerKindThenCounted() throws Exception {
         server.script(ScriptedServer.failFirst(2, Status.Code.UNAVAILABLE));
         ThrowingListener listener = new ThrowingListener();
         RetryingClientInterceptor engine = RetryingClientInterceptor.builder(Configs.channel(Configs.service(Configs.fast(3), null)))
@@ -122,29 +57,6 @@ class UserCodeFailureTest {
         assertThat(logged).hasSize(2);
         assertThat(logged).allSatisfy(r -> assertThat(r.getLevel()).isEqualTo(Level.WARNING));
         assertThat(logged).extracting(r -> r.getThrown().getMessage()).containsExactlyInAnyOrder("listener bug", "another listener bug");
-    }
-
-    @Test
-    void aThrowingListenerBehindTheCompositeIsLoggedOncePerKindAndTheOthersStillHearEverything() throws Exception {
-        server.script(ScriptedServer.failFirst(1, Status.Code.UNAVAILABLE));
-        ThrowingListener listener = new ThrowingListener();
-        RecordingEvents healthy = new RecordingEvents();
-        CompositeRetryEventListener composite = new CompositeRetryEventListener(List.of(listener, healthy));
-        RetryingClientInterceptor engine = RetryingClientInterceptor.builder(Configs.channel(Configs.service(Configs.fast(3), null)))
-                .eventListener(composite).scheduler(scheduler).build();
-
-        Rpc.Outcome first = Rpc.unary(channel(engine), CallOptions.DEFAULT, "a");
-        server.reset();
-        server.script(ScriptedServer.failFirst(1, Status.Code.UNAVAILABLE));
-        Rpc.Outcome second = Rpc.unary(channel(engine), CallOptions.DEFAULT, "b");
-
-        assertThat(first.code()).isEqualTo(Status.Code.OK);
-        assertThat(second.code()).isEqualTo(Status.Code.OK);
-        assertThat(CallbackFailures.SHARED.count(listener, "attemptEnded")).isEqualTo(4);
-        assertThat(CallbackFailures.SHARED.count(listener, "callEnded")).isEqualTo(2);
-        assertThat(CompositeRetryEventListener.callbackFailures()).containsKey(
-                listener.getClass().getName() + "@" + Integer.toHexString(System.identityHashCode(listener)) + "#callEnded");
-        assertThat(recordsAbout(listener)).hasSize(2);
     }
 
     /** A decider that throws from onFailure: counts as not retryable, logged once, counted. */
@@ -200,30 +112,5 @@ class UserCodeFailureTest {
         List<LogRecord> logged = recordsAbout(decider);
         assertThat(logged).hasSize(1);
         assertThat(logged.get(0).getThrown()).hasMessage("decider bug");
-    }
-
-    @Test
-    void aThrowingCustomizerStopsStartUpWithAProblemNamingItAndIsLoggedOnce() {
-        ServiceConfigCustomizer customizer = new ServiceConfigCustomizer() {
-            @Override
-            public ServiceConfig customize(String channel, ServiceConfig config) {
-                throw new IllegalStateException("customizer bug in " + channel);
-            }
-
-            @Override
-            public String toString() {
-                return "BrokenCustomizer";
-            }
-        };
-        RetryConfigResolver.ClientProperties inventory = new RetryConfigResolver.ClientProperties(
-                null, null, null, 3, null, null, null, null);
-
-        assertThatThrownBy(() -> RetryConfigResolver.create().client("inventory", inventory)
-                .customizers(List.of(customizer)).resolve())
-                .isInstanceOfSatisfying(InvalidRetryConfigurationException.class, e -> assertThat(e.getProblems())
-                        .extracting(ConfigProblem::path, ConfigProblem::value)
-                        .containsExactly(org.assertj.core.groups.Tuple.tuple("ServiceConfigCustomizer(inventory)", "BrokenCustomizer")));
-        assertThat(CallbackFailures.SHARED.count(customizer, "customize")).isEqualTo(1);
-        assertThat(recordsAbout(customizer)).hasSize(1);
     }
 }

@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.spring.SpringBoundValues;
 import io.github.grpcretry.integration.RetryConfigResolver;
 import java.time.Duration;
 import java.util.List;
@@ -68,7 +69,7 @@ final class BootChannelProperties {
         if (sc == null || (isEmpty(sc.method()) && sc.retrythrottling() == null)) {
             return null;
         }
-        return RetryConfigResolver.ServiceConfigProperties.fromBound(sc, SpringGrpcRetryConfigs.BOUND_VALUES);
+        return RetryConfigResolver.ServiceConfigProperties.fromBound(sc, SpringBoundValues.BOUND_VALUES);
     }
 
     private static boolean isEmpty(List<?> list) {

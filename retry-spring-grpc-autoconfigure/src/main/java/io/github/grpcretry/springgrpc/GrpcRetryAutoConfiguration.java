@@ -1,5 +1,11 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.spring.RetryEventListeners;
+import io.github.grpcretry.spring.GrpcRetryEngineConfiguration;
+import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
+import io.github.grpcretry.spring.GrpcRetryEventsConfiguration;
+import io.github.grpcretry.spring.PropertyKeys;
+import io.github.grpcretry.spring.StatusCodeBinding;
 import io.github.grpcretry.attempt.AttemptObserver;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
@@ -13,7 +19,6 @@ import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.ChannelStateSource;
 import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.integration.RetryReport;
-import io.github.grpcretry.integration.CompositeRetryEventListener;
 import io.github.grpcretry.integration.RetryStatistics;
 import io.github.grpcretry.integration.UnknownProperties;
 import io.github.grpcretry.policy.ConfigProblem;
@@ -30,7 +35,6 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -39,7 +43,6 @@ import org.springframework.boot.grpc.client.autoconfigure.GrpcClientObservationA
 import org.springframework.boot.grpc.client.autoconfigure.GrpcClientProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
-import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
 import org.springframework.grpc.client.GlobalClientInterceptor;
 import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
@@ -63,15 +66,15 @@ import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
  */
 @AutoConfiguration(after = {GrpcClientAutoConfiguration.class, GrpcClientObservationAutoConfiguration.class})
 @ConditionalOnClass({GrpcChannelBuilderCustomizer.class, GrpcClientProperties.class})
-@ConditionalOnBooleanProperty(name = "grpc.retry.enabled", matchIfMissing = true)
+@ConditionalOnGrpcRetryEnabled
 @EnableConfigurationProperties(GrpcRetryProperties.class)
-@Import(StatusCodeBinding.class)
+@Import({StatusCodeBinding.class, GrpcRetryEventsConfiguration.class, GrpcRetryEngineConfiguration.class})
 public class GrpcRetryAutoConfiguration {
 
     private static final Log log = LogFactory.getLog(GrpcRetryAutoConfiguration.class);
 
     /** Name of the composite event listener the engine is given. */
-    public static final String EVENT_LISTENER_BEAN = "grpcRetryEventListener";
+    public static final String EVENT_LISTENER_BEAN = GrpcRetryEventsConfiguration.EVENT_LISTENER_BEAN;
 
     static ChannelSetup.Engine engine(GrpcRetryProperties properties) {
         return properties.engine() == GrpcRetryProperties.Engine.NATIVE ? ChannelSetup.Engine.NATIVE
@@ -84,7 +87,7 @@ public class GrpcRetryAutoConfiguration {
             ObjectProvider<GrpcClientProperties> clientProperties, ObjectProvider<ServiceConfigCustomizer> customizers,
             Environment environment, ListableBeanFactory beanFactory) {
         UnknownProperties check = UnknownPropertyKeys.check(beanFactory);
-        List<ConfigProblem> unknownKeys = check.problems(UnknownPropertyKeys.keys(environment, check),
+        List<ConfigProblem> unknownKeys = check.problems(PropertyKeys.keys(environment, check),
                 properties.ignoreUnknownProperties(), log::warn);
         return UnknownProperties.resolveReporting(unknownKeys, () -> {
             GrpcRetryPropertyChecks.check(properties);
@@ -124,39 +127,6 @@ public class GrpcRetryAutoConfiguration {
         BootChannelProperties boot = new BootChannelProperties(clientProperties.getIfAvailable());
         return new PolicySources(engine(properties), channel -> SpringGrpcRetryConfigs.policySources(properties, boot, channel),
                 log::warn);
-    }
-
-    /** The per-channel throttles and budgets. */
-    @Bean
-    @ConditionalOnMissingBean
-    public RetryLimiterRegistry grpcRetryLimiterRegistry() {
-        return new RetryLimiterRegistry();
-    }
-
-    /** The engine's timers (backoff and hedging delays), shared by every channel; closed with the context. */
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean
-    public RetryScheduler grpcRetryScheduler() {
-        return RetryScheduler.create(RetryScheduler.SHARED_TIMER_THREADS, "grpc-retry");
-    }
-
-    /** Counts since start, per channel (calls, attempts, retries, hedges, suppressed by reason), for the endpoint. */
-    @Bean
-    @ConditionalOnMissingBean
-    public RetryStatistics grpcRetryStatistics() {
-        return new RetryStatistics();
-    }
-
-    /**
-     * Every other {@link RetryEventListener} bean (the statistics, the Micrometer listener, the
-     * application's own), in {@code @Order}, behind one listener. Primary, so injecting a
-     * {@code RetryEventListener} by type gets this one.
-     */
-    @Bean(name = EVENT_LISTENER_BEAN)
-    @Primary
-    @ConditionalOnMissingBean(name = EVENT_LISTENER_BEAN)
-    public RetryEventListener grpcRetryEventListener(ObjectProvider<RetryEventListener> listeners) {
-        return CompositeRetryEventListener.ofOthers(listeners.orderedStream().toList());
     }
 
     @Bean

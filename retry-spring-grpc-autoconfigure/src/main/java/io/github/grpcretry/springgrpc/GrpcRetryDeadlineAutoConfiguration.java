@@ -1,23 +1,19 @@
 package io.github.grpcretry.springgrpc;
 
-import io.github.grpcretry.deadline.GrpcContextPropagation;
+import io.github.grpcretry.spring.GrpcDeadlineHttpRegistration;
+import io.github.grpcretry.spring.GrpcContextPropagationConfiguration;
+import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
+import io.github.grpcretry.spring.StatusCodeBinding;
 import io.github.grpcretry.integration.GrpcDeadlineHttpFilter;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
-import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
-import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.Ordered;
-import org.springframework.core.type.AnnotatedTypeMetadata;
-import org.springframework.util.StringUtils;
 
 /**
  * Deadline propagation beyond the gRPC channels: the HTTP ingress filter on Spring Boot 4's servlet
@@ -26,30 +22,18 @@ import org.springframework.util.StringUtils;
  * {@code ContextPropagatingTaskDecorator} carries deadlines and cancellation into {@code @Async} work.
  */
 @AutoConfiguration
-@ConditionalOnBooleanProperty(name = "grpc.retry.enabled", matchIfMissing = true)
+@ConditionalOnGrpcRetryEnabled
 @EnableConfigurationProperties(GrpcRetryProperties.class)
-@Import(StatusCodeBinding.class)
+@Import({StatusCodeBinding.class, GrpcContextPropagationConfiguration.class})
 public class GrpcRetryDeadlineAutoConfiguration {
 
     /** Order of the HTTP filter: early, so the whole request handling runs with the deadline. */
-    public static final int HTTP_FILTER_ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
-
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "io.micrometer.context.ContextRegistry")
-    static class ContextPropagationConfiguration {
-
-        @Bean
-        io.micrometer.context.ThreadLocalAccessor<io.grpc.Context> grpcContextThreadLocalAccessor() {
-            io.micrometer.context.ThreadLocalAccessor<io.grpc.Context> accessor = GrpcContextPropagation.threadLocalAccessor();
-            io.micrometer.context.ContextRegistry.getInstance().registerThreadLocalAccessor(accessor);
-            return accessor;
-        }
-    }
+    public static final int HTTP_FILTER_ORDER = GrpcDeadlineHttpRegistration.HTTP_FILTER_ORDER;
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
     @ConditionalOnClass(name = "jakarta.servlet.Filter")
-    @Conditional(OnHttpHeaderCondition.class)
+    @Conditional(GrpcDeadlineHttpRegistration.OnHttpHeaderCondition.class)
     static class HttpConfiguration {
 
         @Bean
@@ -60,21 +44,7 @@ public class GrpcRetryDeadlineAutoConfiguration {
 
         @Bean
         FilterRegistrationBean<GrpcDeadlineHttpFilter> grpcDeadlineHttpFilterRegistration(GrpcDeadlineHttpFilter filter) {
-            FilterRegistrationBean<GrpcDeadlineHttpFilter> registration = new FilterRegistrationBean<>(filter);
-            registration.setOrder(HTTP_FILTER_ORDER);
-            registration.setName("grpcDeadlineHttpFilter");
-            return registration;
-        }
-    }
-
-    /** Matches when {@code grpc.retry.deadline.http.header} has text. */
-    static class OnHttpHeaderCondition extends SpringBootCondition {
-        @Override
-        public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-            String header = context.getEnvironment().getProperty("grpc.retry.deadline.http.header");
-            return StringUtils.hasText(header)
-                    ? ConditionOutcome.match("grpc.retry.deadline.http.header is '" + header.trim() + "'")
-                    : ConditionOutcome.noMatch("grpc.retry.deadline.http.header is not set");
+            return GrpcDeadlineHttpRegistration.of(filter);
         }
     }
 }

@@ -1,16 +1,14 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.spring.ConditionalOnGrpcRetryMeterRegistry;
+import org.springframework.context.annotation.Import;
+import io.github.grpcretry.spring.GrpcRetryMetersConfiguration;
 import io.github.grpcretry.integration.RetryGauges;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
-import io.github.grpcretry.deadline.DeadlineEventListener;
-import io.github.grpcretry.guard.GuardEventListener;
-import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 
@@ -24,17 +22,9 @@ import org.springframework.context.annotation.Bean;
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.export.prometheus.PrometheusMetricsExportAutoConfiguration"})
-@ConditionalOnClass(MeterRegistry.class)
-@ConditionalOnBean(MeterRegistry.class)
-@ConditionalOnBooleanProperty(name = "grpc.retry.enabled", matchIfMissing = true)
+@ConditionalOnGrpcRetryMeterRegistry
+@Import(GrpcRetryMetersConfiguration.class)
 public class GrpcRetryMetricsAutoConfiguration {
-
-    /** The engine's meters: attempts, retries and hedges per call, retry delay, suppressed retries. */
-    @Bean
-    @ConditionalOnMissingBean
-    public MicrometerRetryEventListener grpcRetryMicrometerListener(MeterRegistry registry) {
-        return new MicrometerRetryEventListener(registry);
-    }
 
     /** Tokens, max tokens and budget balance of every channel's limiters, bound as the limiters are made. */
     @Bean
@@ -42,13 +32,6 @@ public class GrpcRetryMetricsAutoConfiguration {
     @ConditionalOnBean(RetryLimiterRegistry.class)
     public MeterBinder grpcRetryLimiterGauges(RetryLimiterRegistry limiters) {
         return RetryGauges.limiters(limiters);
-    }
-
-    /** Time left when a call with a deadline starts, and calls refused by min-remaining. */
-    @Bean
-    @ConditionalOnMissingBean(name = "grpcRetryDeadlineMeters")
-    public DeadlineEventListener grpcRetryDeadlineMeters(MeterRegistry registry) {
-        return MicrometerRetryEventListener.deadlineMeters(registry);
     }
 
     /**
@@ -61,12 +44,5 @@ public class GrpcRetryMetricsAutoConfiguration {
         RetryGauges.ChannelStates meters = RetryGauges.channelStates(registry);
         states.onChannel(meters::watch);
         return meters;
-    }
-
-    /** Responses the guard marked "do not retry". */
-    @Bean
-    @ConditionalOnMissingBean(name = "grpcRetryGuardMeters")
-    public GuardEventListener grpcRetryGuardMeters(MeterRegistry registry) {
-        return MicrometerRetryEventListener.guardMeters(registry);
     }
 }

@@ -1,5 +1,8 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.spring.RetryEventListeners;
+import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
+import io.github.grpcretry.spring.StatusCodeBinding;
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.guard.GuardServerInterceptor;
@@ -23,7 +26,7 @@ import org.springframework.grpc.server.GlobalServerInterceptor;
 @AutoConfiguration
 @ConditionalOnClass(name = {"org.springframework.grpc.server.GlobalServerInterceptor",
         "org.springframework.boot.grpc.server.autoconfigure.GrpcServerAutoConfiguration"})
-@ConditionalOnBooleanProperty(name = "grpc.retry.enabled", matchIfMissing = true)
+@ConditionalOnGrpcRetryEnabled
 @EnableConfigurationProperties(GrpcRetryProperties.class)
 @Import(StatusCodeBinding.class)
 public class GrpcRetryServerAutoConfiguration {

@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.spring.SpringBoundValues;
 import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.integration.RetryConfigResolver;
 import io.github.grpcretry.policy.ChannelRetryConfig;
@@ -7,7 +8,6 @@ import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
@@ -16,10 +16,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
-import org.springframework.core.io.ClassPathResource;
-import org.springframework.core.io.FileSystemResource;
-import org.springframework.core.io.Resource;
-import org.springframework.util.unit.DataSize;
 
 /**
  * The effective configuration of every Spring gRPC channel. Layers, lowest first: Spring Boot's
@@ -180,35 +176,6 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
     // ---------------------------------------------------------------- properties -> plain records (retry-core maps them)
 
     static RetryConfigResolver.ClientProperties client(GrpcRetryProperties.Client c) {
-        return RetryConfigResolver.ClientProperties.fromBound(c, BOUND_VALUES);
-    }
-
-    /** Spring's {@code DataSize} and {@code Resource} for retry-core's mapping of the bound properties. */
-    static final RetryConfigResolver.BoundValues BOUND_VALUES = new RetryConfigResolver.BoundValues() {
-        @Override
-        public RetryConfigResolver.Size size(Object value) {
-            DataSize size = (DataSize) value;
-            return new RetryConfigResolver.Size(size.toBytes(), size.toString());
-        }
-
-        @Override
-        public RetryConfigResolver.ServiceConfigFile file(Object value) {
-            return read((Resource) value);
-        }
-    };
-
-    private static RetryConfigResolver.ServiceConfigFile read(Resource resource) {
-        return RetryConfigResolver.ServiceConfigFile.read(describe(resource), resource.exists(), resource::getInputStream);
-    }
-
-    /** How a file is named in problems: {@code classpath:sc.json}, {@code file:/x/sc.json}, else Spring's description. */
-    static String describe(Resource resource) {
-        if (resource instanceof ClassPathResource cp) {
-            return "classpath:" + cp.getPath();
-        }
-        if (resource instanceof FileSystemResource fs) {
-            return "file:" + fs.getPath();
-        }
-        return resource.getDescription();
+        return SpringBoundValues.client(c);
     }
 }

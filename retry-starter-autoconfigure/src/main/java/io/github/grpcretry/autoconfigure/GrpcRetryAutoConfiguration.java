@@ -1,5 +1,9 @@
 package io.github.grpcretry.autoconfigure;
 
+import io.github.grpcretry.spring.GrpcRetryEngineConfiguration;
+import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
+import io.github.grpcretry.spring.PropertyKeys;
+import io.github.grpcretry.spring.StatusCodeBinding;
 import io.github.grpcretry.attempt.AttemptObserver;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
@@ -23,7 +27,6 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
@@ -36,9 +39,9 @@ import org.springframework.core.env.Environment;
  */
 @AutoConfiguration(beforeName = "net.devh.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration")
 @ConditionalOnClass(GrpcChannelConfigurer.class)
-@ConditionalOnProperty(prefix = "grpc.retry", name = "enabled", matchIfMissing = true)
+@ConditionalOnGrpcRetryEnabled
 @EnableConfigurationProperties(GrpcRetryProperties.class)
-@Import(StatusCodeBinding.class)
+@Import({StatusCodeBinding.class, GrpcRetryEngineConfiguration.class})
 public class GrpcRetryAutoConfiguration {
 
     private static final Log log = LogFactory.getLog(GrpcRetryAutoConfiguration.class);
@@ -48,28 +51,10 @@ public class GrpcRetryAutoConfiguration {
     public ChannelRetryConfigs grpcRetryChannelConfigs(GrpcRetryProperties properties,
             ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment, ListableBeanFactory beanFactory) {
         UnknownProperties check = UnknownPropertyKeys.check(beanFactory);
-        List<ConfigProblem> unknownKeys = check.problems(UnknownPropertyKeys.keys(environment, check),
+        List<ConfigProblem> unknownKeys = check.problems(PropertyKeys.keys(environment, check),
                 properties.isIgnoreUnknownProperties(), log::warn);
         return UnknownProperties.resolveReporting(unknownKeys,
                 () -> GrpcRetryConfigResolver.resolve(properties, customizers.orderedStream().toList(), log::warn));
-    }
-
-    /** The per-channel throttles and budgets. */
-    @Bean
-    @ConditionalOnMissingBean
-    public RetryLimiterRegistry grpcRetryLimiterRegistry() {
-        return new RetryLimiterRegistry();
-    }
-
-    /**
-     * The timers of the interceptor engine (backoff and hedging delays): two daemon threads shared by
-     * every channel, and a daemon worker pool for the work a timer triggers when a call has no
-     * executor of its own. Closed with the context.
-     */
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean
-    public RetryScheduler grpcRetryScheduler() {
-        return RetryScheduler.create(2, "grpc-retry");
     }
 
     /**

@@ -139,14 +139,4 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
         }
         return candidates.isEmpty() ? builderName : candidates.get(0);
     }
-
-    /**
-     * Sets Netty's {@code CONNECT_TIMEOUT_MILLIS} on a (shaded or plain) {@code NettyChannelBuilder};
-     * other builders (in-process, ...) are left alone.
-     *
-     * @return whether the option was set
-     */
-    static boolean applyConnectTimeout(ManagedChannelBuilder<?> builder, Duration timeout) {
-        return ChannelSetup.applyConnectTimeout(builder, timeout);
-    }
 }

@@ -1,14 +1,13 @@
 package io.github.grpcretry.autoconfigure;
 
+import io.github.grpcretry.spring.SpringBootLineCondition;
+import io.github.grpcretry.spring.WrongSpringBootLineFailureAnalyzer;
 import io.github.grpcretry.integration.SpringBootLineCheck;
 import io.github.grpcretry.integration.WrongSpringBootLineException;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigureOrder;
-import org.springframework.context.annotation.Condition;
-import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.core.Ordered;
-import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
  * Processed before every other auto-configuration: when this Spring Boot 3.5 starter finds itself on
@@ -19,17 +18,6 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
  */
 @AutoConfiguration
 @AutoConfigureOrder(Ordered.HIGHEST_PRECEDENCE)
-@Conditional(SpringBootLineAutoConfiguration.LineCondition.class)
+@Conditional(SpringBootLineCondition.Boot3Line.class)
 public class SpringBootLineAutoConfiguration {
-
-    /** Throws the problem the check finds; never matches otherwise. */
-    static class LineCondition implements Condition {
-        @Override
-        public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
-            ClassLoader classLoader = context.getClassLoader() != null ? context.getClassLoader()
-                    : SpringBootLineAutoConfiguration.class.getClassLoader();
-            SpringBootLineCheck.requireBoot3Line(classLoader);
-            return false;
-        }
-    }
 }

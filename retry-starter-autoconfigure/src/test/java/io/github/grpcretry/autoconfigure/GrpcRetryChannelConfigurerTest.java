@@ -82,16 +82,6 @@ class GrpcRetryChannelConfigurerTest {
     }
 
     @Test
-    void connectTimeoutIsSetOnNettyBuildersOnly() {
-        assertThat(GrpcRetryChannelConfigurer.applyConnectTimeout(NettyChannelBuilder.forTarget("127.0.0.1:1"),
-                Duration.ofMillis(1500))).isTrue();
-        assertThat(GrpcRetryChannelConfigurer.applyConnectTimeout(InProcessChannelBuilder.forName("x"),
-                Duration.ofMillis(1500))).isFalse();
-        assertThat(GrpcRetryChannelConfigurer.applyConnectTimeout(NettyChannelBuilder.forTarget("127.0.0.1:1"), null))
-                .isFalse();
-    }
-
-    @Test
     void inProcessServerNamesMapBackToTheClientName() {
         RetryTestContexts.runner()
                 .withPropertyValues("grpc.client.inventory.address=in-process:inv-server",

@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc.actuate;
 
+import io.github.grpcretry.spring.GrpcRetryEndpoint;
 import io.github.grpcretry.integration.RetryReport;
 import io.github.grpcretry.springgrpc.GrpcRetryAutoConfiguration;
 import io.github.grpcretry.springgrpc.GrpcRetryProperties;

@@ -1,5 +1,7 @@
 package io.github.grpcretry.autoconfigure.actuate;
 
+import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
+import io.github.grpcretry.spring.GrpcRetryEndpoint;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryObservabilitySettings;
 import io.github.grpcretry.integration.ChannelSetup;
@@ -15,7 +17,6 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -25,7 +26,7 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = GrpcRetryEventsAutoConfiguration.class)
 @ConditionalOnClass(Endpoint.class)
 @ConditionalOnAvailableEndpoint(endpoint = GrpcRetryEndpoint.class)
-@ConditionalOnProperty(prefix = "grpc.retry", name = "enabled", havingValue = "true", matchIfMissing = true)
+@ConditionalOnGrpcRetryEnabled
 public class GrpcRetryEndpointAutoConfiguration {
 
     @Bean

@@ -1,5 +1,6 @@
 package io.github.grpcretry.autoconfigure.actuate;
 
+import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryObservabilitySettings;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
@@ -13,7 +14,6 @@ import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -25,7 +25,7 @@ import org.springframework.context.annotation.Bean;
         beforeName = "org.springframework.boot.actuate.autoconfigure.health.HealthContributorAutoConfiguration")
 @ConditionalOnClass(HealthIndicator.class)
 @ConditionalOnEnabledHealthIndicator("grpcRetry")
-@ConditionalOnProperty(prefix = "grpc.retry", name = "enabled", havingValue = "true", matchIfMissing = true)
+@ConditionalOnGrpcRetryEnabled
 public class GrpcRetryHealthContributorAutoConfiguration {
 
     @Bean

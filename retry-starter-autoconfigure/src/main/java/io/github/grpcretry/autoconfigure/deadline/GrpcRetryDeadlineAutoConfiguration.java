@@ -1,32 +1,29 @@
 package io.github.grpcretry.autoconfigure.deadline;
 
+import io.github.grpcretry.spring.GrpcDeadlineHttpRegistration;
+import io.github.grpcretry.spring.RetryEventListeners;
+import org.springframework.context.annotation.Import;
+import io.github.grpcretry.spring.GrpcContextPropagationConfiguration;
+import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.attempt.CallTarget;
 import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
-import io.github.grpcretry.deadline.GrpcContextPropagation;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.integration.GrpcDeadlineHttpFilter;
 import java.util.List;
 import net.devh.boot.grpc.server.interceptor.GrpcGlobalServerInterceptor;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
-import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.core.task.TaskDecorator;
-import org.springframework.core.type.AnnotatedTypeMetadata;
-import org.springframework.util.StringUtils;
 
 /**
  * Deadline propagation and cascade defence ({@code grpc.retry.deadline.*}, docs/design.md §9):
@@ -47,46 +44,21 @@ import org.springframework.util.StringUtils;
  * </ul>
  */
 @AutoConfiguration
-@ConditionalOnProperty(prefix = "grpc.retry", name = "enabled", matchIfMissing = true)
+@ConditionalOnGrpcRetryEnabled
 @EnableConfigurationProperties(GrpcRetryDeadlineProperties.class)
+@Import(GrpcContextPropagationConfiguration.class)
 public class GrpcRetryDeadlineAutoConfiguration {
 
     /** Order of the server interceptor among net.devh global ones: after security, close to the handler. */
     public static final int SERVER_INTERCEPTOR_ORDER = 6000;
 
     /** Order of the HTTP filter: early, so the whole request handling runs with the deadline. */
-    public static final int HTTP_FILTER_ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
+    public static final int HTTP_FILTER_ORDER = GrpcDeadlineHttpRegistration.HTTP_FILTER_ORDER;
 
     @Bean
     @ConditionalOnMissingBean(TaskDecorator.class)
     public GrpcContextTaskDecorator grpcContextTaskDecorator() {
         return new GrpcContextTaskDecorator();
-    }
-
-    /** Composite of every {@link DeadlineEventListener} bean, or null when there is none. */
-    static DeadlineEventListener listeners(ObjectProvider<DeadlineEventListener> provider) {
-        List<DeadlineEventListener> all = provider.orderedStream().toList();
-        if (all.isEmpty()) {
-            return null;
-        }
-        if (all.size() == 1) {
-            return all.get(0);
-        }
-        return new DeadlineEventListener() {
-            @Override
-            public void deadlineRemaining(CallTarget target, long remainingNanos) {
-                for (DeadlineEventListener l : all) {
-                    l.deadlineRemaining(target, remainingNanos);
-                }
-            }
-
-            @Override
-            public void fastFail(CallTarget target) {
-                for (DeadlineEventListener l : all) {
-                    l.fastFail(target);
-                }
-            }
-        };
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -97,19 +69,7 @@ public class GrpcRetryDeadlineAutoConfiguration {
         DeadlineChannelConfigurer grpcDeadlineChannelConfigurer(GrpcRetryDeadlineProperties properties,
                 ObjectProvider<ChannelRetryConfigs> channelConfigs, ObjectProvider<DeadlineEventListener> listeners) {
             return new DeadlineChannelConfigurer(properties.toSettings(), channelConfigs::getIfAvailable,
-                    listeners(listeners));
-        }
-    }
-
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "io.micrometer.context.ContextRegistry")
-    static class ContextPropagationConfiguration {
-
-        @Bean
-        io.micrometer.context.ThreadLocalAccessor<io.grpc.Context> grpcContextThreadLocalAccessor() {
-            io.micrometer.context.ThreadLocalAccessor<io.grpc.Context> accessor = GrpcContextPropagation.threadLocalAccessor();
-            io.micrometer.context.ContextRegistry.getInstance().registerThreadLocalAccessor(accessor);
-            return accessor;
+                    RetryEventListeners.deadlines(listeners.orderedStream().toList()));
         }
     }
 
@@ -128,7 +88,7 @@ public class GrpcRetryDeadlineAutoConfiguration {
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
     @ConditionalOnClass(name = "jakarta.servlet.Filter")
-    @Conditional(OnHttpHeaderCondition.class)
+    @Conditional(GrpcDeadlineHttpRegistration.OnHttpHeaderCondition.class)
     static class HttpConfiguration {
 
         @Bean
@@ -139,22 +99,7 @@ public class GrpcRetryDeadlineAutoConfiguration {
         @Bean
         FilterRegistrationBean<GrpcDeadlineHttpFilter> grpcDeadlineHttpFilterRegistration(
                 GrpcDeadlineHttpFilter grpcDeadlineHttpFilter) {
-            FilterRegistrationBean<GrpcDeadlineHttpFilter> registration =
-                    new FilterRegistrationBean<>(grpcDeadlineHttpFilter);
-            registration.setOrder(HTTP_FILTER_ORDER);
-            registration.setName("grpcDeadlineHttpFilter");
-            return registration;
-        }
-    }
-
-    /** Matches when {@code grpc.retry.deadline.http.header} has text. */
-    static class OnHttpHeaderCondition extends SpringBootCondition {
-        @Override
-        public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-            String header = context.getEnvironment().getProperty(GrpcRetryDeadlineProperties.PREFIX + ".http.header");
-            return StringUtils.hasText(header)
-                    ? ConditionOutcome.match("grpc.retry.deadline.http.header is '" + header.trim() + "'")
-                    : ConditionOutcome.noMatch("grpc.retry.deadline.http.header is not set");
+            return GrpcDeadlineHttpRegistration.of(grpcDeadlineHttpFilter);
         }
     }
 }

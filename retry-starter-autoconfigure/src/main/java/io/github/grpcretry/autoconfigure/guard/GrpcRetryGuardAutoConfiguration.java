@@ -1,5 +1,7 @@
 package io.github.grpcretry.autoconfigure.guard;
 
+import io.github.grpcretry.spring.RetryEventListeners;
+import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.autoconfigure.GrpcRetryChannelConfigurer;
 import io.github.grpcretry.autoconfigure.deadline.GrpcRetryDeadlineAutoConfiguration;
 import io.github.grpcretry.guard.GuardEventListener;
@@ -33,37 +35,11 @@ import org.springframework.core.annotation.Order;
 @AutoConfiguration(afterName = {
         "io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration",
         "io.github.grpcretry.autoconfigure.metrics.GrpcRetryMetricsAutoConfiguration"})
-@ConditionalOnProperty(prefix = "grpc.retry", name = "enabled", matchIfMissing = true)
+@ConditionalOnGrpcRetryEnabled
 public class GrpcRetryGuardAutoConfiguration {
 
     /** Order among net.devh global server interceptors: before (outside) global exception handling at 0. */
     public static final int SERVER_INTERCEPTOR_ORDER = -1000;
-
-    /** Composite of every {@link GuardEventListener} bean ({@link GuardEventListener#NOOP} when there is none). */
-    static GuardEventListener listeners(ObjectProvider<GuardEventListener> provider) {
-        List<GuardEventListener> all = provider.orderedStream().toList();
-        if (all.isEmpty()) {
-            return GuardEventListener.NOOP;
-        }
-        if (all.size() == 1) {
-            return all.get(0);
-        }
-        return new GuardEventListener() {
-            @Override
-            public void inboundMarked(String inboundMethod, String downstreamMethod, Status.Code code) {
-                for (GuardEventListener l : all) {
-                    l.inboundMarked(inboundMethod, downstreamMethod, code);
-                }
-            }
-
-            @Override
-            public void responseGuarded(String fullMethodName, Status.Code code) {
-                for (GuardEventListener l : all) {
-                    l.responseGuarded(fullMethodName, code);
-                }
-            }
-        };
-    }
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnProperty(prefix = "grpc.retry.guard", name = "enabled", matchIfMissing = true)
@@ -74,7 +50,7 @@ public class GrpcRetryGuardAutoConfiguration {
         @GrpcGlobalServerInterceptor
         @Order(SERVER_INTERCEPTOR_ORDER)
         GuardServerInterceptor grpcRetryGuardServerInterceptor(ObjectProvider<GuardEventListener> listeners) {
-            return new GuardServerInterceptor(listeners(listeners));
+            return new GuardServerInterceptor(RetryEventListeners.guard(listeners.orderedStream().toList()));
         }
     }
 
@@ -94,7 +70,7 @@ public class GrpcRetryGuardAutoConfiguration {
                 }
                 GrpcRetryChannelConfigurer names = retryConfigurer.getIfAvailable();
                 return all.forChannel(names == null ? builderName : names.channelName(builderName));
-            }, listeners(listeners));
+            }, RetryEventListeners.guard(listeners.orderedStream().toList()));
         }
     }
 }

@@ -1,18 +1,15 @@
 package io.github.grpcretry.autoconfigure.metrics;
 
+import io.github.grpcretry.spring.ConditionalOnGrpcRetryMeterRegistry;
+import org.springframework.context.annotation.Import;
+import io.github.grpcretry.spring.GrpcRetryMetersConfiguration;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.integration.ChannelStateSource;
-import io.github.grpcretry.deadline.DeadlineEventListener;
-import io.github.grpcretry.guard.GuardEventListener;
-import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -27,28 +24,9 @@ import org.springframework.context.annotation.Bean;
                 "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
                 "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"
         })
-@ConditionalOnClass(MeterRegistry.class)
-@ConditionalOnBean(MeterRegistry.class)
-@ConditionalOnProperty(prefix = "grpc.retry", name = "enabled", havingValue = "true", matchIfMissing = true)
+@ConditionalOnGrpcRetryMeterRegistry
+@Import(GrpcRetryMetersConfiguration.class)
 public class GrpcRetryMetricsAutoConfiguration {
-
-    @Bean
-    @ConditionalOnMissingBean
-    public MicrometerRetryEventListener grpcRetryMicrometerListener(MeterRegistry registry) {
-        return new MicrometerRetryEventListener(registry);
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(name = "grpcRetryDeadlineMeters")
-    public DeadlineEventListener grpcRetryDeadlineMeters(MeterRegistry registry) {
-        return MicrometerRetryEventListener.deadlineMeters(registry);
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(name = "grpcRetryGuardMeters")
-    public GuardEventListener grpcRetryGuardMeters(MeterRegistry registry) {
-        return MicrometerRetryEventListener.guardMeters(registry);
-    }
 
     @Bean
     @ConditionalOnMissingBean

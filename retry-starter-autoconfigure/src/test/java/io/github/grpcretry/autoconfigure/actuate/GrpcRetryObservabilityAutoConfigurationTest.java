@@ -1,5 +1,6 @@
 package io.github.grpcretry.autoconfigure.actuate;
 
+import io.github.grpcretry.spring.GrpcRetryEndpoint;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.AttemptKind;

@@ -26,7 +26,7 @@ import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import io.github.grpcretry.autoconfigure.InvalidRetryConfigurationFailureAnalyzer;
+import io.github.grpcretry.spring.InvalidRetryConfigurationFailureAnalyzer;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import org.springframework.core.env.StandardEnvironment;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
-import io.github.grpcretry.autoconfigure.InvalidRetryConfigurationFailureAnalyzer;
+import io.github.grpcretry.spring.InvalidRetryConfigurationFailureAnalyzer;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryMetricsAutoConfiguration;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;

@@ -1,0 +1,39 @@
+package io.github.grpcretry.spring;
+
+import io.github.grpcretry.deadline.DeadlineEventListener;
+import io.github.grpcretry.guard.GuardEventListener;
+import io.github.grpcretry.metrics.MicrometerRetryEventListener;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The meters both lines register alike on the application's {@link MeterRegistry} (each line's metrics
+ * auto-configuration imports it, ordered after its own Boot line's metrics auto-configuration): the
+ * engine's Micrometer listener (part of {@code grpcRetryEventListener}), and the deadline and guard meters.
+ */
+@Configuration(proxyBeanMethods = false)
+public class GrpcRetryMetersConfiguration {
+
+    /** The engine's meters: attempts, retries and hedges per call, retry delay, suppressed retries. */
+    @Bean
+    @ConditionalOnMissingBean
+    public MicrometerRetryEventListener grpcRetryMicrometerListener(MeterRegistry registry) {
+        return new MicrometerRetryEventListener(registry);
+    }
+
+    /** Time left when a call with a deadline starts, and calls refused by min-remaining. */
+    @Bean
+    @ConditionalOnMissingBean(name = "grpcRetryDeadlineMeters")
+    public DeadlineEventListener grpcRetryDeadlineMeters(MeterRegistry registry) {
+        return MicrometerRetryEventListener.deadlineMeters(registry);
+    }
+
+    /** Responses the guard marked "do not retry". */
+    @Bean
+    @ConditionalOnMissingBean(name = "grpcRetryGuardMeters")
+    public GuardEventListener grpcRetryGuardMeters(MeterRegistry registry) {
+        return MicrometerRetryEventListener.guardMeters(registry);
+    }
+}

@@ -1,0 +1,275 @@
+package io.github.grpcretry.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.gson.Gson;
+import io.github.grpcretry.integration.RetryConfigResolver.BoundValues;
+import io.github.grpcretry.integration.RetryConfigResolver.ClientProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.MethodProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.RetryProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.ServiceConfigFile;
+import io.github.grpcretry.integration.RetryConfigResolver.ServiceConfigProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.Size;
+import io.github.grpcretry.internal.config.ConfigNaming;
+import io.github.grpcretry.internal.config.RetryPolicyField;
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import io.github.grpcretry.policy.RetryPolicy;
+import io.github.grpcretry.policy.ServiceConfig;
+import io.github.grpcretry.testing.RetryPolicySamples;
+import io.grpc.Status;
+import java.lang.reflect.RecordComponent;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The retry-policy field table: it matches the {@link RetryPolicy} record, and every field goes through
+ * every path the table drives (bound properties, validation, the JSON a channel gets, the JSON reader, the
+ * endpoint, the problem report) without a line per field elsewhere.
+ */
+class RetryPolicyFieldTableTest {
+
+    static final String CHANNEL = "grpc.retry.clients.inventory";
+    static final String RETRY = CHANNEL + ".service-config.method[0].retry";
+
+    /** An invalid value of each field, as bound properties and as JSON. */
+    static final Map<String, Object> INVALID = Map.of(
+            "max-attempts", 1,
+            "initial-backoff", Duration.ZERO,
+            "max-backoff", Duration.ofSeconds(-1),
+            "backoff-multiplier", 0.0,
+            "retryable-status-codes", List.of("OK"),
+            "per-attempt-receive-timeout", Duration.ZERO);
+    static final Map<String, Object> INVALID_JSON = Map.of(
+            "maxAttempts", 1,
+            "initialBackoff", "0s",
+            "maxBackoff", "-1s",
+            "backoffMultiplier", 0,
+            "retryableStatusCodes", List.of("OK"),
+            "perAttemptRecvTimeout", "0s");
+
+    static ChannelRetryConfig resolve(Map<String, Object> retry) {
+        MethodProperties method = new MethodProperties(null, null, null, null, null, RetryProperties.of(retry), null);
+        return RetryConfigResolver.create()
+                .client("inventory", new ClientProperties(new ServiceConfigProperties(List.of(method), null), null, null,
+                        null, null, null, null, null))
+                .resolve().forChannel("inventory");
+    }
+
+    static List<ConfigProblem> problems(Map<String, Object> retry) {
+        try {
+            resolve(retry);
+        } catch (InvalidRetryConfigurationException e) {
+            return e.getProblems();
+        }
+        return List.of();
+    }
+
+    @Test
+    void theTableListsTheRecordsComponentsInOrder() {
+        List<String> components = new ArrayList<>();
+        for (RecordComponent c : RetryPolicy.class.getRecordComponents()) {
+            components.add(c.getName());
+        }
+        List<String> javaNames = new ArrayList<>();
+        for (RetryPolicyField f : RetryPolicyField.values()) {
+            javaNames.add(f.javaName());
+            assertThat(ConfigNaming.PROPERTIES.name(f.jsonName())).isEqualTo(f.propertyName());
+            assertThat(RetryPolicyField.byPropertyName(f.propertyName())).isSameAs(f);
+        }
+        assertThat(javaNames).isEqualTo(components);
+    }
+
+    @Test
+    void everyFieldRoundTripsThroughPolicyAndJson() {
+        ChannelRetryConfig config = resolve(RetryPolicySamples.bound());
+        RetryPolicy policy = config.serviceConfig().methodConfigs().get(0).retryPolicy();
+        RetryPolicySamples.assertHasEverySample(policy);
+
+        Map<String, Object> rendered = policy.toServiceConfigMap();
+        assertThat(rendered.keySet()).as("the JSON names of the table, in order")
+                .containsExactly(jsonNames().toArray(String[]::new));
+        String json = new Gson().toJson(config.serviceConfig().toServiceConfigMap(true));
+        ServiceConfig read = RetryConfigResolver.readServiceConfig(json, "rendered");
+        assertThat(read).isEqualTo(config.serviceConfig());
+        assertThat(read.methodConfigs().get(0).retryPolicy()).isEqualTo(policy);
+    }
+
+    @Test
+    void theEndpointShowsEveryFieldByItsJavaName() {
+        Map<String, Object> shown = RetryReport.config(resolve(RetryPolicySamples.bound()));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> retry = (Map<String, Object>) ((Map<String, Object>) ((List<?>) shown.get("methods")).get(0)).get("retry");
+        List<String> javaNames = new ArrayList<>();
+        for (RetryPolicyField f : RetryPolicyField.values()) {
+            javaNames.add(f.javaName());
+        }
+        assertThat(retry.keySet()).containsExactlyElementsOf(javaNames);
+        assertThat(retry).containsEntry("initialBackoff", "150ms").containsEntry("maxAttempts", 4)
+                .containsEntry("retryableStatusCodes", List.of("RESOURCE_EXHAUSTED", "UNAVAILABLE"));
+    }
+
+    @Test
+    void anInvalidValueOfEachFieldIsReportedAtItsPropertyPath() {
+        for (RetryPolicyField f : RetryPolicyField.values()) {
+            Map<String, Object> retry = new LinkedHashMap<>(RetryPolicySamples.bound());
+            retry.put(f.propertyName(), INVALID.get(f.propertyName()));
+            assertThat(problems(retry)).as(f.propertyName()).extracting(ConfigProblem::path)
+                    .containsExactly(RETRY + "." + f.propertyName());
+        }
+    }
+
+    @Test
+    void anInvalidValueOfEachFieldIsReportedAtItsJsonPath() {
+        for (RetryPolicyField f : RetryPolicyField.values()) {
+            Map<String, Object> retry = new LinkedHashMap<>();
+            for (RetryPolicyField g : RetryPolicyField.values()) {
+                retry.put(g.jsonName(), g.kind().toReport(g.value(RetryPolicySamples.expected())));
+            }
+            retry.put("initialBackoff", "0.15s");
+            retry.put("maxBackoff", "2.5s");
+            retry.put("perAttemptRecvTimeout", "0.75s");
+            retry.put(f.jsonName(), INVALID_JSON.get(f.jsonName()));
+            String json = new Gson().toJson(Map.of("methodConfig", List.of(Map.of("name", List.of(Map.of()), "retryPolicy", retry))));
+            assertThatThrownBy(() -> RetryConfigResolver.readServiceConfig(json, "sc.json")).as(f.jsonName())
+                    .isInstanceOfSatisfying(InvalidRetryConfigurationException.class, e -> assertThat(e.getProblems())
+                            .extracting(ConfigProblem::path)
+                            .containsExactly("sc.json $.methodConfig[0].retryPolicy." + f.jsonName()));
+        }
+    }
+
+    @Test
+    void aMissingFieldIsReportedAtItsPathUnlessItIsOptional() {
+        for (RetryPolicyField f : RetryPolicyField.values()) {
+            Map<String, Object> retry = new LinkedHashMap<>(RetryPolicySamples.bound());
+            retry.remove(f.propertyName());
+            List<ConfigProblem> problems = problems(retry);
+            if (f == RetryPolicyField.PER_ATTEMPT_RECEIVE_TIMEOUT) {
+                assertThat(problems).as(f.propertyName()).isEmpty();
+            } else {
+                assertThat(problems).as(f.propertyName()).singleElement().satisfies(p -> {
+                    assertThat(p.path()).isEqualTo(RETRY + "." + f.propertyName());
+                    assertThat(p.rule()).startsWith("required: ");
+                });
+            }
+        }
+    }
+
+    @Test
+    void aPropertyNameOutsideTheTableIsRefused() {
+        assertThatThrownBy(() -> RetryProperties.of(Map.of("max-attempt", 3)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("max-attempt").hasMessageContaining("per-attempt-receive-timeout");
+    }
+
+    // ------------------------------------------------------------------ the one mapping of bound properties
+
+    static final BoundValues VALUES = new BoundValues() {
+        @Override
+        public Size size(Object value) {
+            return new Size(((String) value).length(), (String) value);
+        }
+
+        @Override
+        public ServiceConfigFile file(Object value) {
+            return ServiceConfigFile.of((String) value, "{}");
+        }
+    };
+
+    /** A JavaBean with getters, as the Spring Boot 3.5 line binds. */
+    public static final class BeanRetry {
+        public Integer getMaxAttempts() {
+            return 4;
+        }
+
+        public Duration getInitialBackoff() {
+            return Duration.ofMillis(150);
+        }
+
+        public Duration getMaxBackoff() {
+            return Duration.ofMillis(2500);
+        }
+
+        public Double getBackoffMultiplier() {
+            return 1.5;
+        }
+
+        public List<String> getRetryableStatusCodes() {
+            return List.of("unavailable", "RESOURCE_EXHAUSTED");
+        }
+
+        public Duration getPerAttemptReceiveTimeout() {
+            return Duration.ofMillis(750);
+        }
+    }
+
+    /** Records, as the Spring Boot 4.1 line binds (and as Boot's own service config is, with codes as a set). */
+    public record RecordRetry(Integer maxAttempts, Duration initialBackoff, Duration maxBackoff, Float backoffMultiplier,
+            Set<Status.Code> retryableStatusCodes, Duration perAttemptReceiveTimeout) {
+    }
+
+    public record RecordMethod(List<RecordName> name, Boolean waitForReady, Duration timeout, String maxRequestMessage,
+            String maxResponseMessage, Object retry, Object hedging) {
+    }
+
+    public record RecordName(String service, String method) {
+    }
+
+    public record RecordServiceConfig(List<RecordMethod> method, Object retrythrottling) {
+    }
+
+    public record RecordClient(RecordServiceConfig serviceConfig, String serviceConfigFile, Object budget,
+            Integer maxAttemptsCap, String perRpcBufferLimit, String retryBufferSize, Duration connectTimeout,
+            String resilience4jRetry) {
+    }
+
+    static RecordClient client(Object retry) {
+        return new RecordClient(new RecordServiceConfig(List.of(new RecordMethod(List.of(new RecordName("shop.Inventory", null)),
+                null, null, null, null, retry, null)), null), null, null, null, null, null, null, null);
+    }
+
+    @Test
+    void aJavaBeanAndARecordOfTheSameShapeMapToTheSamePolicy() {
+        RetryPolicy fromBean = policyOf(ClientProperties.fromBound(client(new BeanRetry()), VALUES));
+        RetryPolicy fromRecord = policyOf(ClientProperties.fromBound(client(new RecordRetry(4, Duration.ofMillis(150),
+                Duration.ofMillis(2500), 1.5f, Set.of(Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED),
+                Duration.ofMillis(750))), VALUES));
+        RetryPolicySamples.assertHasEverySample(fromBean);
+        assertThat(fromRecord).isEqualTo(fromBean);
+    }
+
+    /** A property class without an accessor for a field of the table. */
+    public record IncompleteRetry(Integer maxAttempts) {
+    }
+
+    @Test
+    void aPropertyClassWithoutAnAccessorForAFieldFailsNamingIt() {
+        assertThatThrownBy(() -> ClientProperties.fromBound(client(new IncompleteRetry(3)), VALUES))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(IncompleteRetry.class.getName())
+                .hasMessageContaining("initialBackoff");
+        // a framework's own service-config type may lack a field: it counts as not set
+        ServiceConfigProperties lenient = ServiceConfigProperties.fromBound(client(new IncompleteRetry(3)).serviceConfig(), VALUES);
+        assertThat(lenient.method().get(0).retry().values()).containsExactly(Map.entry("max-attempts", 3));
+    }
+
+    private static RetryPolicy policyOf(ClientProperties client) {
+        return RetryConfigResolver.create().client("inventory", client).resolve().forChannel("inventory")
+                .serviceConfig().methodConfigs().get(0).retryPolicy();
+    }
+
+    private static List<String> jsonNames() {
+        List<String> out = new ArrayList<>();
+        for (RetryPolicyField f : RetryPolicyField.values()) {
+            out.add(f.jsonName());
+        }
+        return out;
+    }
+}

@@ -1,0 +1,135 @@
+package io.github.grpcretry.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.grpcretry.attempt.CallTarget;
+import io.github.grpcretry.attempt.RetryEventListener;
+import io.github.grpcretry.integration.CompositeRetryEventListener;
+import io.github.grpcretry.integration.RetryStatistics;
+import io.github.grpcretry.integration.UnknownProperties;
+import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import io.grpc.Status;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.StandardEnvironment;
+
+/**
+ * The Spring glue both lines import, in real application contexts (ApplicationContextRunner). These
+ * tests run on Spring Boot 3.5.7 here and on 4.1.2 in retry-spring-boot4-test.
+ */
+class SharedSpringGlueTest {
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnGrpcRetryEnabled
+    static class Switched {
+        @Bean
+        String switchedOn() {
+            return "on";
+        }
+    }
+
+    @ConfigurationProperties("test.codes")
+    record Codes(Set<Status.Code> retryable) {
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableConfigurationProperties(Codes.class)
+    @Import(StatusCodeBinding.class)
+    static class CodesConfiguration {
+    }
+
+    static final class Recording implements RetryEventListener {
+        final List<String> calls = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void callStarted(CallTarget target) {
+            calls.add(target.channel());
+        }
+    }
+
+    static final class Throwing implements RetryEventListener {
+        @Override
+        public void callStarted(CallTarget target) {
+            throw new IllegalStateException("listener bug");
+        }
+    }
+
+    @Test
+    void theSwitchIsOnUnlessGrpcRetryEnabledIsFalse() {
+        ApplicationContextRunner runner = new ApplicationContextRunner().withUserConfiguration(Switched.class);
+        runner.run(context -> assertThat(context).hasBean("switchedOn"));
+        runner.withPropertyValues("grpc.retry.enabled=true").run(context -> assertThat(context).hasBean("switchedOn"));
+        runner.withPropertyValues("grpc.retry.enabled=false").run(context -> assertThat(context).doesNotHaveBean("switchedOn"));
+    }
+
+    @Test
+    void statusCodesBindByNameInAnyCaseAndByNumber() {
+        new ApplicationContextRunner().withUserConfiguration(CodesConfiguration.class)
+                .withPropertyValues("test.codes.retryable=unavailable,RESOURCE_EXHAUSTED,4")
+                .run(context -> assertThat(context.getBean(Codes.class).retryable()).containsExactlyInAnyOrder(
+                        Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED, Status.Code.DEADLINE_EXCEEDED));
+    }
+
+    @Test
+    void theCompositeListenerHearsEveryListenerPastAThrowingOne() {
+        new ApplicationContextRunner().withUserConfiguration(GrpcRetryEventsConfiguration.class)
+                .withBean("throwing", Throwing.class, Throwing::new)
+                .withBean("recording", Recording.class, Recording::new)
+                .run(context -> {
+                    RetryEventListener engineListener = context.getBean(RetryEventListener.class);
+                    assertThat(engineListener).isSameAs(context.getBean(GrpcRetryEventsConfiguration.EVENT_LISTENER_BEAN))
+                            .isInstanceOf(CompositeRetryEventListener.class);
+                    engineListener.callStarted(new CallTarget("inventory", "shop.Inventory/Reserve"));
+                    assertThat(context.getBean(Recording.class).calls).containsExactly("inventory");
+                    assertThat(context.getBean(RetryStatistics.class).counts("inventory").calls()).isEqualTo(1);
+                });
+    }
+
+    @Test
+    void theUsersOwnListenerBeanBacksTheCompositeOff() {
+        new ApplicationContextRunner().withUserConfiguration(GrpcRetryEventsConfiguration.class)
+                .withBean(GrpcRetryEventsConfiguration.EVENT_LISTENER_BEAN, RetryEventListener.class, Recording::new)
+                .run(context -> assertThat(context.getBean(GrpcRetryEventsConfiguration.EVENT_LISTENER_BEAN))
+                        .isInstanceOf(Recording.class));
+    }
+
+    @Test
+    void theFailureReportNamesThePathValueAndOrigin() {
+        StandardEnvironment environment = new StandardEnvironment();
+        environment.getPropertySources().addFirst(new MapPropertySource("test-source",
+                Map.of("grpc.retry.clients.inventory.max-attempts-cap", "0")));
+        InvalidRetryConfigurationException failure = new InvalidRetryConfigurationException(List.of(
+                new ConfigProblem("grpc.retry.clients.inventory.max-attempts-cap", "0", "must be at least 2", "set 2 or more")));
+
+        FailureAnalysis analysis = new InvalidRetryConfigurationFailureAnalyzer(environment).analyze(failure);
+
+        assertThat(analysis.getDescription()).contains("grpc.retry.clients.inventory.max-attempts-cap")
+                .contains("must be at least 2").contains("test-source");
+        assertThat(analysis.getAction()).contains("set 2 or more");
+    }
+
+    @Test
+    void propertyKeysReadEveryKeyInScopeWithItsOrigin() {
+        StandardEnvironment environment = new StandardEnvironment();
+        environment.getPropertySources().addFirst(new MapPropertySource("test-source",
+                Map.of("grpc.retry.clients.inventory.max-atempts-cap", "3", "other.key", "x")));
+        UnknownProperties check = UnknownProperties.builder().scope("grpc.retry", Codes.class).build();
+
+        List<UnknownProperties.Key> keys = PropertyKeys.keys(environment, check);
+
+        assertThat(keys).extracting(UnknownProperties.Key::name).contains("grpc.retry.clients.inventory.max-atempts-cap")
+                .doesNotContain("other.key");
+    }
+}

@@ -27,7 +27,7 @@ import org.springframework.util.unit.DataSize;
  * @param health the grpcRetry health contributor
  * @param observation per-attempt observations (docs/observability.md)
  * @param ignoreUnknownProperties whether a key under grpc.retry (or under the retry, hedging and
- *     retrythrottling parts of spring.grpc.client.channel.<name>.service-config) that binds to nothing
+ *     retrythrottling parts of {@code spring.grpc.client.channel.<name>.service-config}) that binds to nothing
  *     is logged as one WARN instead of stopping start-up
  */
 @ConfigurationProperties("grpc.retry")

@@ -9,7 +9,7 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * The resilience4j bridge: a channel's {@code grpc.retry.clients.<name>.resilience4j-retry} names the
- * instance of the application's resilience4j {@link RetryRegistry} that decides for the channel's
+ * instance of the application's resilience4j {@code RetryRegistry} that decides for the channel's
  * methods without a policy of their own. Every name is checked at start-up, as on the Spring Boot 3.5
  * line: a name the registry does not hold, a name without a RetryRegistry bean, or a name without
  * resilience4j on the classpath stops start-up, named by its property; with the native engine each

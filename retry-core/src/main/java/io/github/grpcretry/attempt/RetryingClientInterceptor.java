@@ -2,6 +2,7 @@ package io.github.grpcretry.attempt;
 
 import io.github.grpcretry.budget.RetryBudget;
 import io.github.grpcretry.internal.commit.RetryBufferPool;
+import io.github.grpcretry.internal.pushback.RetryInfoDelay;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.HedgingPolicy;
@@ -46,6 +47,10 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     final RetryBufferPool bufferPool;
     final long perRpcBufferLimit;
     final int maxAttemptsCap;
+    /** Whether a server's RetryInfo delay is read (configured, and the proto classes are present). */
+    final boolean retryInfo;
+    /** The longest RetryInfo delay a call without deadline waits. */
+    final long retryInfoMaxDelayNanos;
     private final boolean anyRetryPolicy; // or hedging policy, or a fallback decider
     private final Function<MethodDescriptor<?, ?>, RetryDecider> fallbackDecider;
     private final ConcurrentHashMap<String, MethodPlan> plans = new ConcurrentHashMap<>();
@@ -70,6 +75,8 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.bufferPool = b.bufferPool != null ? b.bufferPool : new RetryBufferPool(config.retryBufferSize());
         this.perRpcBufferLimit = config.perRpcBufferLimit();
         this.maxAttemptsCap = config.maxAttemptsCap();
+        this.retryInfo = config.retryInfo() && RetryInfoDelay.available();
+        this.retryInfoMaxDelayNanos = Nanos.saturated(config.retryInfoMaxDelay());
         this.fallbackDecider = b.fallbackDecider;
         boolean any = fallbackDecider != null;
         for (MethodConfig mc : config.serviceConfig().methodConfigs()) {

@@ -443,6 +443,26 @@ class RetryInfoEngineTest {
     }
 
     @Test
+    void theNativeEngineIgnoresRetryInfoAsADeliberateDifference() throws Exception {
+        // RetryInfo asks for 20 s, past the 5 s deadline: ours ends at once; grpc-java retries after its 20 ms backoff
+        script = firstFails(retryInfo(Status.Code.UNAVAILABLE, Duration.ofSeconds(20)));
+        ChannelRetryConfig config = Configs.channel(FAST);
+        CallOptions deadline = CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS);
+        Rpc.Outcome ours = Rpc.unary(client(config, new RecordingEvents()), deadline, "a");
+        assertThat(ours.code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(arrivals).hasSize(1);
+
+        arrivals.clear();
+        ManagedChannel nativeChannel = InProcessChannelBuilder.forName(name).directExecutor()
+                .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(true)).enableRetry().build();
+        channels.add(nativeChannel);
+        Rpc.Outcome theirs = Rpc.unary(nativeChannel, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), "a");
+        assertThat(theirs.code()).as("grpc-java reads only grpc-retry-pushback-ms").isEqualTo(Status.Code.OK);
+        assertThat(arrivals).hasSize(2);
+        assertThat(gapMillis()).as("its own backoff, not the server's 20 s").isLessThan(4_000);
+    }
+
+    @Test
     void theProtoClassesArePresentInThisBuild() {
         assertThat(io.github.grpcretry.internal.pushback.RetryInfoDelay.available()).isTrue();
         Failure f = retryInfo(Status.Code.UNAVAILABLE, Duration.ofMillis(7));

@@ -55,7 +55,9 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
         }
         names.addAll(boot.names());
         this.resolvedNames = Collections.unmodifiableSet(names);
-        RetryConfigResolver resolver = resolver(properties.clients().keySet());
+        // the native engine's start-up warnings once, from the resolution of every configured channel
+        RetryConfigResolver resolver = resolver(properties.clients().keySet())
+                .nativeEngine(properties.engine() == GrpcRetryProperties.Engine.NATIVE);
         for (String name : names) {
             addBase(resolver, name);
         }

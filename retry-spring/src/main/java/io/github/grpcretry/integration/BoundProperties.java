@@ -1,5 +1,6 @@
 package io.github.grpcretry.integration;
 
+import io.github.grpcretry.integration.RetryConfigResolver.AdaptiveHedgingProperties;
 import io.github.grpcretry.integration.RetryConfigResolver.BoundValues;
 import io.github.grpcretry.integration.RetryConfigResolver.BudgetProperties;
 import io.github.grpcretry.integration.RetryConfigResolver.ClientProperties;
@@ -52,7 +53,7 @@ final class BoundProperties {
 
     ClientProperties client(@Nullable Object c) {
         if (c == null) {
-            return new ClientProperties(null, null, null, null, null, null, null, null);
+            return new ClientProperties(null, null, null, null, null, null, null, null, null, null, null);
         }
         Object budget = get(c, "budget");
         Object file = get(c, "serviceConfigFile");
@@ -65,7 +66,16 @@ final class BoundProperties {
                 size(get(c, "perRpcBufferLimit")),
                 size(get(c, "retryBufferSize")),
                 duration(get(c, "connectTimeout")),
-                string(get(c, "resilience4jRetry")));
+                string(get(c, "resilience4jRetry")),
+                (Boolean) get(c, "retryInfo"),
+                duration(get(c, "retryInfoMaxDelay")),
+                adaptiveHedging(get(c, "adaptiveHedging")));
+    }
+
+    private @Nullable AdaptiveHedgingProperties adaptiveHedging(@Nullable Object a) {
+        return a == null ? null : new AdaptiveHedgingProperties((Boolean) get(a, "enabled"),
+                number(get(a, "maxExtraLoad")), duration(get(a, "minDelay")), duration(get(a, "maxDelay")),
+                integer(get(a, "minSamples")), duration(get(a, "window")));
     }
 
     @Nullable ServiceConfigProperties serviceConfig(@Nullable Object sc) {

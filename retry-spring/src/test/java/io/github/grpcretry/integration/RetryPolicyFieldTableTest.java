@@ -227,12 +227,12 @@ class RetryPolicyFieldTableTest {
 
     public record RecordClient(RecordServiceConfig serviceConfig, String serviceConfigFile, Object budget,
             Integer maxAttemptsCap, String perRpcBufferLimit, String retryBufferSize, Duration connectTimeout,
-            String resilience4jRetry) {
+            String resilience4jRetry, Boolean retryInfo, Duration retryInfoMaxDelay, Object adaptiveHedging) {
     }
 
     static RecordClient client(Object retry) {
         return new RecordClient(new RecordServiceConfig(List.of(new RecordMethod(List.of(new RecordName("shop.Inventory", null)),
-                null, null, null, null, retry, null)), null), null, null, null, null, null, null, null);
+                null, null, null, null, retry, null)), null), null, null, null, null, null, null, null, null, null, null);
     }
 
     @Test

@@ -22,6 +22,11 @@ sealed interface Decision {
 
     /** Retry after {@code delayNanos} (from {@code source}); the exponential backoff goes on at {@code nextBackoffStep}. */
     record Retry(long delayNanos, int nextBackoffStep, DelaySource source) implements Decision {
+
+        /** A retry after the policy's own delay. */
+        public Retry(long delayNanos, int nextBackoffStep) {
+            this(delayNanos, nextBackoffStep, DelaySource.POLICY);
+        }
     }
 
     /** Send the next hedge after {@code delayNanos} (0: at once). */
@@ -43,7 +48,12 @@ sealed interface Decision {
     record Failure(Verdict verdict, long delayNanos, int nextBackoffStep, DelaySource source) {
 
         Failure(Verdict verdict) {
-            this(verdict, 0, 0, DelaySource.POLICY);
+            this(verdict, 0, 0);
+        }
+
+        /** A failure whose delay is the policy's own. */
+        public Failure(Verdict verdict, long delayNanos, int nextBackoffStep) {
+            this(verdict, delayNanos, nextBackoffStep, DelaySource.POLICY);
         }
 
         /** A qualified failure (A6: a retryable status, or a pushback "stop") costs a throttle token. */
@@ -84,8 +94,8 @@ sealed interface Decision {
             return new Failure(Verdict.NOT_RETRYABLE);
         }
         Failure server = serverFailure(pushback, serverDelay);
-        return server != null ? server : new Failure(Verdict.RETRYABLE, backoffNanos(policy, backoffStep, jitter),
-                backoffStep + 1, DelaySource.POLICY);
+        return server != null ? server
+                : new Failure(Verdict.RETRYABLE, backoffNanos(policy, backoffStep, jitter), backoffStep + 1);
     }
 
     /** A retryable failure whose delay the server set (pushback, else RetryInfo), or null: the policy's delay. */
@@ -115,7 +125,7 @@ sealed interface Decision {
             return new Failure(answer == DECIDER_EXHAUSTED ? Verdict.EXHAUSTED : Verdict.NOT_RETRYABLE);
         }
         Failure server = serverFailure(pushback, serverDelay);
-        return server != null ? server : new Failure(Verdict.RETRYABLE, answer, 0, DelaySource.POLICY);
+        return server != null ? server : new Failure(Verdict.RETRYABLE, answer, 0);
     }
 
     /** Whether a hedged attempt's failure qualifies (A6): a non-fatal status, or a pushback "stop". */

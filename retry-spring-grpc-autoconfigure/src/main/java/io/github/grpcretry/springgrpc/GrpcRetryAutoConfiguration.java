@@ -6,6 +6,7 @@ import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.spring.GrpcRetryEventsConfiguration;
 import io.github.grpcretry.spring.PropertyKeys;
 import io.github.grpcretry.spring.StatusCodeBinding;
+import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.attempt.AttemptObserver;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
@@ -111,9 +112,11 @@ public class GrpcRetryAutoConfiguration {
     @ConditionalOnMissingBean
     public RetryReport grpcRetryReport(GrpcRetryProperties properties, ChannelRetryConfigs grpcRetryChannelConfigs,
             ObjectProvider<RetryLimiterRegistry> limiters, ObjectProvider<RetryStatistics> statistics,
-            ObjectProvider<ChannelStateSource> states, ObjectProvider<PolicySources> policySources) {
+            ObjectProvider<ChannelStateSource> states, ObjectProvider<PolicySources> policySources,
+            ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
         return new RetryReport(engine(properties), () -> grpcRetryChannelConfigs, limiters::getIfAvailable,
-                statistics::getIfAvailable, states::getIfAvailable, policySources::getIfAvailable);
+                statistics::getIfAvailable, states::getIfAvailable, policySources::getIfAvailable,
+                adaptiveHedging::getIfAvailable);
     }
 
     /**
@@ -164,7 +167,7 @@ public class GrpcRetryAutoConfiguration {
             GrpcRetryProperties properties, RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
             ObjectProvider<DeadlineEventListener> deadlineListeners, ObjectProvider<GuardEventListener> guardListeners,
-            ObjectProvider<AttemptObserver> attemptObserver) {
+            ObjectProvider<AttemptObserver> attemptObserver, ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
         ChannelSetup.Engine engine = engine(properties);
         GrpcRetryProperties.Deadline d = properties.deadline();
         DeadlineSettings deadlines = new DeadlineSettings(d.defaultTimeout(), d.reserve(), d.minRemaining());
@@ -181,7 +184,8 @@ public class GrpcRetryAutoConfiguration {
             }
             stack.add(ChannelSetup.engineInterceptor(config, engine, limiters,
                     eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
-                    deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable()));
+                    deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(),
+                    adaptiveHedging.getIfAvailable()));
             return stack;
         });
     }

@@ -4,11 +4,19 @@ import static io.github.grpcretry.testing.Texts.occurrences;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
+import io.github.grpcretry.integration.RetryReport;
 import io.github.grpcretry.policy.AdaptiveHedgingPolicy;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.springgrpc.testing.GrpcClientContext;
+import io.github.grpcretry.springgrpc.testing.GrpcServerContext;
+import io.github.grpcretry.springgrpc.testing.ScriptedService;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -16,8 +24,9 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 
 /**
  * {@code retry-info}, {@code retry-info-max-delay} and {@code adaptive-hedging.*} on Spring Boot 4.1: bound under
- * every channel, inherited from GLOBAL field by field, validated with the property's path, and with
- * {@code engine: native} (which applies neither) one WARN each naming where they are set.
+ * every channel, inherited from GLOBAL field by field, validated with the property's path, the adaptive delays
+ * shown as a gauge and on the endpoint, and with {@code engine: native} (which applies neither) one WARN each
+ * naming where they are set.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class InterceptorOnlySettingsContextTest {
@@ -84,6 +93,36 @@ class InterceptorOnlySettingsContextTest {
         assertThat(all).contains("grpc.retry.clients.GLOBAL.retry-info = false",
                 "grpc.retry.clients.svc.retry-info-max-delay = 3s",
                 "grpc.retry.clients.svc.adaptive-hedging.enabled = true");
+    }
+
+    @Test
+    void adaptiveDelaysAreAGaugeAndAnEndpointFieldPerMethod() {
+        ScriptedService service = new ScriptedService((key, n) -> ScriptedService.ok());
+        try (GrpcServerContext server = GrpcServerContext.start(service);
+                GrpcClientContext client = GrpcClientContext.start(List.of(new SimpleMeterRegistry()),
+                        "spring.grpc.client.channel.svc.target=" + server.nettyTarget(),
+                        "grpc.retry.clients.svc.service-config.method[0].hedging.max-attempts=2",
+                        "grpc.retry.clients.svc.service-config.method[0].hedging.delay=2s",
+                        "grpc.retry.clients.svc.adaptive-hedging.enabled=true")) {
+            for (int i = 0; i < 3; i++) {
+                client.stub("svc").unaryRpc(GrpcClientContext.request("a"));
+            }
+            AdaptiveHedgingRegistry registry = client.bean(AdaptiveHedgingRegistry.class);
+            assertThat(registry.delays("svc")).singleElement().satisfies(d -> {
+                assertThat(d.fullMethodName()).isEqualTo("grpc.testing.SimpleService/UnaryRpc");
+                assertThat(d.adapted()).as("3 of 100 samples").isFalse();
+                assertThat(d.delay()).isEqualTo(Duration.ofSeconds(2));
+                assertThat(d.windowCalls()).isEqualTo(3);
+            });
+            MeterRegistry meters = client.bean(MeterRegistry.class);
+            assertThat(meters.get("grpc.client.hedging.delay").tag("client", "svc")
+                    .tag("method", "grpc.testing.SimpleService/UnaryRpc").gauge().value()).isEqualTo(2.0);
+            Map<String, Object> entry = client.bean(RetryReport.class).endpoint("svc");
+            assertThat(entry).extractingByKey("hedgingDelays").asString()
+                    .contains("grpc.testing.SimpleService/UnaryRpc", "delay=2s", "adapted=false", "windowCalls=3");
+            assertThat(entry).extractingByKey("config").asString()
+                    .contains("retryInfo=true", "retryInfoMaxDelay=30s", "adaptiveHedging={maxExtraLoad=0.05");
+        }
     }
 
     @Test

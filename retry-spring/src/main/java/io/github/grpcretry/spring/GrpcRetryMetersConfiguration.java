@@ -1,9 +1,13 @@
 package io.github.grpcretry.spring;
 
+import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.deadline.DeadlineEventListener;
+import io.github.grpcretry.integration.RetryGauges;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -21,6 +25,14 @@ public class GrpcRetryMetersConfiguration {
     @ConditionalOnMissingBean
     public MicrometerRetryEventListener grpcRetryMicrometerListener(MeterRegistry registry) {
         return new MicrometerRetryEventListener(registry);
+    }
+
+    /** The current adaptive hedging delay of each hedged method ({@code grpc.client.hedging.delay}). */
+    @Bean
+    @ConditionalOnMissingBean(name = "grpcRetryHedgingDelayGauges")
+    @ConditionalOnBean(AdaptiveHedgingRegistry.class)
+    public MeterBinder grpcRetryHedgingDelayGauges(AdaptiveHedgingRegistry adaptiveHedging) {
+        return RetryGauges.hedgingDelays(adaptiveHedging);
     }
 
     /** Time left when a call with a deadline starts, and calls refused by min-remaining. */

@@ -4,6 +4,7 @@ import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.spring.GrpcRetryEndpoint;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryObservabilitySettings;
+import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.ChannelStateSource;
 import io.github.grpcretry.integration.PolicySources;
@@ -34,18 +35,19 @@ public class GrpcRetryEndpointAutoConfiguration {
     public GrpcRetryEndpoint grpcRetryEndpoint(ObjectProvider<GrpcRetryObservabilitySettings> settings,
             ObjectProvider<ChannelRetryConfigs> configs, ObjectProvider<RetryLimiterRegistry> limiters,
             ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states,
-            ObjectProvider<PolicySources> policySources) {
-        return new GrpcRetryEndpoint(report(settings, configs, limiters, statistics, states, policySources));
+            ObjectProvider<PolicySources> policySources, ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
+        return new GrpcRetryEndpoint(report(settings, configs, limiters, statistics, states, policySources,
+                adaptiveHedging));
     }
 
     /** The report health and the endpoint read, from the beans that exist when asked. */
     static RetryReport report(ObjectProvider<GrpcRetryObservabilitySettings> settings,
             ObjectProvider<ChannelRetryConfigs> configs, ObjectProvider<RetryLimiterRegistry> limiters,
             ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states,
-            ObjectProvider<PolicySources> policySources) {
+            ObjectProvider<PolicySources> policySources, ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
         boolean isNative = settings.getIfAvailable(() -> new GrpcRetryObservabilitySettings(null, null)).isNative();
         return new RetryReport(isNative ? ChannelSetup.Engine.NATIVE : ChannelSetup.Engine.INTERCEPTOR,
                 configs::getIfAvailable, limiters::getIfAvailable, statistics::getIfAvailable, states::getIfAvailable,
-                policySources::getIfAvailable);
+                policySources::getIfAvailable, adaptiveHedging::getIfAvailable);
     }
 }

@@ -4,6 +4,7 @@ import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryObservabilitySettings;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.integration.ChannelStateSource;
 import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.integration.RetryStatistics;
@@ -33,9 +34,10 @@ public class GrpcRetryHealthContributorAutoConfiguration {
     public GrpcRetryHealthIndicator grpcRetryHealthIndicator(ObjectProvider<GrpcRetryObservabilitySettings> settings,
             ObjectProvider<ChannelRetryConfigs> configs, ObjectProvider<RetryLimiterRegistry> limiters,
             ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states,
-            ObjectProvider<PolicySources> policySources) {
+            ObjectProvider<PolicySources> policySources, ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
         return new GrpcRetryHealthIndicator(
-                GrpcRetryEndpointAutoConfiguration.report(settings, configs, limiters, statistics, states, policySources),
+                GrpcRetryEndpointAutoConfiguration.report(settings, configs, limiters, statistics, states, policySources,
+                        adaptiveHedging),
                 settings.getIfAvailable(() -> new GrpcRetryObservabilitySettings(null, null)).statusWhenThrottled());
     }
 }

@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.spring.GrpcDeadlineHttpRegistration;
 import io.github.grpcretry.spring.GrpcContextPropagationConfiguration;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
@@ -38,7 +39,7 @@ public class GrpcRetryDeadlineAutoConfiguration {
 
         @Bean
         GrpcDeadlineHttpFilter grpcDeadlineHttpFilter(GrpcRetryProperties properties) {
-            GrpcRetryPropertyChecks.check(properties);
+            properties.deadline().settings();
             return new GrpcDeadlineHttpFilter(properties.deadline().http().header(), properties.deadline().http().max());
         }
 

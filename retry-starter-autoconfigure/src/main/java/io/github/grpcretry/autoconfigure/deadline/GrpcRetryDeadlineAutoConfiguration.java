@@ -5,6 +5,7 @@ import io.github.grpcretry.spring.RetryEventListeners;
 import org.springframework.context.annotation.Import;
 import io.github.grpcretry.spring.GrpcContextPropagationConfiguration;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
+import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.attempt.CallTarget;
 import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
@@ -45,7 +46,7 @@ import org.springframework.core.task.TaskDecorator;
  */
 @AutoConfiguration
 @ConditionalOnGrpcRetryEnabled
-@EnableConfigurationProperties(GrpcRetryDeadlineProperties.class)
+@EnableConfigurationProperties(GrpcRetryProperties.class)
 @Import(GrpcContextPropagationConfiguration.class)
 public class GrpcRetryDeadlineAutoConfiguration {
 
@@ -66,9 +67,9 @@ public class GrpcRetryDeadlineAutoConfiguration {
     static class ClientConfiguration {
 
         @Bean
-        DeadlineChannelConfigurer grpcDeadlineChannelConfigurer(GrpcRetryDeadlineProperties properties,
+        DeadlineChannelConfigurer grpcDeadlineChannelConfigurer(GrpcRetryProperties properties,
                 ObjectProvider<ChannelRetryConfigs> channelConfigs, ObjectProvider<DeadlineEventListener> listeners) {
-            return new DeadlineChannelConfigurer(properties.toSettings(), channelConfigs::getIfAvailable,
+            return new DeadlineChannelConfigurer(properties.deadline().settings(), channelConfigs::getIfAvailable,
                     RetryEventListeners.deadlines(listeners.orderedStream().toList()));
         }
     }
@@ -92,8 +93,9 @@ public class GrpcRetryDeadlineAutoConfiguration {
     static class HttpConfiguration {
 
         @Bean
-        GrpcDeadlineHttpFilter grpcDeadlineHttpFilter(GrpcRetryDeadlineProperties properties) {
-            return new GrpcDeadlineHttpFilter(properties.getHttp().getHeader(), properties.getHttp().getMax());
+        GrpcDeadlineHttpFilter grpcDeadlineHttpFilter(GrpcRetryProperties properties) {
+            properties.deadline().settings();
+            return new GrpcDeadlineHttpFilter(properties.deadline().http().header(), properties.deadline().http().max());
         }
 
         @Bean

@@ -1,11 +1,13 @@
 package io.github.grpcretry.autoconfigure.resilience4j;
 
 import org.springframework.context.annotation.Import;
+import io.github.grpcretry.integration.ChannelSetup;
+import io.github.grpcretry.spring.GrpcRetryClientProperties;
 import io.github.grpcretry.spring.Resilience4jSettings;
 import io.github.grpcretry.spring.GrpcRetryResilience4jConfiguration;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
-import io.github.grpcretry.autoconfigure.GrpcRetryProperties;
+import io.github.grpcretry.spring.GrpcRetryProperties;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -39,7 +41,8 @@ public class GrpcRetryResilience4jAutoConfiguration {
     /** The channels' instance names for the shared bridge ({@link GrpcRetryResilience4jConfiguration}). */
     @Bean
     Resilience4jSettings grpcRetryResilience4jSettings(GrpcRetryProperties properties) {
-        return Resilience4jSettings.of(properties.getClients(), GrpcRetryProperties.ClientProperties::getResilience4jRetry, properties.getEngine() == GrpcRetryProperties.Engine.NATIVE,
+        return Resilience4jSettings.of(properties.clients(), GrpcRetryClientProperties::resilience4jRetry,
+                properties.engine() == ChannelSetup.Engine.NATIVE,
                 "add io.github.resilience4j:resilience4j-spring-boot3 (it makes a"
                 + " RetryRegistry from resilience4j.retry.*)");
     }

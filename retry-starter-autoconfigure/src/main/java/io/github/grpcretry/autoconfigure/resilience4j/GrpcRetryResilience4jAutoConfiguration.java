@@ -1,8 +1,6 @@
 package io.github.grpcretry.autoconfigure.resilience4j;
 
 import org.springframework.context.annotation.Import;
-import io.github.grpcretry.integration.ChannelSetup;
-import io.github.grpcretry.spring.GrpcRetryClientProperties;
 import io.github.grpcretry.spring.Resilience4jSettings;
 import io.github.grpcretry.spring.GrpcRetryResilience4jConfiguration;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
@@ -41,9 +39,7 @@ public class GrpcRetryResilience4jAutoConfiguration {
     /** The channels' instance names for the shared bridge ({@link GrpcRetryResilience4jConfiguration}). */
     @Bean
     Resilience4jSettings grpcRetryResilience4jSettings(GrpcRetryProperties properties) {
-        return Resilience4jSettings.of(properties.clients(), GrpcRetryClientProperties::resilience4jRetry,
-                properties.engine() == ChannelSetup.Engine.NATIVE,
-                "add io.github.resilience4j:resilience4j-spring-boot3 (it makes a"
+        return Resilience4jSettings.of(properties, "add io.github.resilience4j:resilience4j-spring-boot3 (it makes a"
                 + " RetryRegistry from resilience4j.retry.*)");
     }
 }

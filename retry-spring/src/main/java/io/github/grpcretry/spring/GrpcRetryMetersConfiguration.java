@@ -4,6 +4,8 @@ import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.github.grpcretry.integration.RetryGauges;
 import io.github.grpcretry.guard.GuardEventListener;
+import io.github.grpcretry.integration.RetryGauges;
+import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -14,8 +16,9 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * The meters both lines register alike on the application's {@link MeterRegistry} (each line's metrics
- * auto-configuration imports it, ordered after its own Boot line's metrics auto-configuration): the
- * engine's Micrometer listener (part of {@code grpcRetryEventListener}), and the deadline and guard meters.
+ * auto-configuration imports it, ordered after its own Boot line's metrics auto-configuration and the
+ * line's main auto-configuration): the engine's Micrometer listener (part of {@code grpcRetryEventListener}),
+ * the limiter gauges, and the deadline and guard meters.
  */
 @Configuration(proxyBeanMethods = false)
 public class GrpcRetryMetersConfiguration {
@@ -40,6 +43,17 @@ public class GrpcRetryMetersConfiguration {
     @ConditionalOnMissingBean(name = "grpcRetryDeadlineMeters")
     public DeadlineEventListener grpcRetryDeadlineMeters(MeterRegistry registry) {
         return MicrometerRetryEventListener.deadlineMeters(registry);
+    }
+
+    /**
+     * Tokens, max tokens and budget balance of every channel's limiters, bound as the limiters are made
+     * (a {@code MeterBinder} Spring Boot binds).
+     */
+    @Bean
+    @ConditionalOnMissingBean(name = "grpcRetryLimiterGauges")
+    @ConditionalOnBean(RetryLimiterRegistry.class)
+    public MeterBinder grpcRetryLimiterGauges(RetryLimiterRegistry limiters) {
+        return RetryGauges.limiters(limiters);
     }
 
     /** Responses the guard marked "do not retry". */

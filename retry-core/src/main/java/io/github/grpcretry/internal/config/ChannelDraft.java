@@ -30,11 +30,7 @@ public record ChannelDraft(
         @Nullable Sourced<Duration> retryInfoMaxDelay,
         AdaptiveHedgingDraft adaptiveHedging) {
 
-    /**
-     * The {@code adaptive-hedging.*} settings of a channel as configured (each may be unset).
-     *
-     * @param path the prefix, e.g. {@code grpc.retry.clients.inventory.adaptive-hedging}
-     */
+    /** The {@code adaptive-hedging.*} settings of a channel as configured (each may be unset). */
     public record AdaptiveHedgingDraft(
             @Nullable Sourced<Boolean> enabled,
             @Nullable Sourced<Double> maxExtraLoad,

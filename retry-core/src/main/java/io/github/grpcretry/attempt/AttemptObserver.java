@@ -42,6 +42,16 @@ public interface AttemptObserver {
          */
         Attempt attemptStarting(AttemptKind kind, int attemptNumber, long delayNanos, Metadata headers);
 
+        /**
+         * A retry is about to start after a delay that came from {@code source} (the policy's backoff, the
+         * server's pushback or its RetryInfo); otherwise as {@link #attemptStarting(AttemptKind, int, long, Metadata)},
+         * which it calls by default.
+         */
+        default Attempt attemptStarting(AttemptKind kind, int attemptNumber, long delayNanos, DelaySource source,
+                Metadata headers) {
+            return attemptStarting(kind, attemptNumber, delayNanos, headers);
+        }
+
         /** A failed attempt was not followed by a retry (or a hedge was not sent), and why. */
         void retrySuppressed(SuppressionReason reason, Status.Code code);
     }

@@ -20,8 +20,13 @@ sealed interface Decision {
     /** The time left of a call without deadline. */
     long NO_DEADLINE = Long.MAX_VALUE;
 
-    /** Retry after {@code delayNanos}; the exponential backoff goes on at {@code nextBackoffStep}. */
-    record Retry(long delayNanos, int nextBackoffStep) implements Decision {
+    /** Retry after {@code delayNanos} (from {@code source}); the exponential backoff goes on at {@code nextBackoffStep}. */
+    record Retry(long delayNanos, int nextBackoffStep, DelaySource source) implements Decision {
+
+        /** A retry after the policy's own delay. */
+        public Retry(long delayNanos, int nextBackoffStep) {
+            this(delayNanos, nextBackoffStep, DelaySource.POLICY);
+        }
     }
 
     /** Send the next hedge after {@code delayNanos} (0: at once). */
@@ -39,8 +44,17 @@ sealed interface Decision {
     /** What the policy (or decider) and the server's pushback make of a failed attempt. */
     enum Verdict { RETRYABLE, NOT_RETRYABLE, EXHAUSTED, PUSHBACK_STOP }
 
-    /** A failed attempt as a retry policy sees it: the verdict, the delay a retry waits, the backoff step after. */
-    record Failure(Verdict verdict, long delayNanos, int nextBackoffStep) {
+    /** A failed attempt as a retry policy sees it: the verdict, the delay a retry waits and its source, the backoff step after. */
+    record Failure(Verdict verdict, long delayNanos, int nextBackoffStep, DelaySource source) {
+
+        Failure(Verdict verdict) {
+            this(verdict, 0, 0);
+        }
+
+        /** A failure whose delay is the policy's own. */
+        public Failure(Verdict verdict, long delayNanos, int nextBackoffStep) {
+            this(verdict, delayNanos, nextBackoffStep, DelaySource.POLICY);
+        }
 
         /** A qualified failure (A6: a retryable status, or a pushback "stop") costs a throttle token. */
         boolean qualifies() {
@@ -48,21 +62,51 @@ sealed interface Decision {
         }
     }
 
+    /** A server-requested delay ({@link #serverDelay}): none, or one too long to wait. */
+    long NO_SERVER_DELAY = -1L;
+    long SERVER_DELAY_TOO_LONG = -2L;
+
+    /**
+     * The delay the server asks for in a {@code google.rpc.RetryInfo} ({@code retryInfoNanos}, &lt; 0: none),
+     * when no pushback trailer was sent ({@code pushback}: {@link Pushback#parse}'s result; the pushback wins): in
+     * nanoseconds, {@link #NO_SERVER_DELAY}, or {@link #SERVER_DELAY_TOO_LONG} when a call without deadline
+     * would wait longer than {@code maxNanos} (a call with a deadline is bounded by it instead).
+     */
+    static long serverDelay(long pushback, long retryInfoNanos, long remainingNanos, long maxNanos) {
+        if (pushback != Pushback.ABSENT || retryInfoNanos < 0) {
+            return NO_SERVER_DELAY;
+        }
+        return remainingNanos == NO_DEADLINE && retryInfoNanos > maxNanos ? SERVER_DELAY_TOO_LONG : retryInfoNanos;
+    }
+
     /**
      * A failure under {@code policy}: a pushback "stop" first, then the status (DEADLINE_EXCEEDED from the
-     * per-attempt receive timeout always retryable), then the delay: the pushback's (the backoff restarts)
-     * or {@link #backoffNanos}. {@code pushback} is {@link Pushback#parse}'s result.
+     * per-attempt receive timeout always retryable), then a server delay that is too long, then the delay:
+     * the pushback's or the server's RetryInfo (the backoff restarts), or {@link #backoffNanos}.
+     * {@code pushback} is {@link Pushback#parse}'s result, {@code serverDelay} {@link #serverDelay}'s.
      */
     static Failure classify(RetryPolicy policy, Status.Code code, boolean attemptTimedOut, long pushback,
-            int backoffStep, double jitter) {
+            long serverDelay, int backoffStep, double jitter) {
         if (pushback == Pushback.STOP) {
-            return new Failure(Verdict.PUSHBACK_STOP, 0, 0);
+            return new Failure(Verdict.PUSHBACK_STOP);
         }
         if (!attemptTimedOut && !policy.isRetryable(code)) {
-            return new Failure(Verdict.NOT_RETRYABLE, 0, 0);
+            return new Failure(Verdict.NOT_RETRYABLE);
         }
-        return pushback >= 0 ? new Failure(Verdict.RETRYABLE, TimeUnit.MILLISECONDS.toNanos(pushback), 0)
+        Failure server = serverFailure(pushback, serverDelay);
+        return server != null ? server
                 : new Failure(Verdict.RETRYABLE, backoffNanos(policy, backoffStep, jitter), backoffStep + 1);
+    }
+
+    /** A retryable failure whose delay the server set (pushback, else RetryInfo), or null: the policy's delay. */
+    private static Failure serverFailure(long pushback, long serverDelay) {
+        if (pushback >= 0) {
+            return new Failure(Verdict.RETRYABLE, TimeUnit.MILLISECONDS.toNanos(pushback), 0, DelaySource.PUSHBACK);
+        }
+        if (serverDelay == SERVER_DELAY_TOO_LONG) {
+            return new Failure(Verdict.PUSHBACK_STOP);
+        }
+        return serverDelay >= 0 ? new Failure(Verdict.RETRYABLE, serverDelay, 0, DelaySource.RETRY_INFO) : null;
     }
 
     /** {@link RetryingCall}'s encoding of a decider's answer besides a delay (&ge; 0). */
@@ -71,16 +115,17 @@ sealed interface Decision {
 
     /**
      * A failure under a {@link RetryDecider} that answered {@code answer} ({@link RetryDecider.Call#onFailure};
-     * not asked after a pushback "stop"); a pushback delay replaces the decider's.
+     * not asked after a pushback "stop"); a server's delay (pushback, else RetryInfo) replaces the decider's.
      */
-    static Failure classify(long answer, long pushback) {
+    static Failure classify(long answer, long pushback, long serverDelay) {
         if (pushback == Pushback.STOP) {
-            return new Failure(Verdict.PUSHBACK_STOP, 0, 0);
+            return new Failure(Verdict.PUSHBACK_STOP);
         }
         if (answer < 0) {
-            return new Failure(answer == DECIDER_EXHAUSTED ? Verdict.EXHAUSTED : Verdict.NOT_RETRYABLE, 0, 0);
+            return new Failure(answer == DECIDER_EXHAUSTED ? Verdict.EXHAUSTED : Verdict.NOT_RETRYABLE);
         }
-        return new Failure(Verdict.RETRYABLE, pushback >= 0 ? TimeUnit.MILLISECONDS.toNanos(pushback) : answer, 0);
+        Failure server = serverFailure(pushback, serverDelay);
+        return server != null ? server : new Failure(Verdict.RETRYABLE, answer, 0);
     }
 
     /** Whether a hedged attempt's failure qualifies (A6): a non-fatal status, or a pushback "stop". */
@@ -108,7 +153,8 @@ sealed interface Decision {
                     : !throttleAllows ? SuppressionReason.THROTTLED
                     : reaches(remainingNanos, failure.delayNanos()) ? SuppressionReason.DEADLINE : null;
         };
-        return reason != null ? new Stop(reason) : new Retry(failure.delayNanos(), failure.nextBackoffStep());
+        return reason != null ? new Stop(reason)
+                : new Retry(failure.delayNanos(), failure.nextBackoffStep(), failure.source());
     }
 
     /**

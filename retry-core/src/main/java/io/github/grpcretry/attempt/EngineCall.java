@@ -77,6 +77,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         long timerStartNanos;
         long waitedNanos;
         long lastWaitNanos; // what the last timer waited, until an attempt takes it (observed calls)
+        DelaySource delaySource; // where the pending retry's delay came from, until the retry takes it
         boolean shutDown; // the scheduler refused a timer: it is closed, the call ends SHUTTING_DOWN
         Context.CancellationListener contextListener;
         Status listenerFailure; // the listener threw (not in onClose): its close gets this, nothing else
@@ -352,6 +353,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Metadata headers = firstHeaders;
         boolean committedAtStart = false; // the first attempt is opened before any message
         long delay = -1;
+        DelaySource source = null;
         ObservedCall followed = null;
         if (a.number > 1 || engine.observer != null) {
             synchronized (this) {
@@ -360,6 +362,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 if (a.number > 1 && extra != null) {
                     delay = extra.lastWaitNanos;
                     extra.lastWaitNanos = 0; // a hedge sent at once after a failure waited for no timer
+                    source = extra.delaySource;
+                    extra.delaySource = null;
                 }
                 if (a.number > 1) {
                     headers = record.attemptHeaders();
@@ -371,7 +375,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (committedAtStart) {
             engine.events.committed(target(), a.number);
         }
-        AttemptObserver.Scope scope = followed == null ? null : followed.starting(kind(a), a.number, delay, headers);
+        AttemptObserver.Scope scope = followed == null ? null : followed.starting(kind(a), a.number, delay, source, headers);
         Context previous = context == Context.current() ? null : context.attach();
         boolean callStarted = false;
         try {
@@ -563,7 +567,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         drainAll(head);
         if (d instanceof Decision.Retry r) {
-            engine.events.retryScheduled(target(), a.number + 1, r.delayNanos());
+            engine.events.retryScheduled(target(), a.number + 1, r.delayNanos(), r.source());
         }
         if (suppressed != null) {
             suppressed(suppressed, attemptStatus.getCode());
@@ -581,6 +585,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Decision d = afterFailureLocked(a, status, trailers);
         d = d instanceof Decision.Retry ? Decision.admit(d, engine.budget) : d;
         long delay = d instanceof Decision.Retry r ? r.delayNanos() : d instanceof Decision.Hedge h ? h.delayNanos() : -1;
+        if (d instanceof Decision.Retry r) {
+            extra().delaySource = r.source();
+        }
         if (delay == 0 && d instanceof Decision.Hedge) {
             cancelTimerLocked(); // the next hedge goes now
         } else if (delay >= 0 && !scheduleLocked(delay)) {

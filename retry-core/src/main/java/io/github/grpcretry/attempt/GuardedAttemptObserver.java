@@ -3,6 +3,7 @@ package io.github.grpcretry.attempt;
 import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.grpc.Metadata;
 import io.grpc.Status;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An application's {@link AttemptObserver} as the engine holds it: a throw is logged once per kind of
@@ -65,8 +66,15 @@ final class GuardedAttemptObserver implements AttemptObserver {
 
         @Override
         public Attempt attemptStarting(AttemptKind kind, int attemptNumber, long delayNanos, Metadata headers) {
+            return attemptStarting(kind, attemptNumber, delayNanos, null, headers);
+        }
+
+        @Override
+        public Attempt attemptStarting(AttemptKind kind, int attemptNumber, long delayNanos, @Nullable DelaySource source,
+                Metadata headers) {
             try {
-                Attempt a = call.attemptStarting(kind, attemptNumber, delayNanos, headers);
+                Attempt a = source == null ? call.attemptStarting(kind, attemptNumber, delayNanos, headers)
+                        : call.attemptStarting(kind, attemptNumber, delayNanos, source, headers);
                 return a == null ? NO_ATTEMPT : new GuardedAttempt(a);
             } catch (RuntimeException e) {
                 failed("attemptStarting", e);

@@ -76,6 +76,15 @@ final class GuardedEventListener implements RetryEventListener {
     }
 
     @Override
+    public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos, DelaySource source) {
+        try {
+            delegate.retryScheduled(target, nextAttemptNumber, delayNanos, source);
+        } catch (RuntimeException e) {
+            failed("retryScheduled", e);
+        }
+    }
+
+    @Override
     public void retrySuppressed(CallTarget target, SuppressionReason reason, Status.Code code) {
         try {
             delegate.retrySuppressed(target, reason, code);

@@ -22,6 +22,9 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     private final HedgingPolicy policy;
     private final int maxAttempts;
     private final long delayNanos;
+    /** The method's adaptive delay (null: the configured delay), and when the call started on its ticker. */
+    private final AdaptiveDelay adaptive;
+    private volatile long startTicks;
 
     /** No more hedges (pushback stop, throttle, budget, deadline). */
     @GuardedBy("this") private boolean frozen;
@@ -35,7 +38,26 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         super(engine, plan, method, callOptions, next, true);
         this.policy = plan.hedging();
         this.maxAttempts = Math.max(1, policy.maxAttempts());
-        this.delayNanos = Math.max(0, Nanos.saturated(policy.hedgingDelay())); // a delay past 2^63-1 ns: never
+        long configured = Math.max(0, Nanos.saturated(policy.hedgingDelay())); // a delay past 2^63-1 ns: never
+        this.adaptive = plan.adaptive();
+        this.delayNanos = adaptive == null ? configured : adaptive.delayNanos(configured);
+    }
+
+    /** With an adaptive delay: the call counts toward the hedges' share, and its latency is measured from now. */
+    @Override
+    void starting() {
+        if (adaptive != null) {
+            startTicks = adaptive.now();
+            adaptive.onCall();
+        }
+    }
+
+    /** With an adaptive delay: what the caller waited is the call's latency (a winning hedge ends it early). */
+    @Override
+    void ended(Status status, int attempts) {
+        if (adaptive != null) {
+            adaptive.record(adaptive.now() - startTicks);
+        }
     }
 
     /** A new attempt: the hedge after it is scheduled (one that could only start after the deadline is not). */
@@ -98,8 +120,11 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
                 return;
             }
             RetryThrottle throttle = engine.throttle;
-            d = Decision.admit(Decision.beforeHedge(remainingNanos(), throttle == null || throttle.isRetryAllowed()),
-                    engine.budget);
+            d = Decision.beforeHedge(remainingNanos(), throttle == null || throttle.isRetryAllowed());
+            if (d instanceof Decision.Hedge && adaptive != null && !adaptive.tryAcquireHedge()) {
+                d = new Decision.Stop(SuppressionReason.BUDGET); // hedges past max-extra-load of the calls
+            }
+            d = Decision.admit(d, engine.budget);
             if (d instanceof Decision.Stop) {
                 freezeLocked();
                 if (liveLocked() == 0) {

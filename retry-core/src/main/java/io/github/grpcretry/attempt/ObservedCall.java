@@ -14,9 +14,13 @@ final class ObservedCall {
         this.call = call;
     }
 
-    /** Attempt {@code number} starts ({@code delay}: what it waited, -1 for the first); returns its open scope. */
-    AttemptObserver.Scope starting(AttemptKind kind, int number, long delay, Metadata headers) {
-        AttemptObserver.Attempt o = call.attemptStarting(kind, number, delay, headers);
+    /**
+     * Attempt {@code number} starts ({@code delay}: what it waited, -1 for the first; {@code source}: where a
+     * retry's delay came from, else null); returns its open scope.
+     */
+    AttemptObserver.Scope starting(AttemptKind kind, int number, long delay, DelaySource source, Metadata headers) {
+        AttemptObserver.Attempt o = source == null ? call.attemptStarting(kind, number, delay, headers)
+                : call.attemptStarting(kind, number, delay, source, headers);
         synchronized (this) {
             if (attempts.length < number) {
                 attempts = Arrays.copyOf(attempts, number * 2);

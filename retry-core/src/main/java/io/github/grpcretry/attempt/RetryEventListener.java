@@ -31,6 +31,14 @@ public interface RetryEventListener {
     }
 
     /**
+     * A retry was scheduled to start after {@code delayNanos}, a delay that came from {@code source}: what the
+     * engine calls. By default {@link #retryScheduled(CallTarget, int, long)}.
+     */
+    default void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos, DelaySource source) {
+        retryScheduled(target, nextAttemptNumber, delayNanos);
+    }
+
+    /**
      * A failed attempt was not followed by a retry (or a hedge was not sent), and why. {@code code} is
      * the status of the attempt that led to the decision; for a hedge refused by the throttle, the
      * budget or the deadline when its timer fired it is the last failed attempt's status, or OK when

@@ -3,6 +3,7 @@ package io.github.grpcretry.attempt;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.internal.pushback.Pushback;
+import io.github.grpcretry.internal.pushback.RetryInfoDelay;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.Deadline;
@@ -110,15 +111,18 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     Decision afterFailureLocked(Attempt a, Status status, Metadata trailers) {
         RetryState s = state();
         long pushback = Pushback.parse(trailers);
+        long serverDelay = engine.retryInfo ? Decision.serverDelay(pushback, RetryInfoDelay.delayNanos(status, trailers),
+                remainingNanos(), engine.retryInfoMaxDelayNanos) : Decision.NO_SERVER_DELAY;
         RetryPolicy policy = plan.policy();
         Decision.Failure failure;
         if (policy != null) {
             boolean timedOut = status.getCode() == Status.Code.DEADLINE_EXCEEDED && s.attemptDeadline != null
                     && s.attemptDeadline.isExpired();
-            failure = Decision.classify(policy, status.getCode(), timedOut, pushback, s.backoffStep,
+            failure = Decision.classify(policy, status.getCode(), timedOut, pushback, serverDelay, s.backoffStep,
                     ThreadLocalRandom.current().nextDouble(0.8, 1.2));
         } else {
-            failure = Decision.classify(pushback == Pushback.STOP ? 0 : askDecider(s, a, status, trailers), pushback);
+            failure = Decision.classify(pushback == Pushback.STOP ? 0 : askDecider(s, a, status, trailers), pushback,
+                    serverDelay);
         }
         boolean allowed = Decision.record(engine.throttle, failure.qualifies());
         Decision d = Decision.afterRetryFailure(failure, allowed, attempts(), maxAttempts(), remainingNanos());

@@ -2,7 +2,9 @@ package io.github.grpcretry.attempt;
 
 import io.github.grpcretry.budget.RetryBudget;
 import io.github.grpcretry.internal.commit.RetryBufferPool;
+import io.github.grpcretry.internal.pushback.RetryInfoDelay;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.policy.AdaptiveHedgingPolicy;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.policy.MethodConfig;
@@ -46,6 +48,12 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     final RetryBufferPool bufferPool;
     final long perRpcBufferLimit;
     final int maxAttemptsCap;
+    /** Whether a server's RetryInfo delay is read (configured, and the proto classes are present). */
+    final boolean retryInfo;
+    /** The longest RetryInfo delay a call without deadline waits. */
+    final long retryInfoMaxDelayNanos;
+    /** The channel's adaptive hedging state; null: its hedged methods keep the configured delay. */
+    private final AdaptiveHedgingRegistry.ChannelDelays adaptive;
     private final boolean anyRetryPolicy; // or hedging policy, or a fallback decider
     private final Function<MethodDescriptor<?, ?>, RetryDecider> fallbackDecider;
     private final ConcurrentHashMap<String, MethodPlan> plans = new ConcurrentHashMap<>();
@@ -54,7 +62,8 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
      * What the engine does for one method: its retry policy or its hedging policy, capped, or else the
      * fallback's decider (all null = pass through), and its tag values.
      */
-    record MethodPlan(RetryPolicy policy, HedgingPolicy hedging, RetryDecider decider, CallTarget target) {
+    record MethodPlan(RetryPolicy policy, HedgingPolicy hedging, RetryDecider decider, CallTarget target,
+            AdaptiveDelay adaptive) {
     }
 
     private RetryingClientInterceptor(Builder b) {
@@ -70,7 +79,12 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.bufferPool = b.bufferPool != null ? b.bufferPool : new RetryBufferPool(config.retryBufferSize());
         this.perRpcBufferLimit = config.perRpcBufferLimit();
         this.maxAttemptsCap = config.maxAttemptsCap();
+        this.retryInfo = config.retryInfo() && RetryInfoDelay.available();
+        this.retryInfoMaxDelayNanos = Nanos.saturated(config.retryInfoMaxDelay());
         this.fallbackDecider = b.fallbackDecider;
+        AdaptiveHedgingPolicy adaptivePolicy = config.adaptiveHedging();
+        this.adaptive = adaptivePolicy == null ? null : (b.adaptiveHedging != null ? b.adaptiveHedging
+                : new AdaptiveHedgingRegistry()).channel(config.channel(), adaptivePolicy);
         boolean any = fallbackDecider != null;
         for (MethodConfig mc : config.serviceConfig().methodConfigs()) {
             if (mc.retryPolicy() != null || mc.hedgingPolicy() != null) {
@@ -120,7 +134,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
             if (Boolean.TRUE.equals(callOptions.getOption(GrpcRetryCallOptions.DISABLE))) {
                 return next.newCall(method, callOptions);
             }
-            plan = new MethodPlan(own.capped(maxAttemptsCap), null, null, plan(method).target);
+            plan = new MethodPlan(own.capped(maxAttemptsCap), null, null, plan(method).target, null);
         }
         return new RetryingCall<>(this, plan, method, callOptions, next);
     }
@@ -138,7 +152,8 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
                     d = GuardedRetryDecider.guard(d); // docs/design.md §14: a throw is logged once, counted
                 }
                 return new MethodPlan(p == null ? null : p.capped(maxAttemptsCap),
-                        h == null ? null : h.capped(maxAttemptsCap), d, new CallTarget(config.channel(), n));
+                        h == null ? null : h.capped(maxAttemptsCap), d, new CallTarget(config.channel(), n),
+                        h == null || adaptive == null ? null : adaptive.method(n));
             });
         }
         return plan;
@@ -187,6 +202,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         private RetryScheduler scheduler;
         private RetryBufferPool bufferPool;
         private Function<MethodDescriptor<?, ?>, RetryDecider> fallbackDecider;
+        private AdaptiveHedgingRegistry adaptiveHedging;
 
         private Builder(ChannelRetryConfig config) {
             this.config = Objects.requireNonNull(config, "config");
@@ -251,6 +267,17 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
          */
         public Builder fallbackRetryDecider(@Nullable Function<MethodDescriptor<?, ?>, @Nullable RetryDecider> fallback) {
             this.fallbackDecider = fallback;
+            return this;
+        }
+
+        /**
+         * Where the channel's adaptive hedging state lives (used when {@code config.adaptiveHedging()} is set):
+         * share one registry across the application's engines so meters and the endpoint see every channel and
+         * a configuration refresh keeps the state of channels whose adaptive settings did not change. Absent =
+         * a registry of this engine's own.
+         */
+        public Builder adaptiveHedging(@Nullable AdaptiveHedgingRegistry registry) {
+            this.adaptiveHedging = registry;
             return this;
         }
 

@@ -4,10 +4,12 @@ import static io.github.grpcretry.metrics.RetryMeterNames.TAG_CLIENT;
 import static io.github.grpcretry.metrics.RetryMeterNames.TAG_KIND;
 import static io.github.grpcretry.metrics.RetryMeterNames.TAG_METHOD;
 import static io.github.grpcretry.metrics.RetryMeterNames.TAG_REASON;
+import static io.github.grpcretry.metrics.RetryMeterNames.TAG_SOURCE;
 import static io.github.grpcretry.metrics.RetryMeterNames.TAG_STATUS;
 
 import io.github.grpcretry.attempt.AttemptKind;
 import io.github.grpcretry.attempt.CallTarget;
+import io.github.grpcretry.attempt.DelaySource;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.SuppressionReason;
 import io.github.grpcretry.deadline.DeadlineEventListener;
@@ -27,8 +29,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 /**
  * Records the engine's events as the per-call meters of docs/design.md §15:
  * {@value RetryMeterNames#ATTEMPTS}, {@value RetryMeterNames#CALL_RETRIES},
- * {@value RetryMeterNames#CALL_HEDGES}, {@value RetryMeterNames#CALL_RETRY_DELAY} and
- * {@value RetryMeterNames#SUPPRESSED}.
+ * {@value RetryMeterNames#CALL_HEDGES}, {@value RetryMeterNames#CALL_RETRY_DELAY},
+ * {@value RetryMeterNames#SUPPRESSED} and {@value RetryMeterNames#RETRY_DELAYS}.
  *
  * <p>Meters are registered on first use and cached per {@link CallTarget} in arrays indexed by
  * kind, status code and reason, so after warm-up an event costs one map lookup and an array read:
@@ -43,6 +45,7 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
     private static final Status.Code[] CODES = Status.Code.values();
     private static final AttemptKind[] KINDS = AttemptKind.values();
     private static final SuppressionReason[] REASONS = SuppressionReason.values();
+    private static final DelaySource[] SOURCES = DelaySource.values();
 
     private final MeterRegistry registry;
     private final ConcurrentMap<CallTarget, TargetMeters> meters = new ConcurrentHashMap<>();
@@ -71,6 +74,11 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
     @Override
     public void attemptEnded(CallTarget target, AttemptKind kind, int attemptNumber, Status.Code code) {
         meters(target).attempt(kind, code).increment();
+    }
+
+    @Override
+    public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos, DelaySource source) {
+        meters(target).delays(source).increment();
     }
 
     @Override
@@ -106,6 +114,7 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
         private final Tags tags;
         private final AtomicReferenceArray<Counter> attempts = new AtomicReferenceArray<>(KINDS.length * CODES.length);
         private final AtomicReferenceArray<Counter> suppressed = new AtomicReferenceArray<>(REASONS.length);
+        private final AtomicReferenceArray<Counter> delays = new AtomicReferenceArray<>(SOURCES.length);
         private volatile DistributionSummary retries;
         private volatile DistributionSummary hedges;
         private volatile Timer retryDelay;
@@ -141,6 +150,20 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
                         .tag(TAG_REASON, reason.tagValue())
                         .register(registry);
                 suppressed.set(idx, c);
+            }
+            return c;
+        }
+
+        Counter delays(DelaySource source) {
+            int idx = source.ordinal();
+            Counter c = delays.get(idx);
+            if (c == null) {
+                c = Counter.builder(RetryMeterNames.RETRY_DELAYS)
+                        .description("Delays before retries, by where they came from")
+                        .tags(tags)
+                        .tag(TAG_SOURCE, source.tagValue())
+                        .register(registry);
+                delays.set(idx, c);
             }
             return c;
         }

@@ -27,6 +27,10 @@ public final class RetryMeterNames {
     public static final String SERVER_GUARD = "grpc.server.retry.guard";
     /** Gauge; client, state: 1 for the channel's current connectivity state, 0 for the others. */
     public static final String CHANNEL_STATE = "grpc.client.channel.state";
+    /** Counter; client, method, source: the delays before retries, by where they came from (policy, pushback, retry_info). */
+    public static final String RETRY_DELAYS = "grpc.client.retry.delays";
+    /** Gauge; client, method: the current adaptive hedging delay, in seconds. */
+    public static final String HEDGING_DELAY = "grpc.client.hedging.delay";
 
     public static final String TAG_CLIENT = "client";
     public static final String TAG_METHOD = "method";
@@ -34,6 +38,7 @@ public final class RetryMeterNames {
     public static final String TAG_STATUS = "status";
     public static final String TAG_REASON = "reason";
     public static final String TAG_STATE = "state";
+    public static final String TAG_SOURCE = "source";
 
     private RetryMeterNames() {
     }

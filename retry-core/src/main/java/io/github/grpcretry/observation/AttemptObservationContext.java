@@ -2,6 +2,7 @@ package io.github.grpcretry.observation;
 
 import io.github.grpcretry.attempt.AttemptKind;
 import io.github.grpcretry.attempt.CallTarget;
+import io.github.grpcretry.attempt.DelaySource;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.micrometer.observation.transport.RequestReplySenderContext;
@@ -21,18 +22,20 @@ public final class AttemptObservationContext extends RequestReplySenderContext<M
     private final AttemptKind kind;
     private final int attemptNumber;
     private final long delayNanos;
+    private final @Nullable DelaySource delaySource;
     private Status.@Nullable Code statusCode;
     private @Nullable String pushback;
     private boolean committed;
     private boolean cancelled;
 
     AttemptObservationContext(CallTarget target, AttemptKind kind, int attemptNumber, long delayNanos,
-            Metadata headers) {
+            @Nullable DelaySource delaySource, Metadata headers) {
         super(AttemptObservationContext::put);
         this.target = target;
         this.kind = kind;
         this.attemptNumber = attemptNumber;
         this.delayNanos = delayNanos;
+        this.delaySource = delaySource;
         setCarrier(headers);
     }
 
@@ -82,6 +85,11 @@ public final class AttemptObservationContext extends RequestReplySenderContext<M
      */
     public long getDelayNanos() {
         return delayNanos;
+    }
+
+    /** Where a retry's delay came from (the policy's backoff, the server's pushback or RetryInfo); null otherwise. */
+    public @Nullable DelaySource getDelaySource() {
+        return delaySource;
     }
 
     /** The attempt's status once it ended (CANCELLED for one the engine cancelled); null before. */

@@ -34,6 +34,8 @@ public class DefaultAttemptObservationConvention implements AttemptObservationCo
     public static final String PREVIOUS_RPC_ATTEMPTS = "previous-rpc-attempts";
     public static final String DELAY_MS = "grpc.retry.delay_ms";
     public static final String PUSHBACK_MS = "grpc.retry.pushback_ms";
+    /** Where a retry's delay came from: {@code policy}, {@code pushback} or {@code retry_info}. */
+    public static final String DELAY_SOURCE = "grpc.retry.delay_source";
 
     private static final KeyValue SYSTEM = KeyValue.of(RPC_SYSTEM, "grpc");
     private static final KeyValue NOT_TRANSPARENT = KeyValue.of(TRANSPARENT_RETRY, "false");
@@ -88,6 +90,9 @@ public class DefaultAttemptObservationConvention implements AttemptObservationCo
                 previous < PREVIOUS.length ? PREVIOUS[previous] : Integer.toString(previous));
         if (context.getDelayNanos() >= 0) {
             kv = kv.and(DELAY_MS, Long.toString(TimeUnit.NANOSECONDS.toMillis(context.getDelayNanos())));
+        }
+        if (context.getDelaySource() != null) {
+            kv = kv.and(DELAY_SOURCE, context.getDelaySource().tagValue());
         }
         String pushback = context.getPushback();
         if (pushback != null) {

@@ -3,6 +3,7 @@ package io.github.grpcretry.observation;
 import io.github.grpcretry.attempt.AttemptKind;
 import io.github.grpcretry.attempt.AttemptObserver;
 import io.github.grpcretry.attempt.CallTarget;
+import io.github.grpcretry.attempt.DelaySource;
 import io.github.grpcretry.attempt.SuppressionReason;
 import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.grpc.Metadata;
@@ -90,8 +91,14 @@ public final class ObservationAttemptObserver implements AttemptObserver {
 
         @Override
         public Attempt attemptStarting(AttemptKind kind, int attemptNumber, long delayNanos, Metadata headers) {
+            return attemptStarting(kind, attemptNumber, delayNanos, null, headers);
+        }
+
+        @Override
+        public Attempt attemptStarting(AttemptKind kind, int attemptNumber, long delayNanos,
+                @Nullable DelaySource source, Metadata headers) {
             AttemptObservationContext context = new AttemptObservationContext(target, kind, attemptNumber,
-                    Math.max(-1, delayNanos), headers);
+                    Math.max(-1, delayNanos), source, headers);
             Observation observation;
             try {
                 observation = Observation.createNotStarted(convention, DEFAULT, () -> context, registry)

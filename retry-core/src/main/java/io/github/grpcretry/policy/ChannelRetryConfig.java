@@ -12,6 +12,10 @@ import org.jspecify.annotations.Nullable;
  * @param budget the channel's retry budget; absent when the channel has none
  * @param connectTimeout absent when not set
  * @param resilience4jRetry name of a resilience4j Retry instance; absent when not set
+ * @param retryInfo whether the interceptor engine takes a server's {@code google.rpc.RetryInfo} delay as the
+ *     next backoff
+ * @param retryInfoMaxDelay the longest such delay a call without deadline waits (a longer one stops retrying)
+ * @param adaptiveHedging the adaptive hedging delay of the channel's hedged methods; absent = the fixed delay
  */
 public record ChannelRetryConfig(
         String channel,
@@ -21,20 +25,46 @@ public record ChannelRetryConfig(
         long retryBufferSize,
         @Nullable RetryBudgetPolicy budget,
         @Nullable Duration connectTimeout,
-        @Nullable String resilience4jRetry) {
+        @Nullable String resilience4jRetry,
+        boolean retryInfo,
+        Duration retryInfoMaxDelay,
+        @Nullable AdaptiveHedgingPolicy adaptiveHedging) {
 
     public static final int DEFAULT_MAX_ATTEMPTS_CAP = 5;
     public static final long DEFAULT_PER_RPC_BUFFER_LIMIT = 1L << 20;
     public static final long DEFAULT_RETRY_BUFFER_SIZE = 16L << 20;
+    public static final Duration DEFAULT_RETRY_INFO_MAX_DELAY = Duration.ofSeconds(30);
 
     public ChannelRetryConfig {
         Objects.requireNonNull(channel, "channel");
         Objects.requireNonNull(serviceConfig, "serviceConfig");
+        Objects.requireNonNull(retryInfoMaxDelay, "retryInfoMaxDelay");
+    }
+
+    /** A channel with RetryInfo honoured (at most {@link #DEFAULT_RETRY_INFO_MAX_DELAY}) and no adaptive hedging. */
+    public ChannelRetryConfig(String channel, ServiceConfig serviceConfig, int maxAttemptsCap, long perRpcBufferLimit,
+            long retryBufferSize, @Nullable RetryBudgetPolicy budget, @Nullable Duration connectTimeout,
+            @Nullable String resilience4jRetry) {
+        this(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget, connectTimeout,
+                resilience4jRetry, true, DEFAULT_RETRY_INFO_MAX_DELAY, null);
+    }
+
+    /** This channel with other RetryInfo settings. */
+    public ChannelRetryConfig withRetryInfo(boolean honoured, Duration maxDelay) {
+        return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
+                connectTimeout, resilience4jRetry, honoured, maxDelay, adaptiveHedging);
+    }
+
+    /** This channel with another adaptive hedging setting (absent = off). */
+    public ChannelRetryConfig withAdaptiveHedging(@Nullable AdaptiveHedgingPolicy adaptive) {
+        return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
+                connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptive);
     }
 
     /** A channel with the given service config and every other setting at its default. */
     public static ChannelRetryConfig of(String channel, ServiceConfig serviceConfig) {
         return new ChannelRetryConfig(channel, serviceConfig.capped(DEFAULT_MAX_ATTEMPTS_CAP), DEFAULT_MAX_ATTEMPTS_CAP,
-                DEFAULT_PER_RPC_BUFFER_LIMIT, DEFAULT_RETRY_BUFFER_SIZE, null, null, null);
+                DEFAULT_PER_RPC_BUFFER_LIMIT, DEFAULT_RETRY_BUFFER_SIZE, null, null, null, true,
+                DEFAULT_RETRY_INFO_MAX_DELAY, null);
     }
 }

@@ -51,7 +51,7 @@ class DecisionTest {
     }
 
     private static Failure failure(Status.Code code, long pushback) {
-        return Decision.classify(POLICY, code, false, pushback, 0, 1.0);
+        return Decision.classify(POLICY, code, false, pushback, Decision.NO_SERVER_DELAY, 0, 1.0);
     }
 
     // ---------------------------------------------------------------- retry policy
@@ -59,7 +59,7 @@ class DecisionTest {
     @Test
     void aRetryableCodeWaitsTheBackoffAndAnotherCodeIsNotRetried() {
         assertThat(failure(Status.Code.UNAVAILABLE, Pushback.ABSENT))
-                .isEqualTo(new Failure(Verdict.RETRYABLE, 100 * MS, 1));
+                .isEqualTo(new Failure(Verdict.RETRYABLE, 100 * MS, 1, DelaySource.POLICY));
         for (Status.Code code : Status.Code.values()) {
             if (code != Status.Code.UNAVAILABLE) {
                 Failure f = failure(code, Pushback.ABSENT);
@@ -72,9 +72,9 @@ class DecisionTest {
 
     @Test
     void aPerAttemptTimeoutIsRetryableWhateverTheCodes() {
-        Failure f = Decision.classify(POLICY, Status.Code.DEADLINE_EXCEEDED, true, Pushback.ABSENT, 0, 1.0);
+        Failure f = Decision.classify(POLICY, Status.Code.DEADLINE_EXCEEDED, true, Pushback.ABSENT, Decision.NO_SERVER_DELAY, 0, 1.0);
         assertThat(f.verdict()).isEqualTo(Verdict.RETRYABLE);
-        assertThat(Decision.classify(POLICY, Status.Code.DEADLINE_EXCEEDED, false, Pushback.ABSENT, 0, 1.0)
+        assertThat(Decision.classify(POLICY, Status.Code.DEADLINE_EXCEEDED, false, Pushback.ABSENT, Decision.NO_SERVER_DELAY, 0, 1.0)
                 .verdict()).as("the call's own deadline is not retried").isEqualTo(Verdict.NOT_RETRYABLE);
     }
 
@@ -94,8 +94,8 @@ class DecisionTest {
 
     @Test
     void aPushbackDelayReplacesTheBackoffAndRestartsIt() {
-        Failure f = Decision.classify(POLICY, Status.Code.UNAVAILABLE, false, pushback("300"), 3, 1.2);
-        assertThat(f).isEqualTo(new Failure(Verdict.RETRYABLE, 300 * MS, 0));
+        Failure f = Decision.classify(POLICY, Status.Code.UNAVAILABLE, false, pushback("300"), Decision.NO_SERVER_DELAY, 3, 1.2);
+        assertThat(f).isEqualTo(new Failure(Verdict.RETRYABLE, 300 * MS, 0, DelaySource.PUSHBACK));
         assertThat(failure(Status.Code.UNAVAILABLE, pushback("0")).delayNanos()).isZero();
         assertThat(failure(Status.Code.UNAVAILABLE, pushback("2147483647")).delayNanos())
                 .isEqualTo(2147483647L * MS);
@@ -118,8 +118,8 @@ class DecisionTest {
         assertThat(Decision.backoffNanos(POLICY, 40, 1.0)).isEqualTo(1000 * MS);
         assertThat(Decision.backoffNanos(POLICY, 0, 0.8)).isEqualTo(80 * MS);
         assertThat(Decision.backoffNanos(POLICY, 4, 1.2)).isEqualTo(1200 * MS);
-        assertThat(Decision.classify(POLICY, Status.Code.UNAVAILABLE, false, Pushback.ABSENT, 2, 1.0))
-                .as("the step goes on").isEqualTo(new Failure(Verdict.RETRYABLE, 400 * MS, 3));
+        assertThat(Decision.classify(POLICY, Status.Code.UNAVAILABLE, false, Pushback.ABSENT, Decision.NO_SERVER_DELAY, 2, 1.0))
+                .as("the step goes on").isEqualTo(new Failure(Verdict.RETRYABLE, 400 * MS, 3, DelaySource.POLICY));
     }
 
     @Test
@@ -137,7 +137,7 @@ class DecisionTest {
         assertThat(Decision.afterRetryFailure(f, false, 4, 4, 1)).isEqualTo(new Stop(SuppressionReason.MAX_ATTEMPTS));
         assertThat(Decision.afterRetryFailure(f, true, 5, 4, NO_DEADLINE))
                 .isEqualTo(new Stop(SuppressionReason.MAX_ATTEMPTS));
-        assertThat(Decision.afterRetryFailure(f, true, 3, 4, NO_DEADLINE)).isEqualTo(new Retry(100 * MS, 1));
+        assertThat(Decision.afterRetryFailure(f, true, 3, 4, NO_DEADLINE)).isEqualTo(new Retry(100 * MS, 1, DelaySource.POLICY));
     }
 
     @Test
@@ -152,24 +152,24 @@ class DecisionTest {
         assertThat(Decision.afterRetryFailure(f, true, 1, 4, 100 * MS)).isEqualTo(new Stop(SuppressionReason.DEADLINE));
         assertThat(Decision.afterRetryFailure(f, true, 1, 4, 0)).isEqualTo(new Stop(SuppressionReason.DEADLINE));
         assertThat(Decision.afterRetryFailure(f, true, 1, 4, -5)).isEqualTo(new Stop(SuppressionReason.DEADLINE));
-        assertThat(Decision.afterRetryFailure(f, true, 1, 4, 100 * MS + 1)).isEqualTo(new Retry(100 * MS, 1));
-        Failure forever = new Failure(Verdict.RETRYABLE, Long.MAX_VALUE, 7);
+        assertThat(Decision.afterRetryFailure(f, true, 1, 4, 100 * MS + 1)).isEqualTo(new Retry(100 * MS, 1, DelaySource.POLICY));
+        Failure forever = new Failure(Verdict.RETRYABLE, Long.MAX_VALUE, 7, DelaySource.POLICY);
         assertThat(Decision.afterRetryFailure(forever, true, 1, 4, NO_DEADLINE))
-                .as("without a deadline any delay may be waited").isEqualTo(new Retry(Long.MAX_VALUE, 7));
+                .as("without a deadline any delay may be waited").isEqualTo(new Retry(Long.MAX_VALUE, 7, DelaySource.POLICY));
     }
 
     // ---------------------------------------------------------------- retry decider
 
     @Test
     void theDecidersAnswerIsTheVerdictAndTheDelay() {
-        assertThat(Decision.classify(250 * MS, Pushback.ABSENT)).isEqualTo(new Failure(Verdict.RETRYABLE, 250 * MS, 0));
-        assertThat(Decision.classify(0, Pushback.ABSENT)).isEqualTo(new Failure(Verdict.RETRYABLE, 0, 0));
-        Failure notRetryable = Decision.classify(Decision.DECIDER_NOT_RETRYABLE, Pushback.ABSENT);
+        assertThat(Decision.classify(250 * MS, Pushback.ABSENT, Decision.NO_SERVER_DELAY)).isEqualTo(new Failure(Verdict.RETRYABLE, 250 * MS, 0, DelaySource.POLICY));
+        assertThat(Decision.classify(0, Pushback.ABSENT, Decision.NO_SERVER_DELAY)).isEqualTo(new Failure(Verdict.RETRYABLE, 0, 0, DelaySource.POLICY));
+        Failure notRetryable = Decision.classify(Decision.DECIDER_NOT_RETRYABLE, Pushback.ABSENT, Decision.NO_SERVER_DELAY);
         assertThat(notRetryable.verdict()).isEqualTo(Verdict.NOT_RETRYABLE);
         assertThat(notRetryable.qualifies()).isFalse();
-        assertThat(Decision.classify(-7, Pushback.ABSENT).verdict()).as("any other negative answer")
+        assertThat(Decision.classify(-7, Pushback.ABSENT, Decision.NO_SERVER_DELAY).verdict()).as("any other negative answer")
                 .isEqualTo(Verdict.NOT_RETRYABLE);
-        Failure exhausted = Decision.classify(Decision.DECIDER_EXHAUSTED, Pushback.ABSENT);
+        Failure exhausted = Decision.classify(Decision.DECIDER_EXHAUSTED, Pushback.ABSENT, Decision.NO_SERVER_DELAY);
         assertThat(exhausted.verdict()).isEqualTo(Verdict.EXHAUSTED);
         assertThat(exhausted.qualifies()).as("a retryable failure: it costs a token").isTrue();
         assertThat(Decision.afterRetryFailure(exhausted, true, 1, 5, NO_DEADLINE))
@@ -180,15 +180,15 @@ class DecisionTest {
 
     @Test
     void thePushbackStillRulesOverTheDecider() {
-        assertThat(Decision.classify(250 * MS, pushback("40"))).isEqualTo(new Failure(Verdict.RETRYABLE, 40 * MS, 0));
-        assertThat(Decision.classify(250 * MS, pushback("-1")).verdict()).isEqualTo(Verdict.PUSHBACK_STOP);
-        assertThat(Decision.classify(Decision.DECIDER_NOT_RETRYABLE, pushback("40")).verdict())
+        assertThat(Decision.classify(250 * MS, pushback("40"), Decision.NO_SERVER_DELAY)).isEqualTo(new Failure(Verdict.RETRYABLE, 40 * MS, 0, DelaySource.PUSHBACK));
+        assertThat(Decision.classify(250 * MS, pushback("-1"), Decision.NO_SERVER_DELAY).verdict()).isEqualTo(Verdict.PUSHBACK_STOP);
+        assertThat(Decision.classify(Decision.DECIDER_NOT_RETRYABLE, pushback("40"), Decision.NO_SERVER_DELAY).verdict())
                 .isEqualTo(Verdict.NOT_RETRYABLE);
     }
 
     @Test
     void theEnginesOwnChecksStillRefuse() {
-        Failure f = Decision.classify(10 * MS, Pushback.ABSENT);
+        Failure f = Decision.classify(10 * MS, Pushback.ABSENT, Decision.NO_SERVER_DELAY);
         assertThat(Decision.afterRetryFailure(f, true, 3, 3, NO_DEADLINE))
                 .isEqualTo(new Stop(SuppressionReason.MAX_ATTEMPTS));
         assertThat(Decision.afterRetryFailure(f, false, 1, 3, NO_DEADLINE))
@@ -234,7 +234,7 @@ class DecisionTest {
         RetryBudget budget = new RetryBudget(new RetryBudgetPolicy(0.5, 0, Duration.ofSeconds(10)), () -> now[0]);
         budget.onCall();
         budget.onCall(); // two calls deposit one retry
-        Retry retry = new Retry(5 * MS, 1);
+        Retry retry = new Retry(5 * MS, 1, DelaySource.POLICY);
         assertThat(Decision.admit(retry, budget)).isSameAs(retry);
         assertThat(budget.retriesInWindow()).isEqualTo(1);
         assertThat(Decision.admit(new Hedge(0), budget)).isEqualTo(new Stop(SuppressionReason.BUDGET));

@@ -20,6 +20,8 @@ final class RecordingEvents implements RetryEventListener {
     final AtomicInteger attemptsEnded = new AtomicInteger();
     /** The {@code hedges} argument of every {@code callEnded}, in order. */
     final ConcurrentLinkedQueue<Integer> hedgesPerCall = new ConcurrentLinkedQueue<>();
+    /** Where each scheduled retry's delay came from, in order. */
+    final ConcurrentLinkedQueue<DelaySource> delaySources = new ConcurrentLinkedQueue<>();
 
     @Override
     public void callStarted(CallTarget target) {
@@ -42,6 +44,12 @@ final class RecordingEvents implements RetryEventListener {
     @Override
     public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
         events.add(new Event("retryScheduled", target, null, nextAttemptNumber, null, null, delayNanos));
+    }
+
+    @Override
+    public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos, DelaySource source) {
+        delaySources.add(source);
+        retryScheduled(target, nextAttemptNumber, delayNanos);
     }
 
     @Override

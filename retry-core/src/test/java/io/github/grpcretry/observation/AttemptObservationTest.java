@@ -127,8 +127,10 @@ class AttemptObservationTest {
                 assertThat(Long.parseLong(a.high(DefaultAttemptObservationConvention.DELAY_MS)))
                         .isGreaterThanOrEqualTo(i == 1 ? 16 : 32);
                 assertThat(a.startNanos).isGreaterThanOrEqualTo(attempts.get(i - 1).stopNanos); // one at a time
+                assertThat(a.high(DefaultAttemptObservationConvention.DELAY_SOURCE)).isEqualTo("policy");
             } else {
                 assertThat(a.high(DefaultAttemptObservationConvention.DELAY_MS)).isNull();
+                assertThat(a.high(DefaultAttemptObservationConvention.DELAY_SOURCE)).isNull();
             }
         }
         assertThat(call.suppressions()).isEmpty();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.github.grpcretry.policy.AdaptiveHedgingPolicy;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.Durations;
 import io.github.grpcretry.policy.RetryBudgetPolicy;
@@ -142,12 +143,20 @@ public final class PackagedMetadata {
             assertThat(d == null ? "" : d.getAsString()).as(name + " description").isNotBlank();
         }
         assertThat(properties.keySet()).as("GLOBAL's channel-wide settings").containsAll(channelWide);
-        Map<String, String> builtIn = Map.of(
-                GLOBAL + "max-attempts-cap", String.valueOf(ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP),
-                GLOBAL + "per-rpc-buffer-limit", megabytes(ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT),
-                GLOBAL + "retry-buffer-size", megabytes(ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE),
-                GLOBAL + "budget.min-retries-per-second", whole(RetryBudgetPolicy.DEFAULT_MIN_RETRIES_PER_SECOND),
-                GLOBAL + "budget.ttl", Durations.toText(RetryBudgetPolicy.DEFAULT_TTL));
+        Map<String, String> builtIn = Map.ofEntries(
+                Map.entry(GLOBAL + "max-attempts-cap", String.valueOf(ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP)),
+                Map.entry(GLOBAL + "per-rpc-buffer-limit", megabytes(ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT)),
+                Map.entry(GLOBAL + "retry-buffer-size", megabytes(ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE)),
+                Map.entry(GLOBAL + "budget.min-retries-per-second", whole(RetryBudgetPolicy.DEFAULT_MIN_RETRIES_PER_SECOND)),
+                Map.entry(GLOBAL + "budget.ttl", Durations.toText(RetryBudgetPolicy.DEFAULT_TTL)),
+                Map.entry(GLOBAL + "retry-info", "true"),
+                Map.entry(GLOBAL + "retry-info-max-delay", Durations.toText(ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY)),
+                Map.entry(GLOBAL + "adaptive-hedging.enabled", "false"),
+                Map.entry(GLOBAL + "adaptive-hedging.max-extra-load",
+                        String.valueOf(AdaptiveHedgingPolicy.DEFAULT_MAX_EXTRA_LOAD)),
+                Map.entry(GLOBAL + "adaptive-hedging.min-delay", Durations.toText(AdaptiveHedgingPolicy.DEFAULT_MIN_DELAY)),
+                Map.entry(GLOBAL + "adaptive-hedging.min-samples", String.valueOf(AdaptiveHedgingPolicy.DEFAULT_MIN_SAMPLES)),
+                Map.entry(GLOBAL + "adaptive-hedging.window", Durations.toText(AdaptiveHedgingPolicy.DEFAULT_WINDOW)));
         for (String key : channelWide) {
             JsonElement declared = properties.get(key).get("defaultValue");
             if (builtIn.containsKey(key)) {

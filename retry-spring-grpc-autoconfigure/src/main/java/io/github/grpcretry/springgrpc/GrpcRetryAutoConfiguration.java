@@ -7,6 +7,7 @@ import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.spring.GrpcRetryEventsConfiguration;
 import io.github.grpcretry.spring.PropertyKeys;
 import io.github.grpcretry.spring.StatusCodeBinding;
+import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.attempt.AttemptObserver;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
@@ -107,9 +108,11 @@ public class GrpcRetryAutoConfiguration {
     @ConditionalOnMissingBean
     public RetryReport grpcRetryReport(GrpcRetryProperties properties, ChannelRetryConfigs grpcRetryChannelConfigs,
             ObjectProvider<RetryLimiterRegistry> limiters, ObjectProvider<RetryStatistics> statistics,
-            ObjectProvider<ChannelStateSource> states, ObjectProvider<PolicySources> policySources) {
+            ObjectProvider<ChannelStateSource> states, ObjectProvider<PolicySources> policySources,
+            ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
         return new RetryReport(properties.engine(), () -> grpcRetryChannelConfigs, limiters::getIfAvailable,
-                statistics::getIfAvailable, states::getIfAvailable, policySources::getIfAvailable);
+                statistics::getIfAvailable, states::getIfAvailable, policySources::getIfAvailable,
+                adaptiveHedging::getIfAvailable);
     }
 
     /**
@@ -160,7 +163,7 @@ public class GrpcRetryAutoConfiguration {
             GrpcRetryProperties properties, RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
             ObjectProvider<DeadlineEventListener> deadlineListeners, ObjectProvider<GuardEventListener> guardListeners,
-            ObjectProvider<AttemptObserver> attemptObserver) {
+            ObjectProvider<AttemptObserver> attemptObserver, ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
         ChannelSetup.Engine engine = properties.engine();
         DeadlineSettings deadlines = properties.deadline().settings();
         boolean guard = properties.guard().enabled();
@@ -176,7 +179,8 @@ public class GrpcRetryAutoConfiguration {
             }
             stack.add(ChannelSetup.engineInterceptor(config, engine, limiters,
                     eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
-                    deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable()));
+                    deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(),
+                    adaptiveHedging.getIfAvailable()));
             return stack;
         });
     }

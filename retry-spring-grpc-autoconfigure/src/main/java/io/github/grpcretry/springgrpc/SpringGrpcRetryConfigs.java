@@ -3,6 +3,7 @@ package io.github.grpcretry.springgrpc;
 import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.spring.GrpcRetryClientProperties;
 import io.github.grpcretry.spring.SpringBoundValues;
+import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.integration.RetryConfigResolver;
 import io.github.grpcretry.policy.ChannelRetryConfig;
@@ -57,7 +58,9 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
         }
         names.addAll(boot.names());
         this.resolvedNames = Collections.unmodifiableSet(names);
-        RetryConfigResolver resolver = resolver(properties.clients().keySet());
+        // the native engine's start-up warnings once, from the resolution of every configured channel
+        RetryConfigResolver resolver = resolver(properties.clients().keySet())
+                .nativeEngine(properties.engine() == ChannelSetup.Engine.NATIVE);
         for (String name : names) {
             addBase(resolver, name);
         }

@@ -1,5 +1,6 @@
 package io.github.grpcretry.integration;
 
+import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.attempt.AttemptObserver;
 import io.github.grpcretry.attempt.RetryDecider;
 import io.github.grpcretry.attempt.RetryDeciderSource;
@@ -139,6 +140,18 @@ public final class ChannelSetup {
     public static ClientInterceptor engineInterceptor(ChannelRetryConfig config, Engine engine,
             RetryLimiterRegistry limiters, RetryEventListener events, @Nullable RetryScheduler scheduler,
             List<? extends RetryDeciderSource> deciderSources, @Nullable AttemptObserver observer) {
+        return engineInterceptor(config, engine, limiters, events, scheduler, deciderSources, observer, null);
+    }
+
+    /**
+     * As above, a channel with {@code adaptive-hedging} keeping its state in {@code adaptiveHedging} (absent: a
+     * registry of the engine's own). Building the engine again for a channel whose adaptive settings are
+     * equal takes over the state the registry holds for it (each hedged method's latency window and delay).
+     */
+    public static ClientInterceptor engineInterceptor(ChannelRetryConfig config, Engine engine,
+            RetryLimiterRegistry limiters, RetryEventListener events, @Nullable RetryScheduler scheduler,
+            List<? extends RetryDeciderSource> deciderSources, @Nullable AttemptObserver observer,
+            @Nullable AdaptiveHedgingRegistry adaptiveHedging) {
         if (engine == Engine.NATIVE) {
             return new NativeAttemptInterceptor(config.channel(), events);
         }
@@ -155,6 +168,7 @@ public final class ChannelSetup {
                 .eventListener(events)
                 .scheduler(scheduler)
                 .attemptObserver(observer)
+                .adaptiveHedging(adaptiveHedging)
                 .build();
     }
 

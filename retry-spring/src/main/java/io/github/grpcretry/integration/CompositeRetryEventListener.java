@@ -2,6 +2,7 @@ package io.github.grpcretry.integration;
 
 import io.github.grpcretry.attempt.AttemptKind;
 import io.github.grpcretry.attempt.CallTarget;
+import io.github.grpcretry.attempt.DelaySource;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.SuppressionReason;
 import io.github.grpcretry.internal.callback.CallbackFailures;
@@ -105,6 +106,17 @@ public final class CompositeRetryEventListener implements RetryEventListener {
         for (int i = 0; i < delegates.length; i++) {
             try {
                 delegates[i].retryScheduled(target, nextAttemptNumber, delayNanos);
+            } catch (RuntimeException e) {
+                failed(i, "retryScheduled", e);
+            }
+        }
+    }
+
+    @Override
+    public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos, DelaySource source) {
+        for (int i = 0; i < delegates.length; i++) {
+            try {
+                delegates[i].retryScheduled(target, nextAttemptNumber, delayNanos, source);
             } catch (RuntimeException e) {
                 failed(i, "retryScheduled", e);
             }

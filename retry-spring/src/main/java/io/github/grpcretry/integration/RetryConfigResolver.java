@@ -25,6 +25,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.HashSet;
@@ -167,6 +168,7 @@ public final class RetryConfigResolver {
             if (warning != null) {
                 warnings.accept(warning);
             }
+            nativeIgnoresInterceptorOnlySettings(drafts).forEach(warnings);
         }
         return resolved;
     }
@@ -209,6 +211,36 @@ public final class RetryConfigResolver {
                 + "perAttemptRecvTimeout from the service config but never applies it, so a stalled attempt is not "
                 + "cut and retried; only the call's deadline ends it. Set at: " + String.join(", ", places)
                 + ". Use grpc.retry.engine=interceptor to have it applied, or remove it";
+    }
+
+    /**
+     * The start-up warnings for the native engine with settings only the interceptor engine applies: one for
+     * {@code retry-info}/{@code retry-info-max-delay} (grpc-java reads only {@code grpc-retry-pushback-ms}), one for
+     * {@code adaptive-hedging.*} (grpc-java's hedging delay is fixed), each naming every property that sets one.
+     */
+    static List<String> nativeIgnoresInterceptorOnlySettings(Map<String, ChannelDraft> drafts) {
+        List<String> retryInfo = new ArrayList<>();
+        List<String> adaptive = new ArrayList<>();
+        for (ChannelDraft d : drafts.values()) {
+            for (Sourced<?> s : Arrays.asList(d.retryInfo(), d.retryInfoMaxDelay())) {
+                if (s != null) {
+                    retryInfo.add(s.path() + " = " + s.display());
+                }
+            }
+            adaptive.addAll(d.adaptiveHedging().setPlaces());
+        }
+        List<String> out = new ArrayList<>(2);
+        if (!retryInfo.isEmpty()) {
+            out.add("retry-info is ignored: grpc.retry.engine=native (grpc-java's own retry) reads only the "
+                    + "grpc-retry-pushback-ms trailer, never a google.rpc.RetryInfo delay. Set at: "
+                    + String.join(", ", retryInfo) + ". Use grpc.retry.engine=interceptor to have it applied, or remove it");
+        }
+        if (!adaptive.isEmpty()) {
+            out.add("adaptive-hedging is ignored: grpc.retry.engine=native (grpc-java's own retry) hedges after the fixed "
+                    + "hedging.delay only. Set at: " + String.join(", ", adaptive)
+                    + ". Use grpc.retry.engine=interceptor to have it applied, or remove it");
+        }
+        return out;
     }
 
     private static boolean hasPerAttemptTimeout(ServiceConfig config) {
@@ -271,7 +303,20 @@ public final class RetryConfigResolver {
                 bytes(c.perRpcBufferLimit(), path + ".per-rpc-buffer-limit"),
                 bytes(c.retryBufferSize(), path + ".retry-buffer-size"),
                 Sourced.of(c.connectTimeout(), path + ".connect-timeout"),
-                Sourced.of(c.resilience4jRetry(), path + ".resilience4j-retry"));
+                Sourced.of(c.resilience4jRetry(), path + ".resilience4j-retry"),
+                Sourced.of(c.retryInfo(), path + ".retry-info"),
+                Sourced.of(c.retryInfoMaxDelay(), path + ".retry-info-max-delay"),
+                adaptiveHedging(c.adaptiveHedging(), path + ".adaptive-hedging"));
+    }
+
+    private static ChannelDraft.AdaptiveHedgingDraft adaptiveHedging(@Nullable AdaptiveHedgingProperties a, String path) {
+        if (a == null) {
+            return ChannelDraft.AdaptiveHedgingDraft.EMPTY;
+        }
+        return new ChannelDraft.AdaptiveHedgingDraft(Sourced.of(a.enabled(), path + ".enabled"),
+                Sourced.of(a.maxExtraLoad(), path + ".max-extra-load"), Sourced.of(a.minDelay(), path + ".min-delay"),
+                Sourced.of(a.maxDelay(), path + ".max-delay"), Sourced.of(a.minSamples(), path + ".min-samples"),
+                Sourced.of(a.window(), path + ".window"));
     }
 
     private static ServiceConfigDraft serviceConfig(String path, @Nullable ServiceConfigProperties sc) {
@@ -362,7 +407,20 @@ public final class RetryConfigResolver {
             @Nullable Size perRpcBufferLimit,
             @Nullable Size retryBufferSize,
             @Nullable Duration connectTimeout,
-            @Nullable String resilience4jRetry) {
+            @Nullable String resilience4jRetry,
+            @Nullable Boolean retryInfo,
+            @Nullable Duration retryInfoMaxDelay,
+            @Nullable AdaptiveHedgingProperties adaptiveHedging) {
+
+        /** A client without the RetryInfo and adaptive hedging settings. */
+        public ClientProperties(@Nullable ServiceConfigProperties serviceConfig,
+                @Nullable ServiceConfigFile serviceConfigFile, @Nullable BudgetProperties budget,
+                @Nullable Integer maxAttemptsCap, @Nullable Size perRpcBufferLimit, @Nullable Size retryBufferSize,
+                @Nullable Duration connectTimeout, @Nullable String resilience4jRetry) {
+            this(serviceConfig, serviceConfigFile, budget, maxAttemptsCap, perRpcBufferLimit, retryBufferSize,
+                    connectTimeout, resilience4jRetry, null, null, null);
+        }
+
     }
 
     /** {@code service-config}: the method entries and {@code retrythrottling}. */
@@ -439,6 +497,12 @@ public final class RetryConfigResolver {
     }
 
     /** {@code budget}. */
+    /** {@code grpc.retry.clients.<channel>.adaptive-hedging}: every field may be unset (null). */
+    public record AdaptiveHedgingProperties(@Nullable Boolean enabled, @Nullable Double maxExtraLoad,
+            @Nullable Duration minDelay, @Nullable Duration maxDelay, @Nullable Integer minSamples,
+            @Nullable Duration window) {
+    }
+
     public record BudgetProperties(@Nullable Double ratio, @Nullable Double minRetriesPerSecond, @Nullable Duration ttl) {
 
         static final BudgetProperties NONE = new BudgetProperties(null, null, null);

@@ -1,9 +1,11 @@
 package io.github.grpcretry.integration;
 
+import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.metrics.RetryMeterNames;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.function.Supplier;
@@ -27,6 +29,22 @@ public final class RetryGauges {
      */
     public static MeterBinder limiters(RetryLimiterRegistry limiters) {
         return new RetryLimiterGauges(limiters);
+    }
+
+    /**
+     * A binder of the {@value RetryMeterNames#HEDGING_DELAY} gauges (client, method; seconds): one per hedged
+     * method of a channel with adaptive hedging, bound the moment the method's state is made (its first call)
+     * and at once for those that exist. The gauge reads the current delay; nothing is added to the call path.
+     */
+    public static MeterBinder hedgingDelays(AdaptiveHedgingRegistry adaptiveHedging) {
+        return registry -> adaptiveHedging.addListener(d -> Gauge.builder(RetryMeterNames.HEDGING_DELAY, d,
+                        m -> m.delay().toNanos() / 1e9)
+                .description("The current adaptive hedging delay of the method")
+                .baseUnit("seconds")
+                .tag(RetryMeterNames.TAG_CLIENT, d.channel())
+                .tag(RetryMeterNames.TAG_METHOD, d.fullMethodName())
+                .strongReference(true)
+                .register(registry));
     }
 
     /**

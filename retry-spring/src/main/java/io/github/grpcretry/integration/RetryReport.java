@@ -1,8 +1,10 @@
 package io.github.grpcretry.integration;
 
+import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.budget.RetryBudget;
 import io.github.grpcretry.internal.config.RetryPolicyField;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.policy.AdaptiveHedgingPolicy;
 import io.github.grpcretry.policy.Durations;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
@@ -25,6 +27,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -50,6 +53,7 @@ public final class RetryReport {
     private final Supplier<@Nullable RetryStatistics> statistics;
     private final Supplier<@Nullable ChannelStateSource> states;
     private final Supplier<@Nullable PolicySources> policies;
+    private final Supplier<@Nullable AdaptiveHedgingRegistry> adaptiveHedging;
 
     public RetryReport(ChannelSetup.Engine engine, Supplier<@Nullable ChannelRetryConfigs> configs,
             Supplier<@Nullable RetryLimiterRegistry> limiters, Supplier<@Nullable RetryStatistics> statistics,
@@ -64,6 +68,15 @@ public final class RetryReport {
     public RetryReport(ChannelSetup.Engine engine, Supplier<@Nullable ChannelRetryConfigs> configs,
             Supplier<@Nullable RetryLimiterRegistry> limiters, Supplier<@Nullable RetryStatistics> statistics,
             Supplier<@Nullable ChannelStateSource> states, Supplier<@Nullable PolicySources> policies) {
+        this(engine, configs, limiters, statistics, states, policies, () -> null);
+    }
+
+    /** As above, each channel's endpoint entry also showing its hedged methods' current adaptive delays. */
+    public RetryReport(ChannelSetup.Engine engine, Supplier<@Nullable ChannelRetryConfigs> configs,
+            Supplier<@Nullable RetryLimiterRegistry> limiters, Supplier<@Nullable RetryStatistics> statistics,
+            Supplier<@Nullable ChannelStateSource> states, Supplier<@Nullable PolicySources> policies,
+            Supplier<@Nullable AdaptiveHedgingRegistry> adaptiveHedging) {
+        this.adaptiveHedging = Objects.requireNonNull(adaptiveHedging, "adaptiveHedging");
         this.policies = Objects.requireNonNull(policies, "policies");
         this.engine = Objects.requireNonNull(engine, "engine");
         this.configs = Objects.requireNonNull(configs, "configs");
@@ -251,6 +264,20 @@ public final class RetryReport {
             out.put("policy", p.report(channel));
         }
         out.put("limiter", limiter(channel));
+        AdaptiveHedgingRegistry adaptive = adaptiveHedging.get();
+        List<AdaptiveHedgingRegistry.MethodDelay> delays = adaptive == null ? List.of() : adaptive.delays(channel);
+        if (!delays.isEmpty()) {
+            Map<String, Object> byMethod = new TreeMap<>();
+            for (AdaptiveHedgingRegistry.MethodDelay d : delays) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("delay", Durations.toText(d.delay()));
+                m.put("adapted", d.adapted());
+                m.put("windowCalls", d.windowCalls());
+                m.put("windowHedges", d.windowHedges());
+                byMethod.put(d.fullMethodName(), m);
+            }
+            out.put("hedgingDelays", byMethod);
+        }
         out.put("counts", counts(channel));
         ConnectivityState state = states.get(channel);
         if (state != null) {
@@ -272,6 +299,18 @@ public final class RetryReport {
         putSize(out, "retryBufferSize", config.retryBufferSize());
         putIfSet(out, "connectTimeout", duration(config.connectTimeout()));
         putIfSet(out, "resilience4jRetry", config.resilience4jRetry());
+        out.put("retryInfo", config.retryInfo());
+        out.put("retryInfoMaxDelay", Durations.toText(config.retryInfoMaxDelay()));
+        AdaptiveHedgingPolicy a = config.adaptiveHedging();
+        if (a != null) {
+            Map<String, Object> adaptive = new LinkedHashMap<>();
+            adaptive.put("maxExtraLoad", a.maxExtraLoad());
+            adaptive.put("minDelay", Durations.toText(a.minDelay()));
+            putIfSet(adaptive, "maxDelay", duration(a.maxDelay()));
+            adaptive.put("minSamples", a.minSamples());
+            adaptive.put("window", Durations.toText(a.window()));
+            out.put("adaptiveHedging", adaptive);
+        }
         RetryBudgetPolicy b = config.budget();
         if (b != null) {
             Map<String, Object> budget = new LinkedHashMap<>();

@@ -28,6 +28,12 @@ import org.springframework.util.unit.DataSize;
  *     channels)
  * @param resilience4jRetry name of a resilience4j Retry instance supplying the retry policy of this
  *     channel's methods that have none of their own
+ * @param retryInfo whether a server's google.rpc.RetryInfo (in the grpc-status-details-bin trailer) sets the
+ *     delay before the next retry (interceptor engine; needs grpc-protobuf); default true
+ * @param retryInfoMaxDelay the longest RetryInfo delay a call without deadline waits; a longer one stops
+ *     retrying; default 30s
+ * @param adaptiveHedging a hedging delay that follows each hedged method's observed latency (interceptor
+ *     engine)
  */
 public record GrpcRetryClientProperties(
         @Nullable ServiceConfig serviceConfig,
@@ -37,7 +43,28 @@ public record GrpcRetryClientProperties(
         @Nullable DataSize perRpcBufferLimit,
         @Nullable DataSize retryBufferSize,
         @Nullable Duration connectTimeout,
-        @Nullable String resilience4jRetry) {
+        @Nullable String resilience4jRetry,
+        @Nullable Boolean retryInfo,
+        @Nullable Duration retryInfoMaxDelay,
+        @Nullable AdaptiveHedging adaptiveHedging) {
+
+    /**
+     * The adaptive hedging delay: per hedged method, the (1 - max-extra-load) quantile of its recent call
+     * latency.
+     *
+     * @param enabled whether the channel's hedged methods take their delay from observed latency; default false
+     * @param maxExtraLoad hedges as a share of calls, at most, in (0, 0.5]; the delay is the (1 - this)
+     *     quantile of the method's recent call latency; default 0.05
+     * @param minDelay lower bound of the delay; default 1ms
+     * @param maxDelay upper bound of the delay; optional
+     * @param minSamples calls of a method seen before its delay adapts (until then hedging.delay applies);
+     *     default 100
+     * @param window the latency window, 1s..1h; default 30s
+     */
+    public record AdaptiveHedging(@Nullable Boolean enabled, @Nullable Double maxExtraLoad,
+            @Nullable Duration minDelay, @Nullable Duration maxDelay, @Nullable Integer minSamples,
+            @Nullable Duration window) {
+    }
 
     /**
      * A service config: the method entries and retry throttling.

@@ -1,5 +1,6 @@
 package io.github.grpcretry.spring;
 
+import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -8,7 +9,7 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * What the engine of every channel shares, the same on both lines (each line's auto-configuration
- * imports it): the per-channel throttles and budgets, and the engine's timers.
+ * imports it): the per-channel throttles and budgets, the adaptive hedging delays, and the engine's timers.
  */
 @Configuration(proxyBeanMethods = false)
 public class GrpcRetryEngineConfiguration {
@@ -18,6 +19,17 @@ public class GrpcRetryEngineConfiguration {
     @ConditionalOnMissingBean
     public RetryLimiterRegistry grpcRetryLimiterRegistry() {
         return new RetryLimiterRegistry();
+    }
+
+    /**
+     * The adaptive hedging delays of every channel that has {@code adaptive-hedging.enabled}, per hedged method:
+     * read by the {@code grpc.client.hedging.delay} gauges and the endpoint; an engine rebuilt for a channel
+     * with equal adaptive settings takes over its state.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public AdaptiveHedgingRegistry grpcRetryAdaptiveHedgingRegistry() {
+        return new AdaptiveHedgingRegistry();
     }
 
     /**

@@ -1,6 +1,8 @@
 package io.github.grpcretry.spring;
 
+import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.deadline.DeadlineEventListener;
+import io.github.grpcretry.integration.RetryGauges;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.integration.RetryGauges;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
@@ -26,6 +28,14 @@ public class GrpcRetryMetersConfiguration {
     @ConditionalOnMissingBean
     public MicrometerRetryEventListener grpcRetryMicrometerListener(MeterRegistry registry) {
         return new MicrometerRetryEventListener(registry);
+    }
+
+    /** The current adaptive hedging delay of each hedged method ({@code grpc.client.hedging.delay}). */
+    @Bean
+    @ConditionalOnMissingBean(name = "grpcRetryHedgingDelayGauges")
+    @ConditionalOnBean(AdaptiveHedgingRegistry.class)
+    public MeterBinder grpcRetryHedgingDelayGauges(AdaptiveHedgingRegistry adaptiveHedging) {
+        return RetryGauges.hedgingDelays(adaptiveHedging);
     }
 
     /** Time left when a call with a deadline starts, and calls refused by min-remaining. */

@@ -2,6 +2,7 @@ package io.github.grpcretry.spring;
 
 import io.github.grpcretry.integration.RetryConfigResolver;
 import io.github.grpcretry.integration.RetryConfigResolver.BudgetProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.AdaptiveHedgingProperties;
 import io.github.grpcretry.integration.RetryConfigResolver.ClientProperties;
 import io.github.grpcretry.integration.RetryConfigResolver.HedgingProperties;
 import io.github.grpcretry.integration.RetryConfigResolver.MethodProperties;
@@ -47,7 +48,13 @@ public final class SpringBoundValues {
                 c.serviceConfigFile() == null ? null : file(c.serviceConfigFile()),
                 b == null ? null : new BudgetProperties(b.ratio(), b.minRetriesPerSecond(), b.ttl()),
                 c.maxAttemptsCap(), size(c.perRpcBufferLimit()), size(c.retryBufferSize()), c.connectTimeout(),
-                c.resilience4jRetry());
+                c.resilience4jRetry(), c.retryInfo(), c.retryInfoMaxDelay(), adaptiveHedging(c.adaptiveHedging()));
+    }
+
+    private static @Nullable AdaptiveHedgingProperties adaptiveHedging(
+            GrpcRetryClientProperties.@Nullable AdaptiveHedging a) {
+        return a == null ? null : new AdaptiveHedgingProperties(a.enabled(), a.maxExtraLoad(), a.minDelay(),
+                a.maxDelay(), a.minSamples(), a.window());
     }
 
     private static @Nullable ServiceConfigProperties serviceConfig(GrpcRetryClientProperties.@Nullable ServiceConfig sc) {

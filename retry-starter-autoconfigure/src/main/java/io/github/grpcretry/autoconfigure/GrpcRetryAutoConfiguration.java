@@ -5,6 +5,7 @@ import io.github.grpcretry.spring.GrpcRetryEngineConfiguration;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.spring.PropertyKeys;
 import io.github.grpcretry.spring.StatusCodeBinding;
+import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.attempt.AttemptObserver;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
@@ -72,11 +73,13 @@ public class GrpcRetryAutoConfiguration {
             ChannelRetryConfigs grpcRetryChannelConfigs, ObjectProvider<GrpcChannelsProperties> channelsProperties,
             RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
-            ObjectProvider<AttemptObserver> attemptObserver, PolicySources grpcRetryPolicySources) {
+            ObjectProvider<AttemptObserver> attemptObserver, PolicySources grpcRetryPolicySources,
+            ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
         GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) -> builder.intercept(
                 ChannelSetup.engineInterceptor(config, properties.engine(), limiters,
                         eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
-                        deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable()));
+                        deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(),
+                        adaptiveHedging.getIfAvailable()));
         return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, properties.engine(), installer,
                 channelsProperties.getIfAvailable(), grpcRetryPolicySources);
     }

@@ -30,7 +30,8 @@ import java.util.function.Consumer;
  *       {@link ServiceConfigDraft#overlay}): a typed method entry with the same set of names as a
  *       file entry overlays it field by field, other typed entries are added;</li>
  *   <li>every channel-wide setting it leaves unset (budget.*, max-attempts-cap, the buffer limits,
- *       connect-timeout, resilience4j-retry, retrythrottling fields) is taken from GLOBAL, field by field;</li>
+ *       connect-timeout, resilience4j-retry, retry-info, retry-info-max-delay, adaptive-hedging.*, retrythrottling
+ *       fields) is taken from GLOBAL, field by field;</li>
  *   <li>everything is validated; all problems are thrown together as one
  *       {@link InvalidRetryConfigurationException};</li>
  *   <li>its method entries are layered over GLOBAL's ({@link ServiceConfig#layeredOver}): its own
@@ -153,7 +154,8 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
         }
         warnCapped(channel, config, s);
         return new ChannelRetryConfig(channel, config.capped(s.maxAttemptsCap()), s.maxAttemptsCap(), s.perRpcBufferLimit(),
-                s.retryBufferSize(), s.budget(), s.connectTimeout(), s.resilience4jRetry());
+                s.retryBufferSize(), s.budget(), s.connectTimeout(), s.resilience4jRetry(), s.retryInfo(),
+                s.retryInfoMaxDelay(), s.adaptiveHedging());
     }
 
     private void warnCapped(String channel, ServiceConfig config, RetryConfigValidator.ChannelSettings s) {

@@ -1,5 +1,6 @@
 package io.github.grpcretry.internal.config;
 
+import io.github.grpcretry.policy.AdaptiveHedgingPolicy;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.Durations;
@@ -48,6 +49,8 @@ public final class RetryConfigValidator {
     public static final double MAX_BUDGET_RATIO = 1.0;
     public static final Duration MIN_BUDGET_TTL = Duration.ofSeconds(1);
     public static final Duration MAX_BUDGET_TTL = Duration.ofSeconds(60);
+    public static final Duration MIN_ADAPTIVE_WINDOW = Duration.ofSeconds(1);
+    public static final Duration MAX_ADAPTIVE_WINDOW = Duration.ofHours(1);
     /** The longest duration accepted anywhere: {@link Durations#MAX}. */
     private static final Duration MAX_DURATION = Durations.MAX;
     private static final String TOO_LONG = "must be at most 9223372036.854775807s (about 292 years, the longest"
@@ -67,7 +70,10 @@ public final class RetryConfigValidator {
             long retryBufferSize,
             RetryBudgetPolicy budget,
             Duration connectTimeout,
-            String resilience4jRetry) {
+            String resilience4jRetry,
+            boolean retryInfo,
+            Duration retryInfoMaxDelay,
+            AdaptiveHedgingPolicy adaptiveHedging) {
     }
 
     // ---------------------------------------------------------------- service config drafts
@@ -287,7 +293,72 @@ public final class RetryConfigValidator {
             }
         }
         RetryBudgetPolicy budget = budget(d);
-        return new ChannelSettings(cap, capPath, perRpc, retryBuffer, budget, connect, r4j);
+        boolean retryInfo = d.retryInfo() == null || d.retryInfo().value();
+        Duration retryInfoMax = ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY;
+        if (d.retryInfoMaxDelay() != null) {
+            Duration v = d.retryInfoMaxDelay().value();
+            if (v.isNegative() || v.isZero()) {
+                problem(d.retryInfoMaxDelay().path(), d.retryInfoMaxDelay().display(), "retry-info-max-delay must be > 0",
+                        "use a positive duration such as 30s (the default); retry-info: false turns RetryInfo off");
+            } else {
+                retryInfoMax = v;
+            }
+        }
+        return new ChannelSettings(cap, capPath, perRpc, retryBuffer, budget, connect, r4j, retryInfo, retryInfoMax,
+                adaptiveHedging(d.adaptiveHedging()));
+    }
+
+    /** The adaptive hedging settings with their defaults, or null when they are not enabled (or invalid). */
+    private AdaptiveHedgingPolicy adaptiveHedging(ChannelDraft.AdaptiveHedgingDraft a) {
+        if (a.enabled() == null || !a.enabled().value()) {
+            return null;
+        }
+        int before = problems.size();
+        double load = AdaptiveHedgingPolicy.DEFAULT_MAX_EXTRA_LOAD;
+        if (a.maxExtraLoad() != null) {
+            load = a.maxExtraLoad().value();
+            if (!(load > 0) || load > 0.5) {
+                problem(a.maxExtraLoad().path(), a.maxExtraLoad().display(), "adaptive-hedging.max-extra-load must be in (0, 0.5]",
+                        "use a share of calls such as 0.05 (5 %, the default)");
+            }
+        }
+        Duration min = AdaptiveHedgingPolicy.DEFAULT_MIN_DELAY;
+        if (a.minDelay() != null) {
+            min = a.minDelay().value();
+            if (min.isNegative()) {
+                problem(a.minDelay().path(), a.minDelay().display(), "adaptive-hedging.min-delay must be >= 0",
+                        "use a small duration such as 1ms (the default)");
+            }
+        }
+        Duration max = null;
+        if (a.maxDelay() != null) {
+            max = a.maxDelay().value();
+            if (max.compareTo(min) < 0 || max.isZero()) {
+                problem(a.maxDelay().path(), a.maxDelay().display(),
+                        "adaptive-hedging.max-delay must be > 0 and at least min-delay (" + Durations.toJson(min) + ")",
+                        "raise it, lower min-delay, or remove it for no upper bound");
+            }
+        }
+        int samples = AdaptiveHedgingPolicy.DEFAULT_MIN_SAMPLES;
+        if (a.minSamples() != null) {
+            samples = a.minSamples().value();
+            if (samples < 1) {
+                problem(a.minSamples().path(), a.minSamples().display(), "adaptive-hedging.min-samples must be >= 1",
+                        "use the number of calls to see before the delay adapts, e.g. 100 (the default)");
+            }
+        }
+        Duration window = AdaptiveHedgingPolicy.DEFAULT_WINDOW;
+        if (a.window() != null) {
+            window = a.window().value();
+            if (window.compareTo(MIN_ADAPTIVE_WINDOW) < 0 || window.compareTo(MAX_ADAPTIVE_WINDOW) > 0) {
+                problem(a.window().path(), a.window().display(), "adaptive-hedging.window must be between 1s and 1h",
+                        "use a window such as 30s (the default)");
+            }
+        }
+        if (problems.size() != before) {
+            return null;
+        }
+        return new AdaptiveHedgingPolicy(load, min, max, samples, window);
     }
 
     private RetryBudgetPolicy budget(ChannelDraft d) {

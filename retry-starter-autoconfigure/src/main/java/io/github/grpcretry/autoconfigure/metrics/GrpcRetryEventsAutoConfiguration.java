@@ -1,5 +1,6 @@
 package io.github.grpcretry.autoconfigure.metrics;
 
+import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.integration.ChannelStateSource;
 import io.github.grpcretry.integration.PolicySources;
@@ -41,9 +42,11 @@ public class GrpcRetryEventsAutoConfiguration {
     @ConditionalOnMissingBean
     public RetryReport grpcRetryReport(GrpcRetryProperties properties, ObjectProvider<ChannelRetryConfigs> configs,
             ObjectProvider<RetryLimiterRegistry> limiters, ObjectProvider<RetryStatistics> statistics,
-            ObjectProvider<ChannelStateSource> states, ObjectProvider<PolicySources> policySources) {
+            ObjectProvider<ChannelStateSource> states, ObjectProvider<PolicySources> policySources,
+            ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
         return new RetryReport(properties.engine(), configs::getIfAvailable, limiters::getIfAvailable,
-                statistics::getIfAvailable, states::getIfAvailable, policySources::getIfAvailable);
+                statistics::getIfAvailable, states::getIfAvailable, policySources::getIfAvailable,
+                adaptiveHedging::getIfAvailable);
     }
 
     @Configuration(proxyBeanMethods = false)

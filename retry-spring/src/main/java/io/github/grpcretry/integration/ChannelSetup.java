@@ -131,6 +131,19 @@ public final class ChannelSetup {
     public static ClientInterceptor engineInterceptor(ChannelRetryConfig config, Engine engine,
             RetryLimiterRegistry limiters, RetryEventListener events, @Nullable RetryScheduler scheduler,
             List<? extends RetryDeciderSource> deciderSources, @Nullable AttemptObserver observer) {
+        return engineInterceptor(config, engine, limiters, events, scheduler, deciderSources, observer, null);
+    }
+
+    /**
+     * As above, for a channel whose configuration changed at run time: the new interceptor engine takes
+     * over {@code previous}'s timers and buffer pool ({@link RetryingClientInterceptor.Builder#reusing}).
+     *
+     * @param previous the engine the channel ran before; absent = none
+     */
+    public static ClientInterceptor engineInterceptor(ChannelRetryConfig config, Engine engine,
+            RetryLimiterRegistry limiters, RetryEventListener events, @Nullable RetryScheduler scheduler,
+            List<? extends RetryDeciderSource> deciderSources, @Nullable AttemptObserver observer,
+            @Nullable RetryingClientInterceptor previous) {
         if (engine == Engine.NATIVE) {
             return new NativeAttemptInterceptor(config.channel(), events);
         }
@@ -147,6 +160,7 @@ public final class ChannelSetup {
                 .eventListener(events)
                 .scheduler(scheduler)
                 .attemptObserver(observer)
+                .reusing(previous)
                 .build();
     }
 

@@ -33,9 +33,9 @@ import org.jspecify.annotations.Nullable;
  * What a health contributor and a read-only endpoint show of each channel, the same on every Spring
  * Boot line: the effective configuration ({@link ChannelRetryConfigs}), the limiters
  * ({@link RetryLimiterRegistry}), the counts since start ({@link RetryStatistics}) and the
- * connectivity states ({@link ChannelStateSource}), each read when asked (with {@link ReloadableChannels}
- * also each channel's {@code lastReload}) (a supplier may give null:
- * that part is left out). Output is plain maps and lists in a stable key order, for a JSON writer;
+ * connectivity states ({@link ChannelStateSource}), each read when asked (a supplier may give null:
+ * that part is left out); with a {@link ReloadableChannels} configuration also each channel's last
+ * run-time reload ({@code lastReload}). Output is plain maps and lists in a stable key order, for a JSON writer;
  * durations as users write them ({@code 100ms}, {@code 10s}), sizes too ({@code 1MB}, with the bytes beside
  * under {@code <key>Bytes}), status codes by name. With the native engine
  * grpc-java keeps its own token bucket, so tokens and suppressed retries are reported as not observable.

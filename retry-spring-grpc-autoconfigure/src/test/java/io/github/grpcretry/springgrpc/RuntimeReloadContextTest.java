@@ -5,8 +5,11 @@ import static io.github.grpcretry.springgrpc.testing.ScriptedService.fail;
 import static io.github.grpcretry.springgrpc.testing.ScriptedService.ok;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static io.github.grpcretry.spring.testing.RefreshScenario.MAX_ATTEMPTS_KEY;
+import static io.github.grpcretry.spring.testing.RefreshScenario.policy;
 
 import io.github.grpcretry.integration.RetryReport;
+import io.github.grpcretry.spring.testing.RefreshScenario;
 import io.github.grpcretry.springgrpc.testing.GrpcClientContext;
 import io.github.grpcretry.springgrpc.testing.GrpcServerContext;
 import io.github.grpcretry.springgrpc.testing.ScriptedService;
@@ -18,18 +21,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -68,21 +65,8 @@ class RuntimeReloadContextTest {
         server.close();
     }
 
-    /** The policy file of channel {@code inv}: retries on UNAVAILABLE with {@code maxAttempts} attempts. */
-    static String policy(String maxAttempts) {
-        String m = "grpc.retry.clients.inv.service-config.method[0].";
-        return m + "name[0].service=grpc.testing.SimpleService\n"
-                + m + "retry.max-attempts=" + maxAttempts + "\n"
-                + m + "retry.initial-backoff=1ms\n"
-                + m + "retry.max-backoff=2ms\n"
-                + m + "retry.backoff-multiplier=1\n"
-                + m + "retry.retryable-status-codes=UNAVAILABLE\n";
-    }
-
-    Path write(String content) throws Exception {
-        Path file = dir.resolve("retry.properties");
-        Files.writeString(file, content);
-        return file;
+    Path write(String content) {
+        return RefreshScenario.write(dir, content);
     }
 
     GrpcClientContext client(Path file, String... more) {
@@ -120,7 +104,7 @@ class RuntimeReloadContextTest {
 
             write(policy("4"));
             Set<String> changed = client.bean(ContextRefresher.class).refresh();
-            assertThat(changed).contains("grpc.retry.clients.inv.service-config.method[0].retry.max-attempts");
+            assertThat(changed).contains(MAX_ATTEMPTS_KEY);
             assertThat(attemptsOfAFailingCall(stub, "fail-after")).isEqualTo(4);
             assertThat(lastReload(client)).containsEntry("outcome", "applied");
             assertThat(reloads(client, "applied")).isEqualTo(1);
@@ -130,11 +114,29 @@ class RuntimeReloadContextTest {
             assertThat(attemptsOfAFailingCall(stub, "fail-rejected")).isEqualTo(4);
             assertThat(lastReload(client)).containsEntry("outcome", "rejected");
             assertThat((String) lastReload(client).get("message"))
-                    .contains("grpc.retry.clients.inv.service-config.method[0].retry.max-attempts");
+                    .contains(MAX_ATTEMPTS_KEY);
             assertThat(reloads(client, "rejected")).isEqualTo(1);
             @SuppressWarnings("unchecked")
             Map<String, Object> health = (Map<String, Object>) client.bean(RetryReport.class).health().channels().get("inv");
             assertThat(health.get("lastReload")).isEqualTo(lastReload(client));
+        }
+    }
+
+    @Test
+    void bootsOwnServiceConfigRetryIsReloadedToo() throws Exception {
+        String m = "spring.grpc.client.channel.inv.service-config.method[0].";
+        String boot = m + "name[0].service=grpc.testing.SimpleService\n" + m + "retry.initial-backoff=1ms\n"
+                + m + "retry.max-backoff=2ms\n" + m + "retry.backoff-multiplier=1\n"
+                + m + "retry.retryable-status-codes=UNAVAILABLE\n";
+        Path file = write(boot + m + "retry.max-attempts=2\n");
+        try (GrpcClientContext client = client(file)) {
+            SimpleServiceGrpc.SimpleServiceBlockingStub stub = client.stub("inv");
+            assertThat(attemptsOfAFailingCall(stub, "fail-boot-before")).isEqualTo(2);
+
+            write(boot + m + "retry.max-attempts=3\n");
+            assertThat(client.bean(ContextRefresher.class).refresh()).containsExactly(m + "retry.max-attempts");
+            assertThat(attemptsOfAFailingCall(stub, "fail-boot-after")).isEqualTo(3);
+            assertThat((String) lastReload(client).get("message")).contains(m + "retry.max-attempts");
         }
     }
 
@@ -146,33 +148,13 @@ class RuntimeReloadContextTest {
         try (GrpcClientContext client = client(file)) {
             SimpleServiceGrpc.SimpleServiceBlockingStub stub = client.stub("inv");
             ContextRefresher refresher = client.bean(ContextRefresher.class);
-            ExecutorService callers = Executors.newFixedThreadPool(4);
-            Semaphore done = new Semaphore(0);
-            AtomicInteger next = new AtomicInteger();
-            AtomicInteger failed = new AtomicInteger();
-            List<Future<?>> workers = new ArrayList<>();
-            for (int w = 0; w < 4; w++) {
-                workers.add(callers.submit(() -> {
-                    for (int i = next.getAndIncrement(); i < calls; i = next.getAndIncrement()) {
-                        try {
-                            stub.withDeadlineAfter(10, TimeUnit.SECONDS).unaryRpc(request("flaky-" + i));
-                        } catch (StatusRuntimeException e) {
-                            failed.incrementAndGet();
-                        }
-                        done.release();
-                    }
-                }));
-            }
-            for (int r = 0; r < refreshes; r++) {
-                done.acquire(calls / (refreshes + 1)); // a share of the calls between two refreshes
-                write(policy(r % 2 == 0 ? "4" : "3"));
-                assertThat(refresher.refresh()).isNotEmpty();
-            }
-            for (Future<?> w : workers) {
-                w.get(60, TimeUnit.SECONDS);
-            }
-            callers.shutdown();
-            assertThat(failed.get()).isZero();
+            int failed = RefreshScenario.callsThroughRefreshes(calls, refreshes,
+                    i -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).unaryRpc(request("flaky-" + i)),
+                    r -> {
+                        write(policy(r % 2 == 0 ? "4" : "3"));
+                        assertThat(refresher.refresh()).contains(MAX_ATTEMPTS_KEY);
+                    });
+            assertThat(failed).isZero();
             assertThat(reloads(client, "applied")).isEqualTo(refreshes);
             // every call was retried once: its first attempt failed, the second succeeded
             for (int i = 0; i < calls; i += 97) {
@@ -192,7 +174,7 @@ class RuntimeReloadContextTest {
             client.bean(ContextRefresher.class).refresh();
             assertThat(lastReload(client)).containsEntry("outcome", "restart_required");
             assertThat((String) lastReload(client).get("message")).contains("restart required")
-                    .contains("grpc.retry.clients.inv.service-config.method[0].retry.max-attempts");
+                    .contains(MAX_ATTEMPTS_KEY);
             assertThat(reloads(client, "restart_required")).isEqualTo(1);
             // nothing half-applied: the channel and the endpoint keep the running policy
             assertThat(attemptsOfAFailingCall(stub, "fail-native-after")).isEqualTo(2);
@@ -227,7 +209,7 @@ class RuntimeReloadContextTest {
                     + "/actuator/refresh")).POST(HttpRequest.BodyPublishers.noBody()).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(refresh.statusCode()).isEqualTo(200);
-            assertThat(refresh.body()).contains("grpc.retry.clients.inv.service-config.method[0].retry.max-attempts");
+            assertThat(refresh.body()).contains(MAX_ATTEMPTS_KEY);
             assertThat(attemptsOfAFailingCall(stub, "fail-http-after")).isEqualTo(4);
             HttpResponse<String> endpoint = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
                     + "/actuator/grpcretry/inv")).GET().build(), HttpResponse.BodyHandlers.ofString());

@@ -12,7 +12,6 @@ import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.ClientInterceptors;
 import io.grpc.MethodDescriptor;
-import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -116,7 +115,6 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
 
     private final ChannelSetup.Engine engine;
     private final @Nullable RetryLimiterRegistry limiters;
-    private final Clock clock;
     private volatile ChannelRetryConfigs current;
     private final Map<String, Slot> slots = new ConcurrentHashMap<>();
     private final Map<String, LastReload> lastReloads = new ConcurrentHashMap<>();
@@ -126,15 +124,9 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
      * @param limiters where the interceptor engine's throttles and budgets live; absent = none
      */
     public ReloadableChannels(ChannelRetryConfigs initial, ChannelSetup.Engine engine, @Nullable RetryLimiterRegistry limiters) {
-        this(initial, engine, limiters, Clock.systemUTC());
-    }
-
-    ReloadableChannels(ChannelRetryConfigs initial, ChannelSetup.Engine engine, @Nullable RetryLimiterRegistry limiters,
-            Clock clock) {
         this.current = Objects.requireNonNull(initial, "initial");
         this.engine = Objects.requireNonNull(engine, "engine");
         this.limiters = limiters;
-        this.clock = Objects.requireNonNull(clock, "clock");
     }
 
     /** The configuration the channel runs (a built channel's own, else the current one). */
@@ -191,7 +183,7 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
      * @param keys the environment keys that changed (only those {@link #concerns} are looked at)
      */
     public synchronized Result reload(Supplier<? extends ChannelRetryConfigs> resolve, Collection<String> keys) {
-        Instant now = clock.instant();
+        Instant now = Instant.now();
         Set<String> scope = new TreeSet<>();
         boolean everyChannel = false;
         List<String> restartKeys = new ArrayList<>();

@@ -2,10 +2,13 @@ package io.github.grpcretry.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static io.github.grpcretry.spring.testing.RefreshScenario.MAX_ATTEMPTS_KEY;
+import static io.github.grpcretry.spring.testing.RefreshScenario.policy;
 
 import io.github.grpcretry.autoconfigure.actuate.GrpcRetryHealthIndicator;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.spring.GrpcRetryEndpoint;
+import io.github.grpcretry.spring.testing.RefreshScenario;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.ScriptedServer.Action;
 import io.grpc.Status;
@@ -13,20 +16,12 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -68,21 +63,8 @@ class RuntimeReloadContextTest {
         server.close();
     }
 
-    /** The policy file of channel {@code inv}: retries on UNAVAILABLE with {@code maxAttempts} attempts. */
-    static String policy(String maxAttempts) {
-        String m = "grpc.retry.clients.inv.service-config.method[0].";
-        return m + "name[0].service=grpc.testing.SimpleService\n"
-                + m + "retry.max-attempts=" + maxAttempts + "\n"
-                + m + "retry.initial-backoff=1ms\n"
-                + m + "retry.max-backoff=2ms\n"
-                + m + "retry.backoff-multiplier=1\n"
-                + m + "retry.retryable-status-codes=UNAVAILABLE\n";
-    }
-
-    Path write(String content) throws Exception {
-        Path file = dir.resolve("retry.properties");
-        Files.writeString(file, content);
-        return file;
+    Path write(String content) {
+        return RefreshScenario.write(dir, content);
     }
 
     ConfigurableApplicationContext start(Path file, String... more) {
@@ -137,7 +119,7 @@ class RuntimeReloadContextTest {
 
             write(policy("4"));
             Set<String> changed = context.getBean(ContextRefresher.class).refresh();
-            assertThat(changed).contains("grpc.retry.clients.inv.service-config.method[0].retry.max-attempts");
+            assertThat(changed).contains(MAX_ATTEMPTS_KEY);
             assertThat(attemptsOfAFailingCall(stub)).isEqualTo(4);
             assertThat(lastReload(context)).containsEntry("outcome", "applied");
             assertThat(reloads(context, "applied")).isEqualTo(1);
@@ -147,7 +129,7 @@ class RuntimeReloadContextTest {
             assertThat(attemptsOfAFailingCall(stub)).isEqualTo(4);
             assertThat(lastReload(context)).containsEntry("outcome", "rejected");
             assertThat((String) lastReload(context).get("message"))
-                    .contains("grpc.retry.clients.inv.service-config.method[0].retry.max-attempts");
+                    .contains(MAX_ATTEMPTS_KEY);
             assertThat(reloads(context, "rejected")).isEqualTo(1);
         }
     }
@@ -162,33 +144,13 @@ class RuntimeReloadContextTest {
         try (ConfigurableApplicationContext context = start(file)) {
             SimpleServiceGrpc.SimpleServiceBlockingStub stub = stub(context);
             ContextRefresher refresher = context.getBean(ContextRefresher.class);
-            ExecutorService callers = Executors.newFixedThreadPool(4);
-            Semaphore done = new Semaphore(0);
-            AtomicInteger next = new AtomicInteger();
-            AtomicInteger failed = new AtomicInteger();
-            List<Future<?>> workers = new ArrayList<>();
-            for (int w = 0; w < 4; w++) {
-                workers.add(callers.submit(() -> {
-                    for (int i = next.getAndIncrement(); i < calls; i = next.getAndIncrement()) {
-                        try {
-                            stub.withDeadlineAfter(10, TimeUnit.SECONDS).unaryRpc(SimpleRequest.getDefaultInstance());
-                        } catch (StatusRuntimeException e) {
-                            failed.incrementAndGet();
-                        }
-                        done.release();
-                    }
-                }));
-            }
-            for (int r = 0; r < refreshes; r++) {
-                done.acquire(calls / (refreshes + 1)); // a share of the calls between two refreshes
-                write(policy(r % 2 == 0 ? "4" : "3"));
-                assertThat(refresher.refresh()).isNotEmpty();
-            }
-            for (Future<?> w : workers) {
-                w.get(60, TimeUnit.SECONDS);
-            }
-            callers.shutdown();
-            assertThat(failed.get()).isZero();
+            int failed = RefreshScenario.callsThroughRefreshes(calls, refreshes,
+                    i -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).unaryRpc(SimpleRequest.getDefaultInstance()),
+                    r -> {
+                        write(policy(r % 2 == 0 ? "4" : "3"));
+                        assertThat(refresher.refresh()).contains(MAX_ATTEMPTS_KEY);
+                    });
+            assertThat(failed).isZero();
             assertThat(server.arrivalCount()).isEqualTo(2 * calls);
             assertThat(reloads(context, "applied")).isEqualTo(refreshes);
         }
@@ -205,7 +167,7 @@ class RuntimeReloadContextTest {
             context.getBean(ContextRefresher.class).refresh();
             assertThat(lastReload(context)).containsEntry("outcome", "restart_required");
             assertThat((String) lastReload(context).get("message")).contains("restart required")
-                    .contains("grpc.retry.clients.inv.service-config.method[0].retry.max-attempts");
+                    .contains(MAX_ATTEMPTS_KEY);
             assertThat(reloads(context, "restart_required")).isEqualTo(1);
             assertThat(attemptsOfAFailingCall(stub)).isEqualTo(2);
             assertThat(context.getBean(ChannelRetryConfigs.class).forChannel("inv").serviceConfig()

@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.spring.RetryEventListeners;
 import io.github.grpcretry.spring.GrpcRetryEngineConfiguration;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
@@ -80,11 +81,6 @@ public class GrpcRetryAutoConfiguration {
     /** Name of the composite event listener the engine is given. */
     public static final String EVENT_LISTENER_BEAN = GrpcRetryEventsConfiguration.EVENT_LISTENER_BEAN;
 
-    static ChannelSetup.Engine engine(GrpcRetryProperties properties) {
-        return properties.engine() == GrpcRetryProperties.Engine.NATIVE ? ChannelSetup.Engine.NATIVE
-                : ChannelSetup.Engine.INTERCEPTOR;
-    }
-
     /**
      * The effective configuration of every channel (Boot's service config as the base layer, validated,
      * merged with GLOBAL, customized, capped), reloadable at run time where Spring Cloud Context is present
@@ -95,7 +91,7 @@ public class GrpcRetryAutoConfiguration {
             ObjectProvider<GrpcClientProperties> clientProperties, ObjectProvider<ServiceConfigCustomizer> customizers,
             Environment environment, ListableBeanFactory beanFactory, ObjectProvider<RetryLimiterRegistry> limiters) {
         return new ReloadableChannels(resolve(properties, new BootChannelProperties(clientProperties.getIfAvailable()),
-                customizers, environment, beanFactory), engine(properties), limiters.getIfAvailable());
+                customizers, environment, beanFactory), properties.engine(), limiters.getIfAvailable());
     }
 
     /**
@@ -116,7 +112,7 @@ public class GrpcRetryAutoConfiguration {
         List<ConfigProblem> unknownKeys = check.problems(PropertyKeys.keys(environment, check),
                 properties.ignoreUnknownProperties(), log::warn);
         return UnknownProperties.resolveReporting(unknownKeys, () -> {
-            GrpcRetryPropertyChecks.check(properties);
+            properties.deadline().settings();
             return SpringGrpcRetryConfigs.resolve(properties, boot, customizers.orderedStream().toList(), log::warn);
         });
     }
@@ -137,7 +133,7 @@ public class GrpcRetryAutoConfiguration {
     public RetryReport grpcRetryReport(GrpcRetryProperties properties, ChannelRetryConfigs grpcRetryChannelConfigs,
             ObjectProvider<RetryLimiterRegistry> limiters, ObjectProvider<RetryStatistics> statistics,
             ObjectProvider<ChannelStateSource> states, ObjectProvider<PolicySources> policySources) {
-        return new RetryReport(engine(properties), () -> grpcRetryChannelConfigs, limiters::getIfAvailable,
+        return new RetryReport(properties.engine(), () -> grpcRetryChannelConfigs, limiters::getIfAvailable,
                 statistics::getIfAvailable, states::getIfAvailable, policySources::getIfAvailable);
     }
 
@@ -150,7 +146,7 @@ public class GrpcRetryAutoConfiguration {
     public PolicySources grpcRetryPolicySources(GrpcRetryProperties properties,
             ObjectProvider<GrpcClientProperties> clientProperties) {
         BootChannelProperties boot = new BootChannelProperties(clientProperties.getIfAvailable());
-        return new PolicySources(engine(properties), channel -> SpringGrpcRetryConfigs.policySources(properties, boot, channel),
+        return new PolicySources(properties.engine(), channel -> SpringGrpcRetryConfigs.policySources(properties, boot, channel),
                 log::warn);
     }
 
@@ -158,7 +154,7 @@ public class GrpcRetryAutoConfiguration {
     GrpcRetryChannelCustomizer<?> grpcRetryChannelCustomizer(ReloadableChannels grpcRetryChannelConfigs,
             GrpcRetryProperties properties, ObjectProvider<GrpcClientProperties> clientProperties,
             PolicySources grpcRetryPolicySources) {
-        return newChannelCustomizer(grpcRetryChannelConfigs, engine(properties),
+        return newChannelCustomizer(grpcRetryChannelConfigs, properties.engine(),
                 new BootChannelProperties(clientProperties.getIfAvailable()), properties.deadline().defaultTimeout(),
                 grpcRetryPolicySources);
     }
@@ -172,7 +168,7 @@ public class GrpcRetryAutoConfiguration {
     @Bean
     GrpcRetryServiceConfigCustomizer grpcRetryServiceConfigCustomizer(ChannelRetryConfigs grpcRetryChannelConfigs,
             GrpcRetryProperties properties) {
-        return new GrpcRetryServiceConfigCustomizer(grpcRetryChannelConfigs, engine(properties));
+        return new GrpcRetryServiceConfigCustomizer(grpcRetryChannelConfigs, properties.engine());
     }
 
     /**
@@ -190,9 +186,8 @@ public class GrpcRetryAutoConfiguration {
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
             ObjectProvider<DeadlineEventListener> deadlineListeners, ObjectProvider<GuardEventListener> guardListeners,
             ObjectProvider<AttemptObserver> attemptObserver) {
-        ChannelSetup.Engine engine = engine(properties);
-        GrpcRetryProperties.Deadline d = properties.deadline();
-        DeadlineSettings deadlines = new DeadlineSettings(d.defaultTimeout(), d.reserve(), d.minRemaining());
+        ChannelSetup.Engine engine = properties.engine();
+        DeadlineSettings deadlines = properties.deadline().settings();
         boolean guard = properties.guard().enabled();
         ReloadableChannels.StackFactory stacks = (config, previousEngine) -> {
             String channel = config.channel();

@@ -1,5 +1,6 @@
 package io.github.grpcretry.autoconfigure;
 
+import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.spring.GrpcRetryEngineConfiguration;
 import io.github.grpcretry.spring.GrpcRetryReloadConfiguration;
 import io.github.grpcretry.spring.RetryConfigRebinding;
@@ -58,7 +59,7 @@ public class GrpcRetryAutoConfiguration {
     public ReloadableChannels grpcRetryChannelConfigs(GrpcRetryProperties properties,
             ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment, ListableBeanFactory beanFactory,
             ObjectProvider<RetryLimiterRegistry> limiters) {
-        return new ReloadableChannels(resolve(properties, customizers, environment, beanFactory), engine(properties),
+        return new ReloadableChannels(resolve(properties, customizers, environment, beanFactory), properties.engine(),
                 limiters.getIfAvailable());
     }
 
@@ -74,14 +75,11 @@ public class GrpcRetryAutoConfiguration {
             Environment environment, ListableBeanFactory beanFactory) {
         UnknownProperties check = UnknownPropertyKeys.check(beanFactory);
         List<ConfigProblem> unknownKeys = check.problems(PropertyKeys.keys(environment, check),
-                properties.isIgnoreUnknownProperties(), log::warn);
-        return UnknownProperties.resolveReporting(unknownKeys,
-                () -> GrpcRetryConfigResolver.resolve(properties, customizers.orderedStream().toList(), log::warn));
-    }
-
-    private static ChannelSetup.Engine engine(GrpcRetryProperties properties) {
-        return properties.getEngine() == GrpcRetryProperties.Engine.NATIVE ? ChannelSetup.Engine.NATIVE
-                : ChannelSetup.Engine.INTERCEPTOR;
+                properties.ignoreUnknownProperties(), log::warn);
+        return UnknownProperties.resolveReporting(unknownKeys, () -> {
+            properties.deadline().settings();
+            return GrpcRetryConfigResolver.resolve(properties, customizers.orderedStream().toList(), log::warn);
+        });
     }
 
     /**
@@ -97,13 +95,13 @@ public class GrpcRetryAutoConfiguration {
             RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
             ObjectProvider<AttemptObserver> attemptObserver, PolicySources grpcRetryPolicySources) {
-        ChannelSetup.Engine engine = engine(properties);
+        ChannelSetup.Engine engine = properties.engine();
         ReloadableChannels.StackFactory stacks = (config, previousEngine) -> List.of(ChannelSetup.engineInterceptor(config,
                 engine, limiters, eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
                 deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(), previousEngine));
         GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) -> builder.intercept(
                 grpcRetryChannelConfigs.interceptor(channel, stacks));
-        return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, properties.getEngine(), installer,
+        return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, engine, installer,
                 channelsProperties.getIfAvailable(), grpcRetryPolicySources);
     }
 
@@ -114,7 +112,7 @@ public class GrpcRetryAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public PolicySources grpcRetryPolicySources(GrpcRetryProperties properties, ChannelRetryConfigs grpcRetryChannelConfigs) {
-        return new PolicySources(engine(properties), channel -> hasPolicy(grpcRetryChannelConfigs.forChannel(channel))
+        return new PolicySources(properties.engine(), channel -> hasPolicy(grpcRetryChannelConfigs.forChannel(channel))
                 ? Set.of(PolicySources.YAML) : Set.of(), log::warn);
     }
 

@@ -66,7 +66,7 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
     }
 
     private final ChannelRetryConfigs configs;
-    private final GrpcRetryProperties.Engine engine;
+    private final ChannelSetup.Engine engine;
     private final InterceptorEngineInstaller interceptorEngine;
     private final GrpcChannelsProperties channelsProperties;
     private final PolicySources policySources;
@@ -77,7 +77,7 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
      * @param channelsProperties net.devh's client properties, used to map an in-process server name
      *     back to the client name (may be null)
      */
-    public GrpcRetryChannelConfigurer(ChannelRetryConfigs configs, GrpcRetryProperties.Engine engine,
+    public GrpcRetryChannelConfigurer(ChannelRetryConfigs configs, ChannelSetup.Engine engine,
             InterceptorEngineInstaller interceptorEngine, GrpcChannelsProperties channelsProperties) {
         this(configs, engine, interceptorEngine, channelsProperties, null);
     }
@@ -86,7 +86,7 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
      * @param policySources puts a service config the channel's name resolver supplies under its control
      *     (null = none)
      */
-    public GrpcRetryChannelConfigurer(ChannelRetryConfigs configs, GrpcRetryProperties.Engine engine,
+    public GrpcRetryChannelConfigurer(ChannelRetryConfigs configs, ChannelSetup.Engine engine,
             InterceptorEngineInstaller interceptorEngine, GrpcChannelsProperties channelsProperties,
             PolicySources policySources) {
         this.configs = Objects.requireNonNull(configs, "configs");
@@ -96,7 +96,7 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
         this.policySources = policySources;
     }
 
-    public GrpcRetryProperties.Engine engine() {
+    public ChannelSetup.Engine engine() {
         return engine;
     }
 
@@ -106,10 +106,8 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
         // a reloadable configuration learns that this channel is built: what the builder took needs a restart to change
         ChannelRetryConfig config = configs instanceof ReloadableChannels reloadable ? reloadable.built(channel)
                 : configs.forChannel(channel);
-        ChannelSetup.Engine setup = engine == GrpcRetryProperties.Engine.NATIVE ? ChannelSetup.Engine.NATIVE
-                : ChannelSetup.Engine.INTERCEPTOR;
         // The engine's interceptor goes on after the service config (it reads the retry parts from config).
-        if (ChannelSetup.configure(builder, config, setup) && interceptorEngine != null) {
+        if (ChannelSetup.configure(builder, config, engine) && interceptorEngine != null) {
             interceptorEngine.install(builder, channel, config);
         }
         if (policySources != null) {

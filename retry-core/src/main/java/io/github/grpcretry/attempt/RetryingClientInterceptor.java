@@ -281,6 +281,24 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
             return this;
         }
 
+        /**
+         * For a channel whose configuration changed at run time: the new engine takes over from
+         * {@code previous} what belongs to the channel rather than to one configuration, its timers and its
+         * channel-wide buffer pool (calls still running on {@code previous} release into the same pool). The
+         * throttle and budget come from the limiter registry ({@code RetryLimiterRegistry.replaceThrottle},
+         * {@code replaceBudget}), which keeps them when their own parameters did not change. Engine state
+         * that has parameters of its own is carried over here the same way: kept when they are unchanged.
+         *
+         * @param previous absent = nothing to take over
+         */
+        public Builder reusing(@Nullable RetryingClientInterceptor previous) {
+            if (previous != null) {
+                this.scheduler = previous.scheduler;
+                this.bufferPool = previous.bufferPool;
+            }
+            return this;
+        }
+
         public RetryingClientInterceptor build() {
             return new RetryingClientInterceptor(this);
         }

@@ -97,6 +97,48 @@ public final class RetryLimiterRegistry {
         return Optional.of(created);
     }
 
+    /**
+     * For a channel whose configuration changed at run time: keeps its throttle when {@code policy} has
+     * the same max tokens and token ratio (its token level carries over), puts a new, full one in its place
+     * when they differ (listeners are told, as for a created one), and drops it when {@code policy} is
+     * absent. Calls already running keep the throttle they started with.
+     *
+     * @return the channel's throttle now; none without a policy
+     */
+    public Optional<RetryThrottle> replaceThrottle(String channel, @Nullable RetryThrottlingPolicy policy) {
+        RetryThrottle existing = throttles.get(channel);
+        if (policy == null) {
+            throttles.remove(channel);
+            return Optional.empty();
+        }
+        if (existing != null && existing.maxTokens() == policy.maxTokensMilli() / 1000.0
+                && existing.tokenRatio() == policy.tokenRatioMilli() / 1000.0) {
+            return Optional.of(existing);
+        }
+        throttles.remove(channel);
+        return throttle(channel, policy);
+    }
+
+    /**
+     * For a channel whose configuration changed at run time: keeps its budget when {@code policy} equals
+     * the one it was made from (its window carries over), puts a new one in its place when it differs
+     * (listeners are told) and drops it when {@code policy} is absent.
+     *
+     * @return the channel's budget now; none without a policy
+     */
+    public Optional<RetryBudget> replaceBudget(String channel, @Nullable RetryBudgetPolicy policy) {
+        RetryBudget existing = budgets.get(channel);
+        if (policy == null) {
+            budgets.remove(channel);
+            return Optional.empty();
+        }
+        if (existing != null && existing.policy().equals(policy)) {
+            return Optional.of(existing);
+        }
+        budgets.remove(channel);
+        return budget(channel, policy);
+    }
+
     /** The throttle of {@code channel}, if it has one. */
     public Optional<RetryThrottle> throttle(String channel) {
         return Optional.ofNullable(throttles.get(channel));

@@ -5,6 +5,8 @@ import io.github.grpcretry.spring.RetryEventListeners;
 import io.github.grpcretry.spring.GrpcRetryEngineConfiguration;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.spring.GrpcRetryEventsConfiguration;
+import io.github.grpcretry.spring.GrpcRetryReloadConfiguration;
+import io.github.grpcretry.spring.RetryConfigRebinding;
 import io.github.grpcretry.spring.PropertyKeys;
 import io.github.grpcretry.spring.StatusCodeBinding;
 import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
@@ -20,6 +22,7 @@ import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.ChannelStateSource;
 import io.github.grpcretry.integration.PolicySources;
+import io.github.grpcretry.integration.ReloadableChannels;
 import io.github.grpcretry.integration.RetryReport;
 import io.github.grpcretry.integration.RetryStatistics;
 import io.github.grpcretry.integration.UnknownProperties;
@@ -70,7 +73,8 @@ import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
 @ConditionalOnClass({GrpcChannelBuilderCustomizer.class, GrpcClientProperties.class})
 @ConditionalOnGrpcRetryEnabled
 @EnableConfigurationProperties(GrpcRetryProperties.class)
-@Import({StatusCodeBinding.class, GrpcRetryEventsConfiguration.class, GrpcRetryEngineConfiguration.class})
+@Import({StatusCodeBinding.class, GrpcRetryEventsConfiguration.class, GrpcRetryEngineConfiguration.class,
+        GrpcRetryReloadConfiguration.class})
 public class GrpcRetryAutoConfiguration {
 
     private static final Log log = LogFactory.getLog(GrpcRetryAutoConfiguration.class);
@@ -78,18 +82,39 @@ public class GrpcRetryAutoConfiguration {
     /** Name of the composite event listener the engine is given. */
     public static final String EVENT_LISTENER_BEAN = GrpcRetryEventsConfiguration.EVENT_LISTENER_BEAN;
 
-    /** The effective configuration of every channel (Boot's service config as the base layer, validated, merged with GLOBAL, customized, capped). */
+    /**
+     * The effective configuration of every channel (Boot's service config as the base layer, validated,
+     * merged with GLOBAL, customized, capped), reloadable at run time where Spring Cloud Context is present
+     * (docs/reload.md).
+     */
     @Bean
-    public ChannelRetryConfigs grpcRetryChannelConfigs(GrpcRetryProperties properties,
+    public ReloadableChannels grpcRetryChannelConfigs(GrpcRetryProperties properties,
             ObjectProvider<GrpcClientProperties> clientProperties, ObjectProvider<ServiceConfigCustomizer> customizers,
-            Environment environment, ListableBeanFactory beanFactory) {
+            Environment environment, ListableBeanFactory beanFactory, ObjectProvider<RetryLimiterRegistry> limiters) {
+        return new ReloadableChannels(resolve(properties, new BootChannelProperties(clientProperties.getIfAvailable()),
+                customizers, environment, beanFactory), properties.engine(), limiters.getIfAvailable());
+    }
+
+    /**
+     * The same binding and validation as at start-up, for a run-time reload: {@code grpc.retry} and Spring
+     * Boot's {@code spring.grpc.client} bound again from the changed environment.
+     */
+    @Bean
+    RetryConfigRebinding grpcRetryRebinding(ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment,
+            ListableBeanFactory beanFactory) {
+        return binder -> resolve(binder.bindOrCreate("grpc.retry", GrpcRetryProperties.class),
+                new BootChannelProperties(binder.bindOrCreate("spring.grpc.client", GrpcClientProperties.class)),
+                customizers, environment, beanFactory);
+    }
+
+    private static ChannelRetryConfigs resolve(GrpcRetryProperties properties, BootChannelProperties boot,
+            ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment, ListableBeanFactory beanFactory) {
         UnknownProperties check = UnknownPropertyKeys.check(beanFactory);
         List<ConfigProblem> unknownKeys = check.problems(PropertyKeys.keys(environment, check),
                 properties.ignoreUnknownProperties(), log::warn);
         return UnknownProperties.resolveReporting(unknownKeys, () -> {
             properties.deadline().settings();
-            return SpringGrpcRetryConfigs.resolve(properties, new BootChannelProperties(clientProperties.getIfAvailable()),
-                    customizers.orderedStream().toList(), log::warn);
+            return SpringGrpcRetryConfigs.resolve(properties, boot, customizers.orderedStream().toList(), log::warn);
         });
     }
 
@@ -129,7 +154,7 @@ public class GrpcRetryAutoConfiguration {
     }
 
     @Bean
-    GrpcRetryChannelCustomizer<?> grpcRetryChannelCustomizer(ChannelRetryConfigs grpcRetryChannelConfigs,
+    GrpcRetryChannelCustomizer<?> grpcRetryChannelCustomizer(ReloadableChannels grpcRetryChannelConfigs,
             GrpcRetryProperties properties, ObjectProvider<GrpcClientProperties> clientProperties,
             PolicySources grpcRetryPolicySources) {
         return newChannelCustomizer(grpcRetryChannelConfigs, properties.engine(),
@@ -138,7 +163,7 @@ public class GrpcRetryAutoConfiguration {
     }
 
     private static <T extends ManagedChannelBuilder<T>> GrpcRetryChannelCustomizer<T> newChannelCustomizer(
-            ChannelRetryConfigs configs, ChannelSetup.Engine engine, BootChannelProperties boot,
+            ReloadableChannels configs, ChannelSetup.Engine engine, BootChannelProperties boot,
             java.time.Duration defaultTimeout, PolicySources policySources) {
         return new GrpcRetryChannelCustomizer<>(configs, engine, boot, defaultTimeout, policySources);
     }
@@ -159,7 +184,7 @@ public class GrpcRetryAutoConfiguration {
      */
     @Bean
     @GlobalClientInterceptor
-    public GrpcRetryClientInterceptor grpcRetryClientInterceptor(ChannelRetryConfigs grpcRetryChannelConfigs,
+    public GrpcRetryClientInterceptor grpcRetryClientInterceptor(ReloadableChannels grpcRetryChannelConfigs,
             GrpcRetryProperties properties, RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
             ObjectProvider<DeadlineEventListener> deadlineListeners, ObjectProvider<GuardEventListener> guardListeners,
@@ -167,8 +192,8 @@ public class GrpcRetryAutoConfiguration {
         ChannelSetup.Engine engine = properties.engine();
         DeadlineSettings deadlines = properties.deadline().settings();
         boolean guard = properties.guard().enabled();
-        return new GrpcRetryClientInterceptor(channel -> {
-            ChannelRetryConfig config = grpcRetryChannelConfigs.forChannel(channel);
+        ReloadableChannels.StackFactory stacks = (config, previousEngine) -> {
+            String channel = config.channel();
             List<ClientInterceptor> stack = new ArrayList<>(3);
             stack.add(new DeadlineClientInterceptor(channel, deadlines,
                     DeadlineClientInterceptor.methodTimeouts(config.serviceConfig()),
@@ -180,8 +205,10 @@ public class GrpcRetryAutoConfiguration {
             stack.add(ChannelSetup.engineInterceptor(config, engine, limiters,
                     eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
                     deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(),
-                    adaptiveHedging.getIfAvailable()));
+                    adaptiveHedging.getIfAvailable(), previousEngine));
             return stack;
-        });
+        };
+        return new GrpcRetryClientInterceptor(channel -> grpcRetryChannelConfigs.interceptor(channel, stacks),
+                grpcRetryChannelConfigs);
     }
 }

@@ -4,7 +4,7 @@ import io.github.grpcretry.deadline.DeadlineClientInterceptor;
 import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.policy.ChannelRetryConfig;
-import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.integration.ReloadableChannels;
 import io.grpc.ManagedChannelBuilder;
 import java.time.Duration;
 import java.util.Objects;
@@ -22,13 +22,13 @@ import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
  */
 final class GrpcRetryChannelCustomizer<T extends ManagedChannelBuilder<T>> implements GrpcChannelBuilderCustomizer<T> {
 
-    private final ChannelRetryConfigs configs;
+    private final ReloadableChannels configs;
     private final ChannelSetup.Engine engine;
     private final BootChannelProperties boot;
     private final Duration defaultTimeout;
     private final PolicySources policySources;
 
-    GrpcRetryChannelCustomizer(ChannelRetryConfigs configs, ChannelSetup.Engine engine, BootChannelProperties boot,
+    GrpcRetryChannelCustomizer(ReloadableChannels configs, ChannelSetup.Engine engine, BootChannelProperties boot,
             Duration defaultTimeout, PolicySources policySources) {
         this.configs = Objects.requireNonNull(configs, "configs");
         this.engine = Objects.requireNonNull(engine, "engine");
@@ -39,7 +39,7 @@ final class GrpcRetryChannelCustomizer<T extends ManagedChannelBuilder<T>> imple
 
     @Override
     public void customize(String target, T builder) {
-        ChannelRetryConfig config = configs.forChannel(target);
+        ChannelRetryConfig config = configs.built(target);
         if (engine == ChannelSetup.Engine.NATIVE) {
             ChannelSetup.configure(builder, config, engine);
         } else {

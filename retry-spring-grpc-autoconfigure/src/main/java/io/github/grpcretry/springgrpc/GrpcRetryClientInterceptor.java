@@ -1,10 +1,10 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.integration.ReloadableChannels;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
-import io.grpc.ClientInterceptors;
 import io.grpc.MethodDescriptor;
 import java.util.List;
 import java.util.Map;
@@ -20,17 +20,22 @@ import org.springframework.core.Ordered;
  * observation and every other global interceptor, outside the channel's own
  * ({@code ChannelBuilderOptions}) interceptors, which therefore see each attempt. For a call tagged by
  * {@link ChannelTagInterceptor} it runs the channel's stack, outermost first: the deadline rules, the
- * guard, the engine; a call without a tag (a channel built without Spring gRPC's customizers) passes
+ * guard, the engine (swapped as one when a run-time reload changes the channel's policy, docs/reload.md); a call without a tag (a channel built without Spring gRPC's customizers) passes
  * through untouched.
  */
 public final class GrpcRetryClientInterceptor implements ClientInterceptor, Ordered {
 
-    private final Function<String, List<ClientInterceptor>> stacks;
-    private final Map<String, Stack> byChannel = new ConcurrentHashMap<>();
+    private final Function<String, ClientInterceptor> stacks;
+    private final ReloadableChannels channels;
+    private final Map<String, ClientInterceptor> byChannel = new ConcurrentHashMap<>();
 
-    /** @param stacks the interceptors of a channel, outermost first, made once per channel name */
-    GrpcRetryClientInterceptor(Function<String, List<ClientInterceptor>> stacks) {
+    /**
+     * @param stacks the one interceptor of a channel ({@link ReloadableChannels#interceptor}), which runs the
+     *     channel's current interceptors, outermost first; asked once per channel name
+     */
+    GrpcRetryClientInterceptor(Function<String, ClientInterceptor> stacks, ReloadableChannels channels) {
         this.stacks = Objects.requireNonNull(stacks, "stacks");
+        this.channels = Objects.requireNonNull(channels, "channels");
     }
 
     @Override
@@ -45,40 +50,16 @@ public final class GrpcRetryClientInterceptor implements ClientInterceptor, Orde
         if (channel == null) {
             return next.newCall(method, callOptions);
         }
-        Stack stack = byChannel.get(channel);
+        ClientInterceptor stack = byChannel.get(channel);
         if (stack == null) {
-            stack = byChannel.computeIfAbsent(channel, name -> new Stack(stacks.apply(name)));
+            stack = byChannel.computeIfAbsent(channel, stacks);
         }
-        return stack.over(next).newCall(method, callOptions);
+        return stack.interceptCall(method, callOptions, next);
     }
 
-    /** The interceptors of the channels that made calls so far, outermost first. */
+    /** The interceptors the channel runs now, outermost first (none before its first call). */
     List<ClientInterceptor> stackOf(String channel) {
-        Stack stack = byChannel.get(channel);
-        return stack == null ? List.of() : stack.interceptors;
-    }
-
-    /** One channel's interceptors, composed over the channel below them (cached: it is the same object per managed channel). */
-    private static final class Stack {
-        private final List<ClientInterceptor> interceptors;
-        private volatile Composed last;
-
-        Stack(List<ClientInterceptor> interceptors) {
-            this.interceptors = List.copyOf(interceptors);
-        }
-
-        Channel over(Channel next) {
-            Composed c = last;
-            if (c != null && c.next == next) {
-                return c.composed;
-            }
-            Channel composed = ClientInterceptors.interceptForward(next, interceptors);
-            last = new Composed(next, composed);
-            return composed;
-        }
-    }
-
-    private record Composed(Channel next, Channel composed) {
+        return byChannel.containsKey(channel) ? channels.interceptorsOf(channel) : List.of();
     }
 
     @Override

@@ -140,18 +140,23 @@ public final class ChannelSetup {
     public static ClientInterceptor engineInterceptor(ChannelRetryConfig config, Engine engine,
             RetryLimiterRegistry limiters, RetryEventListener events, @Nullable RetryScheduler scheduler,
             List<? extends RetryDeciderSource> deciderSources, @Nullable AttemptObserver observer) {
-        return engineInterceptor(config, engine, limiters, events, scheduler, deciderSources, observer, null);
+        return engineInterceptor(config, engine, limiters, events, scheduler, deciderSources, observer, null, null);
     }
 
     /**
      * As above, a channel with {@code adaptive-hedging} keeping its state in {@code adaptiveHedging} (absent: a
      * registry of the engine's own). Building the engine again for a channel whose adaptive settings are
      * equal takes over the state the registry holds for it (each hedged method's latency window and delay).
+     * For a channel whose configuration changed at run time the new engine also takes over
+     * {@code previous}'s timers and buffer pool ({@link RetryingClientInterceptor.Builder#reusing}).
+     *
+     * @param previous the engine the channel ran before; absent = none
      */
     public static ClientInterceptor engineInterceptor(ChannelRetryConfig config, Engine engine,
             RetryLimiterRegistry limiters, RetryEventListener events, @Nullable RetryScheduler scheduler,
             List<? extends RetryDeciderSource> deciderSources, @Nullable AttemptObserver observer,
-            @Nullable AdaptiveHedgingRegistry adaptiveHedging) {
+            @Nullable AdaptiveHedgingRegistry adaptiveHedging,
+            @Nullable RetryingClientInterceptor previous) {
         if (engine == Engine.NATIVE) {
             return new NativeAttemptInterceptor(config.channel(), events);
         }
@@ -169,6 +174,7 @@ public final class ChannelSetup {
                 .scheduler(scheduler)
                 .attemptObserver(observer)
                 .adaptiveHedging(adaptiveHedging)
+                .reusing(previous)
                 .build();
     }
 

@@ -41,8 +41,8 @@ final class RetryLimiterGauges implements MeterBinder, RetryLimiterRegistry.Limi
             limiters.addListener(this);
         } else {
             limiters.channels().forEach(channel -> {
-                limiters.throttle(channel).ifPresent(t -> bindThrottle(registry, channel, t));
-                limiters.budget(channel).ifPresent(b -> bindBudget(registry, channel, b));
+                limiters.throttle(channel).ifPresent(t -> bindThrottle(registry, channel));
+                limiters.budget(channel).ifPresent(b -> bindBudget(registry, channel));
             });
         }
     }
@@ -50,33 +50,38 @@ final class RetryLimiterGauges implements MeterBinder, RetryLimiterRegistry.Limi
     @Override
     public void throttleCreated(String channel, RetryThrottle throttle) {
         for (MeterRegistry registry : registries) {
-            bindThrottle(registry, channel, throttle);
+            bindThrottle(registry, channel);
         }
     }
 
     @Override
     public void budgetCreated(String channel, RetryBudget budget) {
         for (MeterRegistry registry : registries) {
-            bindBudget(registry, channel, budget);
+            bindBudget(registry, channel);
         }
     }
 
-    private static void bindThrottle(MeterRegistry registry, String channel, RetryThrottle throttle) {
-        Gauge.builder(RetryMeterNames.TOKENS, throttle, RetryThrottle::tokens)
+    /*
+     * The gauges read the channel's limiter from the registry when scraped, not the object that was
+     * created: a run-time reload may put a new throttle or budget in its place (ReloadableChannels), and
+     * the gauge, registered once per name and tags, must follow it.
+     */
+    private void bindThrottle(MeterRegistry registry, String channel) {
+        Gauge.builder(RetryMeterNames.TOKENS, limiters, l -> l.throttle(channel).map(RetryThrottle::tokens).orElse(Double.NaN))
                 .description("Current tokens of the channel's A6 retry throttle")
                 .baseUnit("tokens")
                 .tag(RetryMeterNames.TAG_CLIENT, channel)
                 .strongReference(true)
                 .register(registry);
-        Gauge.builder(RetryMeterNames.TOKENS_MAX, throttle, RetryThrottle::maxTokens)
+        Gauge.builder(RetryMeterNames.TOKENS_MAX, limiters, l -> l.throttle(channel).map(RetryThrottle::maxTokens).orElse(Double.NaN))
                 .description("Capacity of the channel's A6 retry throttle")
                 .tag(RetryMeterNames.TAG_CLIENT, channel)
                 .strongReference(true)
                 .register(registry);
     }
 
-    private static void bindBudget(MeterRegistry registry, String channel, RetryBudget budget) {
-        Gauge.builder(RetryMeterNames.BUDGET_BALANCE, budget, RetryBudget::balance)
+    private void bindBudget(MeterRegistry registry, String channel) {
+        Gauge.builder(RetryMeterNames.BUDGET_BALANCE, limiters, l -> l.budget(channel).map(RetryBudget::balance).orElse(Double.NaN))
                 .description("Retries the channel's retry budget permits now")
                 .tag(RetryMeterNames.TAG_CLIENT, channel)
                 .strongReference(true)

@@ -37,7 +37,8 @@ import org.jspecify.annotations.Nullable;
  * Boot line: the effective configuration ({@link ChannelRetryConfigs}), the limiters
  * ({@link RetryLimiterRegistry}), the counts since start ({@link RetryStatistics}) and the
  * connectivity states ({@link ChannelStateSource}), each read when asked (a supplier may give null:
- * that part is left out). Output is plain maps and lists in a stable key order, for a JSON writer;
+ * that part is left out); with a {@link ReloadableChannels} configuration also each channel's last
+ * run-time reload ({@code lastReload}). Output is plain maps and lists in a stable key order, for a JSON writer;
  * durations as users write them ({@code 100ms}, {@code 10s}), sizes too ({@code 1MB}, with the bytes beside
  * under {@code <key>Bytes}), status codes by name. With the native engine
  * grpc-java keeps its own token bucket, so tokens and suppressed retries are reported as not observable.
@@ -171,7 +172,18 @@ public final class RetryReport {
         if (p != null) {
             out.put("policySources", p.report(channel).get("sources"));
         }
+        putLastReload(out, channel);
         return out;
+    }
+
+    /** {@code lastReload} (time, outcome, message) when the configuration is reloadable and a reload concerned the channel. */
+    private void putLastReload(Map<String, Object> out, String channel) {
+        if (configs.get() instanceof ReloadableChannels r) {
+            ReloadableChannels.LastReload last = r.lastReload(channel);
+            if (last != null) {
+                out.put("lastReload", last.toMap());
+            }
+        }
     }
 
     /**
@@ -283,6 +295,7 @@ public final class RetryReport {
         if (state != null) {
             out.put("connectivityState", state.name());
         }
+        putLastReload(out, channel);
         return out;
     }
 

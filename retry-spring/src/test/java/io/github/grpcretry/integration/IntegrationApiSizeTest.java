@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
  */
 class IntegrationApiSizeTest {
 
-    static final int INTEGRATION_TYPES = 15;
+    static final int INTEGRATION_TYPES = 16;
 
     private static final com.tngtech.archunit.core.domain.JavaClasses GLUE = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)

@@ -59,6 +59,22 @@ class RetryLimiterGaugesTest {
         assertThat(gauge(two, "grpc.client.retry.tokens", "c")).isEqualTo(4.0);
     }
 
+    @Test
+    void theGaugesFollowALimiterAReloadReplaced() {
+        RetryLimiterRegistry limiters = new RetryLimiterRegistry();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        new RetryLimiterGauges(limiters).bindTo(registry);
+        limiters.throttle("c", new RetryThrottlingPolicy(4, 1)).orElseThrow().onQualifiedFailureThenCheckAllowed();
+        assertThat(gauge(registry, "grpc.client.retry.tokens", "c")).isEqualTo(3.0);
+        limiters.replaceThrottle("c", new RetryThrottlingPolicy(8, 1));
+        assertThat(gauge(registry, "grpc.client.retry.tokens", "c")).isEqualTo(8.0);
+        assertThat(gauge(registry, "grpc.client.retry.tokens.max", "c")).isEqualTo(8.0);
+        limiters.replaceBudget("c", new RetryBudgetPolicy(0.2, 1, Duration.ofSeconds(10)));
+        assertThat(gauge(registry, "grpc.client.retry.budget.balance", "c")).isEqualTo(10.0, within());
+        limiters.replaceThrottle("c", null);
+        assertThat(gauge(registry, "grpc.client.retry.tokens", "c")).isNaN();
+    }
+
     private static org.assertj.core.data.Offset<Double> within() {
         return org.assertj.core.data.Offset.offset(1e-9);
     }

@@ -2,6 +2,8 @@ package io.github.grpcretry.autoconfigure;
 
 import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.spring.GrpcRetryEngineConfiguration;
+import io.github.grpcretry.spring.GrpcRetryReloadConfiguration;
+import io.github.grpcretry.spring.RetryConfigRebinding;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.spring.PropertyKeys;
 import io.github.grpcretry.spring.StatusCodeBinding;
@@ -12,6 +14,7 @@ import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.PolicySources;
+import io.github.grpcretry.integration.ReloadableChannels;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import java.util.Set;
 import io.github.grpcretry.integration.UnknownProperties;
@@ -36,22 +39,41 @@ import org.springframework.core.env.Environment;
 
 /**
  * gRPC retry governance for net.devh clients: the validated per-channel configuration
- * ({@code grpcRetryChannelConfigs}, made eagerly so an invalid configuration stops start-up), the
- * limiter registry and the channel configurer that applies the chosen engine.
+ * ({@code grpcRetryChannelConfigs}, made eagerly so an invalid configuration stops start-up, reloadable at
+ * run time with Spring Cloud Context), the limiter registry and the channel configurer that applies the
+ * chosen engine.
  */
 @AutoConfiguration(beforeName = "net.devh.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration")
 @ConditionalOnClass(GrpcChannelConfigurer.class)
 @ConditionalOnGrpcRetryEnabled
 @EnableConfigurationProperties(GrpcRetryProperties.class)
-@Import({StatusCodeBinding.class, GrpcRetryEngineConfiguration.class})
+@Import({StatusCodeBinding.class, GrpcRetryEngineConfiguration.class, GrpcRetryReloadConfiguration.class})
 public class GrpcRetryAutoConfiguration {
 
     private static final Log log = LogFactory.getLog(GrpcRetryAutoConfiguration.class);
 
-    /** The effective configuration of every channel (validated, merged with GLOBAL, customized, capped). */
+    /**
+     * The effective configuration of every channel (validated, merged with GLOBAL, customized, capped),
+     * reloadable at run time where Spring Cloud Context is present (docs/reload.md).
+     */
     @Bean
-    public ChannelRetryConfigs grpcRetryChannelConfigs(GrpcRetryProperties properties,
-            ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment, ListableBeanFactory beanFactory) {
+    public ReloadableChannels grpcRetryChannelConfigs(GrpcRetryProperties properties,
+            ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment, ListableBeanFactory beanFactory,
+            ObjectProvider<RetryLimiterRegistry> limiters) {
+        return new ReloadableChannels(resolve(properties, customizers, environment, beanFactory), properties.engine(),
+                limiters.getIfAvailable());
+    }
+
+    /** The same binding and validation as at start-up, for a run-time reload: {@code grpc.retry} bound again. */
+    @Bean
+    RetryConfigRebinding grpcRetryRebinding(ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment,
+            ListableBeanFactory beanFactory) {
+        return binder -> resolve(binder.bindOrCreate("grpc.retry", GrpcRetryProperties.class), customizers, environment,
+                beanFactory);
+    }
+
+    private static ChannelRetryConfigs resolve(GrpcRetryProperties properties, ObjectProvider<ServiceConfigCustomizer> customizers,
+            Environment environment, ListableBeanFactory beanFactory) {
         UnknownProperties check = UnknownPropertyKeys.check(beanFactory);
         List<ConfigProblem> unknownKeys = check.problems(PropertyKeys.keys(environment, check),
                 properties.ignoreUnknownProperties(), log::warn);
@@ -70,17 +92,19 @@ public class GrpcRetryAutoConfiguration {
      */
     @Bean
     public GrpcRetryChannelConfigurer grpcRetryChannelConfigurer(GrpcRetryProperties properties,
-            ChannelRetryConfigs grpcRetryChannelConfigs, ObjectProvider<GrpcChannelsProperties> channelsProperties,
+            ReloadableChannels grpcRetryChannelConfigs, ObjectProvider<GrpcChannelsProperties> channelsProperties,
             RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
             ObjectProvider<AttemptObserver> attemptObserver, PolicySources grpcRetryPolicySources,
             ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
+        ChannelSetup.Engine engine = properties.engine();
+        ReloadableChannels.StackFactory stacks = (config, previousEngine) -> List.of(ChannelSetup.engineInterceptor(config,
+                engine, limiters, eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
+                deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(), adaptiveHedging.getIfAvailable(),
+                previousEngine));
         GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) -> builder.intercept(
-                ChannelSetup.engineInterceptor(config, properties.engine(), limiters,
-                        eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
-                        deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(),
-                        adaptiveHedging.getIfAvailable()));
-        return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, properties.engine(), installer,
+                grpcRetryChannelConfigs.interceptor(channel, stacks));
+        return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, engine, installer,
                 channelsProperties.getIfAvailable(), grpcRetryPolicySources);
     }
 

@@ -4,6 +4,7 @@ import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.PolicySources;
+import io.github.grpcretry.integration.ReloadableChannels;
 import io.grpc.ManagedChannelBuilder;
 import java.net.URI;
 import java.time.Duration;
@@ -102,7 +103,9 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
     @Override
     public void accept(ManagedChannelBuilder<?> builder, String builderName) {
         String channel = channelName(builderName);
-        ChannelRetryConfig config = configs.forChannel(channel);
+        // a reloadable configuration learns that this channel is built: what the builder took needs a restart to change
+        ChannelRetryConfig config = configs instanceof ReloadableChannels reloadable ? reloadable.built(channel)
+                : configs.forChannel(channel);
         // The engine's interceptor goes on after the service config (it reads the retry parts from config).
         if (ChannelSetup.configure(builder, config, engine) && interceptorEngine != null) {
             interceptorEngine.install(builder, channel, config);

@@ -44,7 +44,8 @@ class OpsKitFilesTest {
     void everyAlertHasAUnitTestWhereItFiresAndOneWhereItDoesNot() {
         Map<String, String> alerts = OpsKit.alertExpressions();
         assertThat(alerts).containsOnlyKeys("GrpcRetryAmplificationHigh", "GrpcRetryChannelThrottled",
-                "GrpcRetryBudgetExhausted", "GrpcRetryDeadlineFastFailsRising", "GrpcRetryAttemptsNearCap");
+                "GrpcRetryBudgetExhausted", "GrpcRetryDeadlineFastFailsRising", "GrpcRetryAttemptsNearCap",
+                "GrpcRetryReloadRejected");
         Set<String> firing = new HashSet<>();
         Set<String> quiet = new HashSet<>();
         for (Map<String, Object> t : OpsKit.alertRuleTests()) {

@@ -9,6 +9,9 @@ import io.github.grpcretry.guard.GuardServerInterceptor;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.grpc.Status;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import net.devh.boot.grpc.server.interceptor.GrpcGlobalServerInterceptor;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -17,6 +20,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * The cross-layer amplification guard ({@code grpc.retry.guard.enabled}, default true; docs/design.md §8):
@@ -63,13 +67,18 @@ public class GrpcRetryGuardAutoConfiguration {
         GuardChannelConfigurer grpcRetryGuardChannelConfigurer(ObjectProvider<ChannelRetryConfigs> configs,
                 ObjectProvider<GrpcRetryChannelConfigurer> retryConfigurer,
                 ObjectProvider<GuardEventListener> listeners) {
+            // asked when each call starts (the guard follows a run-time reload): the beans and each builder's
+            // channel name are looked up once
+            Map<String, String> channelNames = new ConcurrentHashMap<>();
+            Supplier<ChannelRetryConfigs> all = SingletonSupplier.of(() -> configs.getIfAvailable());
+            Supplier<GrpcRetryChannelConfigurer> names = SingletonSupplier.of(() -> retryConfigurer.getIfAvailable());
             return new GuardChannelConfigurer(builderName -> {
-                ChannelRetryConfigs all = configs.getIfAvailable();
-                if (all == null) {
+                ChannelRetryConfigs c = all.get();
+                if (c == null) {
                     return null;
                 }
-                GrpcRetryChannelConfigurer names = retryConfigurer.getIfAvailable();
-                return all.forChannel(names == null ? builderName : names.channelName(builderName));
+                return c.forChannel(channelNames.computeIfAbsent(builderName,
+                        b -> names.get() == null ? b : names.get().channelName(b)));
             }, RetryEventListeners.guard(listeners.orderedStream().toList()));
         }
     }

@@ -5,7 +5,12 @@ import io.github.grpcretry.autoconfigure.deadline.DeadlineChannelConfigurer;
 import io.github.grpcretry.guard.GuardClientInterceptor;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannelBuilder;
+import io.grpc.MethodDescriptor;
 import java.util.Objects;
 import java.util.function.Function;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
@@ -36,14 +41,45 @@ public class GuardChannelConfigurer implements GrpcChannelConfigurer, Ordered {
         this.events = events == null ? GuardEventListener.NOOP : events;
     }
 
-    /** The interceptor this configurer installs on the channel net.devh builds as {@code builderName}. */
-    public GuardClientInterceptor interceptorFor(String builderName) {
-        return new GuardClientInterceptor(configs.apply(builderName), events);
+    /**
+     * The interceptor this configurer installs on the channel net.devh builds as {@code builderName}: a
+     * {@link GuardClientInterceptor} of the channel's current configuration, made again when a run-time
+     * reload changed it (each call reads it once, when it starts).
+     */
+    public ClientInterceptor interceptorFor(String builderName) {
+        return new Following(builderName);
     }
 
     @Override
     public void accept(ManagedChannelBuilder<?> builder, String builderName) {
         builder.intercept(interceptorFor(builderName));
+    }
+
+    /** The guard of one channel, following its configuration. */
+    private final class Following implements ClientInterceptor {
+        private final String builderName;
+        private volatile Current current;
+
+        Following(String builderName) {
+            this.builderName = builderName;
+            ChannelRetryConfig config = configs.apply(builderName);
+            this.current = new Current(config, new GuardClientInterceptor(config, events));
+        }
+
+        @Override
+        public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+                CallOptions callOptions, Channel next) {
+            Current c = current;
+            ChannelRetryConfig config = configs.apply(builderName);
+            if (config != c.config) {
+                c = new Current(config, new GuardClientInterceptor(config, events));
+                current = c;
+            }
+            return c.guard.interceptCall(method, callOptions, next);
+        }
+    }
+
+    private record Current(ChannelRetryConfig config, GuardClientInterceptor guard) {
     }
 
     @Override

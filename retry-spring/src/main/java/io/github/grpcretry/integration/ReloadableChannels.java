@@ -1,0 +1,465 @@
+package io.github.grpcretry.integration;
+
+import io.github.grpcretry.attempt.RetryingClientInterceptor;
+import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientInterceptors;
+import io.grpc.MethodDescriptor;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The effective configuration of every channel, changeable at run time (docs/reload.md): both Spring Boot
+ * lines hand this to whatever reads a channel's configuration, put {@link #interceptor(String, StackFactory)}
+ * on every channel, and call {@link #reload} when the environment under {@code grpc.retry} (or, on the
+ * Spring Boot 4.1 line, the parts of {@code spring.grpc.client.channel.<name>.service-config} the starter
+ * takes over) changed.
+ *
+ * <p>A reload resolves the whole configuration again, exactly as at start-up (the caller's supplier binds
+ * and validates), and then, channel by channel:
+ * <ul>
+ *   <li>a configuration that fails is <b>rejected</b> whole: every channel keeps what it runs;</li>
+ *   <li>a change a built channel cannot take (its connect timeout, attempt cap, buffer limits, the method
+ *       timeouts, wait-for-ready and message limits grpc-java holds in the channel's default service config,
+ *       and on the native engine everything) is reported as <b>restart required</b> with its keys, and
+ *       nothing of it is applied to that channel;</li>
+ *   <li>any other change is <b>applied</b>: the channel's interceptors are made anew from the new
+ *       configuration and swapped in one step. A call reads its channel's interceptors once, when it starts,
+ *       so calls that start after the swap run the new policy and calls in flight finish with theirs. The
+ *       throttle and the budget are kept, with their tokens and window, when their own parameters did not
+ *       change, and start afresh when they did; the engine's timers and buffer pool are kept
+ *       ({@link RetryingClientInterceptor.Builder#reusing}).</li>
+ * </ul>
+ * Every channel a reload concerns keeps its {@link #lastReload last outcome} for the endpoint and health.
+ */
+public final class ReloadableChannels implements ChannelRetryConfigs {
+
+    /** What became of a reload on one channel (the {@code outcome} tag of the reload counter). */
+    public enum Outcome {
+        APPLIED, REJECTED, RESTART_REQUIRED;
+
+        /** As the meter tag and the endpoint spell it: {@code applied}, {@code rejected}, {@code restart_required}. */
+        public String tag() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** The last reload that concerned a channel. */
+    public record LastReload(Instant time, Outcome outcome, String message) {
+
+        public LastReload {
+            Objects.requireNonNull(time, "time");
+            Objects.requireNonNull(outcome, "outcome");
+            Objects.requireNonNull(message, "message");
+        }
+
+        /** As the endpoint and health show it: {@code time} (ISO-8601), {@code outcome}, {@code message}. */
+        public Map<String, Object> toMap() {
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("time", time.toString());
+            out.put("outcome", outcome.tag());
+            out.put("message", message);
+            return out;
+        }
+    }
+
+    /**
+     * What one reload did: the outcome per channel it concerned, and, when it was rejected, the problems
+     * (each with its property path) or the failure that rejected it.
+     */
+    public record Result(Map<String, LastReload> channels, List<ConfigProblem> problems, @Nullable RuntimeException failure) {
+
+        public Result {
+            channels = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(channels));
+            problems = List.copyOf(problems);
+        }
+    }
+
+    /**
+     * Makes a channel's interceptors, outermost first, from its configuration (the deadline rules, the
+     * guard, the engine: each line knows its own). Called once when the channel's first call starts and
+     * again after each applied reload.
+     */
+    @FunctionalInterface
+    public interface StackFactory {
+
+        /**
+         * @param previousEngine the interceptor engine the channel ran before this reload (hand it to
+         *     {@link ChannelSetup#engineInterceptor}, which takes over its timers and buffer pool); absent the
+         *     first time and with the native engine
+         */
+        List<ClientInterceptor> stack(ChannelRetryConfig config, @Nullable RetryingClientInterceptor previousEngine);
+    }
+
+    private static final String CLIENTS = RetryConfigResolver.CLIENTS_PREFIX;
+    private static final String BOOT_CHANNELS = "spring.grpc.client.channel.";
+
+    private final ChannelSetup.Engine engine;
+    private final @Nullable RetryLimiterRegistry limiters;
+    private volatile ChannelRetryConfigs current;
+    private final Map<String, Slot> slots = new ConcurrentHashMap<>();
+    private final Map<String, LastReload> lastReloads = new ConcurrentHashMap<>();
+
+    /**
+     * @param initial the configuration validated at start-up
+     * @param limiters where the interceptor engine's throttles and budgets live; absent = none
+     */
+    public ReloadableChannels(ChannelRetryConfigs initial, ChannelSetup.Engine engine, @Nullable RetryLimiterRegistry limiters) {
+        this.current = Objects.requireNonNull(initial, "initial");
+        this.engine = Objects.requireNonNull(engine, "engine");
+        this.limiters = limiters;
+    }
+
+    /** The configuration the channel runs (a built channel's own, else the current one). */
+    @Override
+    public ChannelRetryConfig forChannel(String channel) {
+        Slot slot = slots.get(channel);
+        return slot != null ? slot.config : current.forChannel(channel);
+    }
+
+    @Override
+    public Set<String> configuredChannels() {
+        return current.configuredChannels();
+    }
+
+    /**
+     * Marks {@code channel} as built (its builder was configured from the returned configuration): from now
+     * on a change to what the builder took needs a restart.
+     */
+    public ChannelRetryConfig built(String channel) {
+        Slot slot = slot(channel);
+        slot.built = true;
+        return slot.config;
+    }
+
+    /**
+     * The one interceptor of {@code channel} that runs its current interceptors (made by {@code factory} on
+     * the channel's first call and again after each applied reload). The same object for every call to the
+     * same name.
+     */
+    public ClientInterceptor interceptor(String channel, StackFactory factory) {
+        Slot slot = slot(channel);
+        slot.factory(factory);
+        return slot;
+    }
+
+    /** The last reload that concerned {@code channel}; absent when none did. */
+    public @Nullable LastReload lastReload(String channel) {
+        return lastReloads.get(channel);
+    }
+
+    /**
+     * Whether a changed environment key concerns this class: anything under {@code grpc.retry}, and the
+     * {@code service-config} of a channel under {@code spring.grpc.client.channel}.
+     */
+    public static boolean concerns(String key) {
+        return key.startsWith("grpc.retry.") || bootServiceConfigChannel(key) != null;
+    }
+
+    /**
+     * Resolves the configuration again and applies it channel by channel (see the class comment).
+     *
+     * @param resolve binds and validates the whole configuration as at start-up; throws
+     *     {@link InvalidRetryConfigurationException} (or any other exception: a binding failure) to reject
+     * @param keys the environment keys that changed (only those {@link #concerns} are looked at)
+     */
+    public synchronized Result reload(Supplier<? extends ChannelRetryConfigs> resolve, Collection<String> keys) {
+        Instant now = Instant.now();
+        Set<String> scope = new TreeSet<>();
+        boolean everyChannel = false;
+        List<String> restartKeys = new ArrayList<>();
+        for (String key : keys) {
+            if (!concerns(key)) {
+                continue;
+            }
+            String channel = channelOf(key);
+            if (channel == null) {
+                if (key.equals(UnknownProperties.IGNORE_PROPERTY)) {
+                    everyChannel = true;
+                } else {
+                    restartKeys.add(key);
+                }
+            } else if (channel.equalsIgnoreCase(GLOBAL) || channel.equals("default") && key.startsWith(BOOT_CHANNELS)) {
+                everyChannel = true;
+            } else {
+                scope.add(channel);
+            }
+        }
+        Set<String> known = new TreeSet<>(slots.keySet());
+        known.addAll(current.configuredChannels());
+        Map<String, LastReload> outcomes = new LinkedHashMap<>();
+        ChannelRetryConfigs candidate;
+        try {
+            candidate = Objects.requireNonNull(resolve.get(), "resolved configuration");
+        } catch (InvalidRetryConfigurationException e) {
+            List<String> described = new ArrayList<>();
+            e.getProblems().forEach(p -> described.add(p.describe()));
+            reject(everyChannel || scope.isEmpty() ? known : scope, now, String.join("; ", described), outcomes);
+            return new Result(outcomes, e.getProblems(), e);
+        } catch (RuntimeException e) {
+            reject(everyChannel || scope.isEmpty() ? known : scope, now, rootMessage(e), outcomes);
+            return new Result(outcomes, List.of(), e);
+        }
+        known.addAll(candidate.configuredChannels());
+        for (String channel : known) {
+            ChannelRetryConfig before = forChannel(channel);
+            ChannelRetryConfig after = candidate.forChannel(channel);
+            Slot slot = slots.get(channel);
+            boolean built = slot != null && slot.built;
+            if (before.equals(after)) {
+                if (built && !restartKeys.isEmpty()) {
+                    record(channel, now, Outcome.RESTART_REQUIRED, restartMessage(restartKeys), outcomes);
+                }
+                continue;
+            }
+            List<String> needRestart = built ? restartKeys(before, after, keys) : List.of();
+            if (!needRestart.isEmpty() || built && !restartKeys.isEmpty()) {
+                List<String> all = new ArrayList<>(needRestart);
+                all.addAll(restartKeys);
+                record(channel, now, Outcome.RESTART_REQUIRED, restartMessage(all), outcomes);
+                continue;
+            }
+            if (slot != null) {
+                apply(slot, after);
+            }
+            record(channel, now, Outcome.APPLIED, "applied" + changed(channel, keys), outcomes);
+        }
+        current = candidate;
+        return new Result(outcomes, List.of(), null);
+    }
+
+    private void reject(Collection<String> channels, Instant now, String reason, Map<String, LastReload> outcomes) {
+        String message = "rejected, the running configuration stays: " + reason;
+        for (String channel : channels) {
+            record(channel, now, Outcome.REJECTED, message, outcomes);
+        }
+    }
+
+    private void record(String channel, Instant now, Outcome outcome, String message, Map<String, LastReload> outcomes) {
+        LastReload last = new LastReload(now, outcome, message);
+        lastReloads.put(channel, last);
+        outcomes.put(channel, last);
+    }
+
+    private void apply(Slot slot, ChannelRetryConfig config) {
+        if (engine == ChannelSetup.Engine.INTERCEPTOR && limiters != null && slot.generation != null) {
+            limiters.replaceThrottle(config.channel(), config.serviceConfig().retryThrottling());
+            limiters.replaceBudget(config.channel(), config.budget());
+        }
+        slot.swap(config);
+    }
+
+    /**
+     * What of the change from {@code before} to {@code after} a built channel cannot take, as the keys that
+     * changed it (or the channel's property path when no changed key names it); empty = none.
+     */
+    private List<String> restartKeys(ChannelRetryConfig before, ChannelRetryConfig after, Collection<String> keys) {
+        String channel = after.channel();
+        Set<String> out = new LinkedHashSet<>();
+        if (engine == ChannelSetup.Engine.NATIVE) {
+            List<String> named = keysOf(channel, keys, "");
+            out.add("grpc.retry.engine=native fixes a channel's service config and retry settings when it is built ("
+                    + String.join(", ", named.isEmpty() ? List.of(CLIENTS + channel) : named) + ")");
+            return List.copyOf(out);
+        }
+        if (before.maxAttemptsCap() != after.maxAttemptsCap()) {
+            out.addAll(named(channel, keys, "max-attempts-cap"));
+        }
+        if (before.perRpcBufferLimit() != after.perRpcBufferLimit()) {
+            out.addAll(named(channel, keys, "per-rpc-buffer-limit"));
+        }
+        if (before.retryBufferSize() != after.retryBufferSize()) {
+            out.addAll(named(channel, keys, "retry-buffer-size"));
+        }
+        if (!Objects.equals(before.connectTimeout(), after.connectTimeout())) {
+            out.addAll(named(channel, keys, "connect-timeout"));
+        }
+        if (!ChannelSetup.serviceConfigMap(before, ChannelSetup.Engine.INTERCEPTOR)
+                .equals(ChannelSetup.serviceConfigMap(after, ChannelSetup.Engine.INTERCEPTOR))) {
+            List<String> named = new ArrayList<>();
+            for (String part : List.of("timeout", "wait-for-ready", "max-request-message", "max-response-message")) {
+                named.addAll(keysOf(channel, keys, "." + part));
+            }
+            out.add((named.isEmpty() ? CLIENTS + channel + ".service-config" : String.join(", ", named))
+                    + " (method timeouts, wait-for-ready and message limits are set in grpc-java's default service"
+                    + " config when the channel is built)");
+        }
+        return List.copyOf(out);
+    }
+
+    private static List<String> named(String channel, Collection<String> keys, String property) {
+        List<String> named = keysOf(channel, keys, "." + property);
+        return named.isEmpty() ? List.of(CLIENTS + channel + "." + property) : named;
+    }
+
+    /** The changed keys of {@code channel} (its own, GLOBAL's, Boot's) that contain {@code part}. */
+    private static List<String> keysOf(String channel, Collection<String> keys, String part) {
+        List<String> out = new ArrayList<>();
+        for (String key : keys) {
+            String of = concerns(key) ? channelOf(key) : null;
+            if (of != null && (of.equals(channel) || of.equalsIgnoreCase(GLOBAL) || of.equals("default"))
+                    && key.contains(part)) {
+                out.add(key);
+            }
+        }
+        return out;
+    }
+
+    private static String changed(String channel, Collection<String> keys) {
+        List<String> named = keysOf(channel, keys, "");
+        return named.isEmpty() ? "" : " (" + String.join(", ", named) + ")";
+    }
+
+    private static String restartMessage(List<String> keys) {
+        return "restart required, the channel keeps its running configuration: " + String.join("; ", keys);
+    }
+
+    /**
+     * The channel a key belongs to: the name after {@code grpc.retry.clients.} (bracketed names such as
+     * {@code [in-process:inventory]} without brackets), or after {@code spring.grpc.client.channel.} for a
+     * service-config key; absent for any other key.
+     */
+    static @Nullable String channelOf(String key) {
+        if (key.startsWith(CLIENTS)) {
+            return firstElement(key.substring(CLIENTS.length()));
+        }
+        return bootServiceConfigChannel(key);
+    }
+
+    private static @Nullable String bootServiceConfigChannel(String key) {
+        if (!key.startsWith(BOOT_CHANNELS)) {
+            return null;
+        }
+        String rest = key.substring(BOOT_CHANNELS.length());
+        String name = firstElement(rest);
+        int after = rest.startsWith("[") ? name.length() + 2 : name.length();
+        return rest.startsWith(".service-config", after) ? name : null;
+    }
+
+    private static String firstElement(String rest) {
+        if (rest.startsWith("[")) {
+            int end = rest.indexOf(']');
+            return end < 0 ? rest.substring(1) : rest.substring(1, end);
+        }
+        int end = rest.length();
+        for (char c : new char[] {'.', '['}) {
+            int i = rest.indexOf(c);
+            if (i >= 0 && i < end) {
+                end = i;
+            }
+        }
+        return rest.substring(0, end);
+    }
+
+    private static String rootMessage(Throwable e) {
+        StringBuilder out = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t.getMessage() != null && (out.length() == 0 || !out.toString().contains(t.getMessage()))) {
+                out.append(out.length() == 0 ? "" : ": ").append(t.getMessage());
+            }
+        }
+        return out.length() == 0 ? e.getClass().getName() : out.toString();
+    }
+
+    private Slot slot(String channel) {
+        return slots.computeIfAbsent(channel, name -> new Slot(current.forChannel(name)));
+    }
+
+    @Override
+    public String toString() {
+        return "ReloadableChannels" + slots.keySet();
+    }
+
+    /** One channel: the configuration it runs and its interceptors, swapped together. */
+    private static final class Slot implements ClientInterceptor {
+
+        volatile ChannelRetryConfig config;
+        volatile boolean built;
+        private @Nullable StackFactory factory;
+        volatile @Nullable Generation generation;
+
+        Slot(ChannelRetryConfig config) {
+            this.config = config;
+        }
+
+        synchronized void factory(StackFactory factory) {
+            if (this.factory == null) {
+                this.factory = factory;
+                this.generation = new Generation(factory.stack(config, null));
+            }
+        }
+
+        synchronized void swap(ChannelRetryConfig next) {
+            Generation before = generation;
+            if (factory != null && before != null) {
+                generation = new Generation(factory.stack(next, before.engine()));
+            }
+            config = next;
+        }
+
+        @Override
+        public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+                CallOptions callOptions, Channel next) {
+            Generation g = generation;
+            return g == null ? next.newCall(method, callOptions) : g.over(next).newCall(method, callOptions);
+        }
+    }
+
+    /** One configuration's interceptors, composed over the channel below them (cached per channel below). */
+    private static final class Generation {
+        private final List<ClientInterceptor> interceptors;
+        private volatile @Nullable Composed last;
+
+        Generation(List<ClientInterceptor> interceptors) {
+            this.interceptors = List.copyOf(interceptors);
+        }
+
+        Channel over(Channel next) {
+            Composed c = last;
+            if (c != null && c.next == next) {
+                return c.composed;
+            }
+            Channel composed = ClientInterceptors.interceptForward(next, interceptors);
+            last = new Composed(next, composed);
+            return composed;
+        }
+
+        @Nullable RetryingClientInterceptor engine() {
+            for (ClientInterceptor i : interceptors) {
+                if (i instanceof RetryingClientInterceptor r) {
+                    return r;
+                }
+            }
+            return null;
+        }
+    }
+
+    private record Composed(Channel next, Channel composed) {
+    }
+
+    /** The interceptors {@code channel} runs now, outermost first (for tests and the line's own views). */
+    public List<ClientInterceptor> interceptorsOf(String channel) {
+        Slot slot = slots.get(channel);
+        Generation g = slot == null ? null : slot.generation;
+        return g == null ? List.of() : g.interceptors;
+    }
+}

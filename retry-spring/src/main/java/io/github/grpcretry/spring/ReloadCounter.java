@@ -1,0 +1,49 @@
+package io.github.grpcretry.spring;
+
+import io.github.grpcretry.integration.ReloadableChannels;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * {@value #NAME} (tags {@code client}, {@code outcome} = applied, rejected, restart_required): run-time
+ * reloads per channel. Every configured channel's three counters are registered at 0 when bound, so a
+ * rate or an increase over them is defined before the first reload.
+ */
+final class ReloadCounter implements MeterBinder {
+
+    static final String NAME = "grpc.client.retry.config.reloads";
+
+    private final ReloadableChannels channels;
+    private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
+
+    ReloadCounter(ReloadableChannels channels) {
+        this.channels = channels;
+    }
+
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        registries.add(registry);
+        for (String channel : channels.configuredChannels()) {
+            for (ReloadableChannels.Outcome outcome : ReloadableChannels.Outcome.values()) {
+                counter(registry, channel, outcome);
+            }
+        }
+    }
+
+    void count(String channel, ReloadableChannels.Outcome outcome) {
+        for (MeterRegistry registry : registries) {
+            counter(registry, channel, outcome).increment();
+        }
+    }
+
+    private static Counter counter(MeterRegistry registry, String channel, ReloadableChannels.Outcome outcome) {
+        return Counter.builder(NAME)
+                .description("Run-time changes of the channel's retry configuration, by outcome")
+                .tag("client", channel)
+                .tag("outcome", outcome.tag())
+                .register(registry);
+    }
+}

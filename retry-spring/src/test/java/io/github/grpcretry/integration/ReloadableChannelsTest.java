@@ -1,0 +1,225 @@
+package io.github.grpcretry.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
+
+import io.github.grpcretry.attempt.RetryEventListener;
+import io.github.grpcretry.integration.ReloadableChannels.Outcome;
+import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import io.github.grpcretry.policy.MethodConfig;
+import io.github.grpcretry.policy.MethodName;
+import io.github.grpcretry.policy.RetryBudgetPolicy;
+import io.github.grpcretry.policy.RetryPolicy;
+import io.github.grpcretry.policy.RetryThrottlingPolicy;
+import io.github.grpcretry.policy.ServiceConfig;
+import io.github.grpcretry.testing.ScriptedServer;
+import io.github.grpcretry.throttle.RetryThrottle;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import io.grpc.testing.protobuf.SimpleRequest;
+import io.grpc.testing.protobuf.SimpleResponse;
+import io.grpc.testing.protobuf.SimpleServiceGrpc;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link ReloadableChannels} with the interceptor engine on a real in-process channel: what a reload
+ * applies, holds for a restart or rejects, what calls in flight keep, and which limiter state survives.
+ */
+class ReloadableChannelsTest {
+
+    static final String CHANNEL = "inv";
+    static final String KEY = "grpc.retry.clients.inv.service-config.method[0].retry.max-attempts";
+
+    ScriptedServer server;
+    ManagedChannel channel;
+    RetryLimiterRegistry limiters = new RetryLimiterRegistry();
+    ReloadableChannels channels;
+
+    @BeforeEach
+    void start() throws Exception {
+        server = ScriptedServer.start("reloadable-" + System.nanoTime());
+        server.script(a -> ScriptedServer.Action.failOnHalfClose(Status.Code.UNAVAILABLE));
+    }
+
+    @AfterEach
+    void stop() {
+        if (channel != null) {
+            channel.shutdownNow();
+        }
+        server.close();
+    }
+
+    static ChannelRetryConfig config(int maxAttempts, int cap, RetryThrottlingPolicy throttling, RetryBudgetPolicy budget) {
+        RetryPolicy retry = new RetryPolicy(maxAttempts, Duration.ofMillis(1), Duration.ofMillis(2), 1,
+                EnumSet.of(Status.Code.UNAVAILABLE), null);
+        ServiceConfig sc = new ServiceConfig(List.of(new MethodConfig(List.of(MethodName.DEFAULT), null, null, null, null,
+                retry, null)), throttling);
+        return new ChannelRetryConfig(CHANNEL, sc.capped(cap), cap, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
+                ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, budget, null, null);
+    }
+
+    static ChannelRetryConfig config(int maxAttempts) {
+        return config(maxAttempts, 5, new RetryThrottlingPolicy(100, 0.1), new RetryBudgetPolicy(0.5, 10, Duration.ofSeconds(10)));
+    }
+
+    static ChannelRetryConfigs only(ChannelRetryConfig config) {
+        return new ChannelRetryConfigs() {
+            @Override
+            public ChannelRetryConfig forChannel(String channel) {
+                return channel.equals(config.channel()) ? config : ChannelRetryConfig.of(channel, ServiceConfig.EMPTY);
+            }
+
+            @Override
+            public Set<String> configuredChannels() {
+                return Set.of(config.channel());
+            }
+        };
+    }
+
+    /** Builds the channel as a Boot line does: marked built, its one interceptor running the engine. */
+    void build(ChannelRetryConfig initial) {
+        channels = new ReloadableChannels(only(initial), ChannelSetup.Engine.INTERCEPTOR, limiters);
+        channels.built(CHANNEL);
+        channel = InProcessChannelBuilder.forName(server.inProcessName()).directExecutor()
+                .intercept(channels.interceptor(CHANNEL, (config, previous) -> List.of(ChannelSetup.engineInterceptor(config,
+                        ChannelSetup.Engine.INTERCEPTOR, limiters, RetryEventListener.NOOP, null, List.of(), null, null, previous))))
+                .build();
+    }
+
+    int attemptsOfAFailingCall() {
+        int before = server.arrivalCount();
+        StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class, () -> SimpleServiceGrpc
+                .newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS).unaryRpc(SimpleRequest.getDefaultInstance()));
+        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+        return server.arrivalCount() - before;
+    }
+
+    @Test
+    void newCallsRunTheNewPolicyCallsInFlightKeepTheirs() throws Exception {
+        build(config(2));
+        // a client-streaming call whose first attempt is at the server, not yet half-closed
+        CompletableFuture<Status> inFlight = new CompletableFuture<>();
+        StreamObserver<SimpleRequest> requests = SimpleServiceGrpc.newStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                .clientStreamingRpc(new StreamObserver<>() {
+                    @Override
+                    public void onNext(SimpleResponse value) {
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        inFlight.complete(Status.fromThrowable(t));
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        inFlight.complete(Status.OK);
+                    }
+                });
+        requests.onNext(SimpleRequest.getDefaultInstance());
+        await().atMost(Duration.ofSeconds(10)).until(() -> server.arrivalCount() == 1);
+
+        ReloadableChannels.Result result = channels.reload(() -> only(config(4)), List.of(KEY));
+        assertThat(result.channels().get(CHANNEL).outcome()).isEqualTo(Outcome.APPLIED);
+        assertThat(channels.lastReload(CHANNEL).message()).contains(KEY);
+
+        requests.onCompleted(); // the in-flight call fails its attempts now: with its own policy, 2
+        assertThat(inFlight.get(10, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(server.arrivalCount()).isEqualTo(2);
+        assertThat(attemptsOfAFailingCall()).isEqualTo(4);
+        assertThat(channels.forChannel(CHANNEL)).isEqualTo(config(4));
+    }
+
+    @Test
+    void theThrottleAndBudgetSurviveUnlessTheirOwnParametersChange() {
+        build(config(2));
+        attemptsOfAFailingCall(); // makes the engine (and its limiters) and takes tokens
+        RetryThrottle throttle = limiters.throttle(CHANNEL).orElseThrow();
+        double tokens = throttle.tokens();
+        assertThat(tokens).isLessThan(100);
+        var budget = limiters.budget(CHANNEL).orElseThrow();
+
+        channels.reload(() -> only(config(3)), List.of(KEY));
+        assertThat(limiters.throttle(CHANNEL)).containsSame(throttle);
+        assertThat(limiters.budget(CHANNEL)).containsSame(budget);
+        assertThat(throttle.tokens()).isEqualTo(tokens);
+
+        RetryBudgetPolicy otherBudget = new RetryBudgetPolicy(0.2, 10, Duration.ofSeconds(10));
+        channels.reload(() -> only(config(3, 5, new RetryThrottlingPolicy(20, 0.1), otherBudget)),
+                List.of("grpc.retry.clients.inv.service-config.retrythrottling.max-tokens", "grpc.retry.clients.inv.budget.ratio"));
+        assertThat(limiters.throttle(CHANNEL)).isPresent().get().isNotSameAs(throttle);
+        assertThat(limiters.throttle(CHANNEL).orElseThrow().tokens()).isEqualTo(20);
+        assertThat(limiters.budget(CHANNEL)).isPresent().get().isNotSameAs(budget);
+        assertThat(attemptsOfAFailingCall()).isEqualTo(3);
+    }
+
+    @Test
+    void whatABuiltChannelCannotChangeIsHeldForARestart() {
+        build(config(2));
+        ReloadableChannels.Result result = channels.reload(() -> only(config(4, 3, new RetryThrottlingPolicy(100, 0.1),
+                new RetryBudgetPolicy(0.5, 10, Duration.ofSeconds(10)))), List.of(KEY, "grpc.retry.clients.inv.max-attempts-cap"));
+        assertThat(result.channels().get(CHANNEL).outcome()).isEqualTo(Outcome.RESTART_REQUIRED);
+        assertThat(channels.lastReload(CHANNEL).message()).contains("grpc.retry.clients.inv.max-attempts-cap")
+                .doesNotContain(KEY);
+        // never half-applied: the new max-attempts is not taken either
+        assertThat(attemptsOfAFailingCall()).isEqualTo(2);
+        assertThat(channels.forChannel(CHANNEL)).isEqualTo(config(2));
+
+        ReloadableChannels.Result deadline = channels.reload(() -> only(config(2)), List.of("grpc.retry.deadline.reserve"));
+        assertThat(deadline.channels().get(CHANNEL).outcome()).isEqualTo(Outcome.RESTART_REQUIRED);
+        assertThat(deadline.channels().get(CHANNEL).message()).contains("grpc.retry.deadline.reserve");
+    }
+
+    @Test
+    void anInvalidConfigurationIsRejectedWholeAndTheOldOneStays() {
+        build(config(2));
+        ConfigProblem problem = new ConfigProblem(KEY, "1", "max-attempts must be >= 2", "set 2 or more");
+        ReloadableChannels.Result result = channels.reload(() -> {
+            throw new InvalidRetryConfigurationException(List.of(problem));
+        }, List.of(KEY));
+        assertThat(result.problems()).containsExactly(problem);
+        Map<String, Object> last = channels.lastReload(CHANNEL).toMap();
+        assertThat(last).containsEntry("outcome", "rejected").containsKey("time");
+        assertThat((String) last.get("message")).contains(KEY).contains("max-attempts must be >= 2");
+        assertThat(attemptsOfAFailingCall()).isEqualTo(2);
+    }
+
+    @Test
+    void aChannelNotBuiltYetTakesEveryChange() {
+        channels = new ReloadableChannels(only(config(2)), ChannelSetup.Engine.INTERCEPTOR, limiters);
+        ReloadableChannels.Result result = channels.reload(() -> only(config(4, 3, null, null)),
+                List.of("grpc.retry.clients.inv.max-attempts-cap"));
+        assertThat(result.channels().get(CHANNEL).outcome()).isEqualTo(Outcome.APPLIED);
+        assertThat(channels.forChannel(CHANNEL).maxAttemptsCap()).isEqualTo(3);
+    }
+
+    @Test
+    void keysAreAttributedToTheirChannel() {
+        assertThat(ReloadableChannels.channelOf("grpc.retry.clients.inv.budget.ratio")).isEqualTo("inv");
+        assertThat(ReloadableChannels.channelOf("grpc.retry.clients.[in-process:inv].max-attempts-cap"))
+                .isEqualTo("in-process:inv");
+        assertThat(ReloadableChannels.channelOf("grpc.retry.clients.inv.service-config.method[0].timeout")).isEqualTo("inv");
+        assertThat(ReloadableChannels.channelOf("spring.grpc.client.channel.inv.service-config.method[0].retry.max-attempts"))
+                .isEqualTo("inv");
+        assertThat(ReloadableChannels.channelOf("spring.grpc.client.channel.inv.address")).isNull();
+        assertThat(ReloadableChannels.concerns("spring.grpc.client.channel.inv.address")).isFalse();
+        assertThat(ReloadableChannels.concerns("grpc.retry.engine")).isTrue();
+        assertThat(ReloadableChannels.concerns("server.port")).isFalse();
+    }
+}

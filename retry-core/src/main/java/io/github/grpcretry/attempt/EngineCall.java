@@ -65,7 +65,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this") boolean finished;
     /** 1 while a thread calls the listener (serialiser or pass-through), 2 when others queued meanwhile (by BUSY). */
     private volatile byte busy;
-    private static final VarHandle BUSY = busyHandle();
+    private static final VarHandle BUSY = handle(EngineCall.class, "busy", byte.class);
+    /**
+     * Moves (under the lock) whenever an attempt's drain owner may have more to do: an operation recorded, a cancel
+     * marked, a commit or a missed onReady. An owner that ends its drain without the lock ({@link #sendMine}) reads it
+     * after giving the drain up and takes the drain back when it moved.
+     */
+    private volatile int version;
+    private static final VarHandle DRAINING = handle(EngineCall.Attempt.class, "draining", boolean.class);
 
     /** The call's state beyond the success path, made on first use; guarded as {@link Attempt}'s fields are. */
     class Extra {
@@ -143,12 +150,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return new Extra();
     }
 
-    private static VarHandle busyHandle() {
+    private static VarHandle handle(Class<?> owner, String field, Class<?> type) {
         try {
-            return MethodHandles.lookup().findVarHandle(EngineCall.class, "busy", byte.class);
+            return MethodHandles.lookup().findVarHandle(owner, field, type);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
+    }
+
+    /** Under lock: an attempt's drain owner may have more to do (see {@link #version}). */
+    @GuardedBy("this")
+    private void movedLocked() {
+        version = version + 1; // written under the lock only
     }
 
     @Override
@@ -217,6 +230,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Attempt head;
         Attempt newlyCommitted = null;
         Attempt mine = null; // the newest attempt, idle and caught up: this thread sends it this operation
+        int seen = -1; // the version after this operation, when mine may end its drain without the lock
         synchronized (this) {
             if (finished || cancelled) {
                 return;
@@ -235,9 +249,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             p = passThrough; // the commit may have begun it
             head = newest;
-            if (p == null && head != null && !head.draining && !head.closed && head.cancel == null && caughtUpLocked(head)) {
-                mine = head;
-                mine.draining = true; // as its drain's owner, with the cursor moved past this operation
+            if (p == null && head != null && !head.closed && head.cancel == null && caughtUpLocked(head)
+                    && DRAINING.compareAndSet(head, false, true)) {
+                mine = head; // its drain's owner now, with the cursor moved past this operation
                 mine.sentDemand += op == CallBuffer.REQUEST ? n : 0;
                 mine.sentMessages += op == CallBuffer.MESSAGE ? 1 : 0;
                 mine.sentHalfClose |= op == CallBuffer.HALF_CLOSE;
@@ -245,9 +259,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             if (p == null) {
                 record.record(op, n, message);
+                movedLocked();
             }
             if (mine != null) {
                 mine.sentCompression = record.compression();
+                seen = committed == null ? version : -1; // committed: the drain's end may begin the pass-through
             }
         }
         if (newlyCommitted != null) {
@@ -257,9 +273,26 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             apply(p != null ? p.call : mine.call, op, n, message);
         }
         if (mine != null) {
-            drain(mine, true);
+            sendMine(mine, seen);
         }
         drainAll(head);
+    }
+
+    /**
+     * After this thread sent {@code mine} the operation it recorded: ends the drain without the lock when nothing
+     * moved since ({@code seen}, the {@link #version} then; -1: never), else drains under it. Giving the drain up
+     * first and reading the version after it, against a writer that moves the version first and tries to take the
+     * drain after it, leaves no change unseen: the writer then finds the drain free, or this thread sees the move.
+     */
+    private void sendMine(Attempt mine, int seen) {
+        if (seen == -1) {
+            drain(mine, true);
+            return;
+        }
+        mine.draining = false; // it was caught up and had replayed: its drain's end has nothing else to do
+        if (version != seen && DRAINING.compareAndSet(mine, false, true)) {
+            drain(mine, true);
+        }
     }
 
     @SuppressWarnings("unchecked")
@@ -412,10 +445,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             Object message = null;
             boolean readyMissed = false;
             synchronized (this) {
-                if (!owner && (a.draining || a.closed || a.cancelIssued)) {
+                if (!owner && (a.closed || a.cancelIssued || !DRAINING.compareAndSet(a, false, true))) {
                     return;
                 }
-                a.draining = owner = true;
+                owner = true;
                 if (a.closed || a.cancelIssued) {
                     a.draining = false;
                     return;
@@ -494,7 +527,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 head = commitLocked(a, SuppressionReason.COMMITTED) ? newest : null; // the others to cancel
                 newly = true;
             }
-            a.readyMissed |= s == Signal.READY && !a.replayed;
+            if (s == Signal.READY && !a.replayed && !a.readyMissed) {
+                a.readyMissed = true;
+                movedLocked();
+            }
             boolean mine = s == Signal.READY ? a.replayed && !a.closed && a.cancel == null && !finished
                     && (committed == null || committed == a) : committed == a;
             deliver = mine && !cancelled && enterLocked(s, value, null);
@@ -520,6 +556,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean cancelledHere;
         boolean end;
         Attempt head;
+        int attempts = 0;
+        long waited = 0;
+        Status failure = null;
+        boolean deliver = false;
         synchronized (this) {
             if (a.closed) {
                 return;
@@ -556,6 +596,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
             }
             head = end && finishLocked() ? newest : null; // the others to cancel
+            if (end) { // settled: nothing but its close can be delivered any more, it may enter now
+                attempts = attempts();
+                waited = waitedNanos();
+                failure = extra == null ? null : extra.listenerFailure;
+                deliver = enterLocked(Signal.CLOSE, status, trailers);
+            }
         }
         engine.events.attemptEnded(target(), kind(a), a.number, attemptStatus.getCode());
         if (followed != null) {
@@ -569,7 +615,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             suppressed(suppressed, attemptStatus.getCode());
         }
         if (end) {
-            endCall(status, trailers);
+            endCall(status, trailers, attempts, waited, failure, deliver);
         } else if (d instanceof Decision.Hedge h && h.delayNanos() == 0) {
             nextAttempt();
         }
@@ -602,10 +648,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** Ends the settled call: reports it, then closes the listener through the serialiser. */
     final void endCall(Status status, Metadata trailers) {
-        Status.Code code = status.getCode();
-        if (code == Status.Code.OK && engine.throttle != null) {
-            engine.throttle.onSuccess();
-        }
         int attempts;
         long waited;
         Status failure;
@@ -615,6 +657,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             waited = waitedNanos();
             failure = extra == null ? null : extra.listenerFailure;
             deliver = enterLocked(Signal.CLOSE, status, trailers);
+        }
+        endCall(status, trailers, attempts, waited, failure, deliver);
+    }
+
+    /**
+     * The rest of {@link #endCall(Status, Metadata)} once its locked part ran (in the caller's own section):
+     * {@code deliver}, this thread entered the serialiser with the close; {@code failure}, what the listener threw.
+     */
+    private void endCall(Status status, Metadata trailers, int attempts, long waited, Status failure, boolean deliver) {
+        Status.Code code = status.getCode();
+        if (code == Status.Code.OK && engine.throttle != null) {
+            engine.throttle.onSuccess();
         }
         int later = attempts - 1; // no attempt starts any more
         engine.events.callEnded(target(), code, parallel ? 0 : later, parallel ? later : 0, waited);
@@ -723,6 +777,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this")
     private void passThroughLocked() {
         Attempt c = committed;
+        if (c != null && c.draining) {
+            movedLocked(); // its drain's owner begins it when its drain ends
+        }
         if (c == null || c.draining || c.closed || !c.replayed || !caughtUpLocked(c)) {
             return;
         }
@@ -753,6 +810,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 a.cancel = why;
                 any = true;
             }
+        }
+        if (any) {
+            movedLocked();
         }
         return any;
     }
@@ -897,8 +957,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         final int number;
         final Attempt prev;
         ClientCall<ReqT, RespT> call; // set by its launcher before another thread can drain or read it
-        /** A thread sends to it now (its launcher from the start); the others leave it to that one. */
-        boolean draining = true;
+        /** A thread sends to it now (its launcher from the start); the others leave it to that one. Taken by CAS. */
+        volatile boolean draining = true;
         boolean replayed; // it caught up with the record once: it may be the call's ready source
         boolean readyMissed; // it signalled ready before it had caught up
         boolean closed;

@@ -66,13 +66,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** 1 while a thread calls the listener (serialiser or pass-through), 2 when others queued meanwhile (by BUSY). */
     private volatile byte busy;
     private static final VarHandle BUSY = handle(EngineCall.class, "busy", byte.class);
-    /**
-     * Moves (under the lock) whenever an attempt's drain owner may have more to do: an operation recorded, a cancel
-     * marked, a commit or a missed onReady. An owner that ends its drain without the lock ({@link #sendMine}) reads it
-     * after giving the drain up and takes the drain back when it moved.
-     */
-    private volatile int version;
-    private static final VarHandle DRAINING = handle(EngineCall.Attempt.class, "draining", boolean.class);
+    /** An attempt's drain: no thread sends to it, one does, one does and was left more to do (by DRAIN). */
+    private static final byte FREE = 0, OWNED = 1, MOVED = 2;
+    private static final VarHandle DRAIN = handle(EngineCall.Attempt.class, "drain", byte.class);
 
     /** The call's state beyond the success path, made on first use; guarded as {@link Attempt}'s fields are. */
     class Extra {
@@ -158,10 +154,30 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** Under lock: an attempt's drain owner may have more to do (see {@link #version}). */
+    /**
+     * Under lock, after a change that {@code a} may have to be sent: takes its drain (true), or leaves its owner a
+     * note that there is more (false). Every take and note happens under the lock, and an owner gives the drain
+     * up under it too, or without it by OWNED to FREE only ({@link #sendMine}), which fails once a note is left:
+     * either the owner sees the change under the lock, or the drain was free when the change was made.
+     */
     @GuardedBy("this")
-    private void movedLocked() {
-        version = version + 1; // written under the lock only
+    private boolean takeOrNoteLocked(Attempt a) {
+        if (ownedNotedLocked(a)) {
+            return false;
+        }
+        a.drain = OWNED; // free: only a take under the lock changes that
+        return true;
+    }
+
+    /** Under lock: whether a thread owns {@code a}'s drain; if so, it is left a note that there is more. */
+    @GuardedBy("this")
+    private boolean ownedNotedLocked(Attempt a) {
+        for (byte d = a.drain; d != FREE; d = a.drain) { // its owner may give it up meanwhile
+            if (d == MOVED || DRAIN.compareAndSet(a, OWNED, MOVED)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override
@@ -230,7 +246,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Attempt head;
         Attempt newlyCommitted = null;
         Attempt mine = null; // the newest attempt, idle and caught up: this thread sends it this operation
-        int seen = -1; // the version after this operation, when mine may end its drain without the lock
+        boolean uncommitted = false; // mine may end its drain without the lock (committed: the end may begin the pass-through)
         synchronized (this) {
             if (finished || cancelled) {
                 return;
@@ -250,7 +266,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             p = passThrough; // the commit may have begun it
             head = newest;
             if (p == null && head != null && !head.closed && head.cancel == null && caughtUpLocked(head)
-                    && DRAINING.compareAndSet(head, false, true)) {
+                    && takeOrNoteLocked(head)) {
                 mine = head; // its drain's owner now, with the cursor moved past this operation
                 mine.sentDemand += op == CallBuffer.REQUEST ? n : 0;
                 mine.sentMessages += op == CallBuffer.MESSAGE ? 1 : 0;
@@ -259,11 +275,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             if (p == null) {
                 record.record(op, n, message);
-                movedLocked();
             }
             if (mine != null) {
                 mine.sentCompression = record.compression();
-                seen = committed == null ? version : -1; // committed: the drain's end may begin the pass-through
+                uncommitted = committed == null;
             }
         }
         if (newlyCommitted != null) {
@@ -273,24 +288,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             apply(p != null ? p.call : mine.call, op, n, message);
         }
         if (mine != null) {
-            sendMine(mine, seen);
+            sendMine(mine, uncommitted);
         }
         drainAll(head);
     }
 
     /**
-     * After this thread sent {@code mine} the operation it recorded: ends the drain without the lock when nothing
-     * moved since ({@code seen}, the {@link #version} then; -1: never), else drains under it. Giving the drain up
-     * first and reading the version after it, against a writer that moves the version first and tries to take the
-     * drain after it, leaves no change unseen: the writer then finds the drain free, or this thread sees the move.
+     * After this thread sent {@code mine} the operation it recorded: on an uncommitted call, with no note left
+     * meanwhile ({@link #takeOrNoteLocked}), its drain ends without the lock (it had caught up and replayed before,
+     * so the drain's end has nothing else to do); else it drains under the lock.
      */
-    private void sendMine(Attempt mine, int seen) {
-        if (seen == -1) {
-            drain(mine, true);
-            return;
-        }
-        mine.draining = false; // it was caught up and had replayed: its drain's end has nothing else to do
-        if (version != seen && DRAINING.compareAndSet(mine, false, true)) {
+    private void sendMine(Attempt mine, boolean uncommitted) {
+        if (!uncommitted || !DRAIN.compareAndSet(mine, OWNED, FREE)) {
             drain(mine, true);
         }
     }
@@ -445,12 +454,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             Object message = null;
             boolean readyMissed = false;
             synchronized (this) {
-                if (!owner && (a.closed || a.cancelIssued || !DRAINING.compareAndSet(a, false, true))) {
+                if (!owner && (a.closed || a.cancelIssued || !takeOrNoteLocked(a))) {
                     return;
                 }
                 owner = true;
                 if (a.closed || a.cancelIssued) {
-                    a.draining = false;
+                    a.drain = FREE;
                     return;
                 }
                 if (a.cancel != null) {
@@ -472,7 +481,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     a.sentHalfClose = true;
                     op = CallBuffer.HALF_CLOSE;
                 } else {
-                    a.draining = false;
+                    a.drain = FREE;
                     readyMissed = (a.readyMissed || a.number > 1) && !a.replayed; // a retry may start ready, unheard
                     a.replayed = true;
                     if (!readyMissed) {
@@ -527,10 +536,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 head = commitLocked(a, SuppressionReason.COMMITTED) ? newest : null; // the others to cancel
                 newly = true;
             }
-            if (s == Signal.READY && !a.replayed && !a.readyMissed) {
-                a.readyMissed = true;
-                movedLocked();
-            }
+            a.readyMissed |= s == Signal.READY && !a.replayed;
             boolean mine = s == Signal.READY ? a.replayed && !a.closed && a.cancel == null && !finished
                     && (committed == null || committed == a) : committed == a;
             deliver = mine && !cancelled && enterLocked(s, value, null);
@@ -777,11 +783,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this")
     private void passThroughLocked() {
         Attempt c = committed;
-        if (c != null && c.draining) {
-            movedLocked(); // its drain's owner begins it when its drain ends
-        }
-        if (c == null || c.draining || c.closed || !c.replayed || !caughtUpLocked(c)) {
-            return;
+        if (c == null || c.closed || !c.replayed || ownedNotedLocked(c) || !caughtUpLocked(c)) {
+            return; // the owner of its drain begins it when the drain ends
         }
         if (record.count() > 0) {
             record.release(engine.bufferPool);
@@ -810,9 +813,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 a.cancel = why;
                 any = true;
             }
-        }
-        if (any) {
-            movedLocked();
         }
         return any;
     }
@@ -957,8 +957,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         final int number;
         final Attempt prev;
         ClientCall<ReqT, RespT> call; // set by its launcher before another thread can drain or read it
-        /** A thread sends to it now (its launcher from the start); the others leave it to that one. Taken by CAS. */
-        volatile boolean draining = true;
+        /** FREE, or a thread sends to it (its launcher from the start) and the others leave it to that one. */
+        volatile byte drain = OWNED;
         boolean replayed; // it caught up with the record once: it may be the call's ready source
         boolean readyMissed; // it signalled ready before it had caught up
         boolean closed;

@@ -602,11 +602,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
             }
             head = end && finishLocked() ? newest : null; // the others to cancel
-            if (end) { // settled: nothing but its close can be delivered any more, it may enter now
+            if (end) { // settled: nothing but its close can be delivered any more; it enters now unless one delivers
                 attempts = attempts();
                 waited = waitedNanos();
                 failure = extra == null ? null : extra.listenerFailure;
-                deliver = enterLocked(Signal.CLOSE, status, trailers);
+                deliver = BUSY.compareAndSet(this, (byte) 0, (byte) 1);
             }
         }
         engine.events.attemptEnded(target(), kind(a), a.number, attemptStatus.getCode());
@@ -620,8 +620,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (suppressed != null) {
             suppressed(suppressed, attemptStatus.getCode());
         }
-        if (end) {
-            endCall(status, trailers, attempts, waited, failure, deliver);
+        if (end && deliver) {
+            endCall(status, trailers, attempts, waited, failure, true);
+        } else if (end) {
+            endCall(status, trailers); // behind the delivery on: reported first, then queued
         } else if (d instanceof Decision.Hedge h && h.delayNanos() == 0) {
             nextAttempt();
         }

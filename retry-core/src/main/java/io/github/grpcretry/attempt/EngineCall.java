@@ -65,7 +65,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this") boolean finished;
     /** 1 while a thread calls the listener (serialiser or pass-through), 2 when others queued meanwhile (by BUSY). */
     private volatile byte busy;
-    private static final VarHandle BUSY = busyHandle();
+    private static final VarHandle BUSY = handle(EngineCall.class, "busy", byte.class);
+    /** An attempt's drain: no thread sends to it, one does, one does and was left more to do (by DRAIN). */
+    private static final byte FREE = 0, OWNED = 1, MOVED = 2;
+    private static final VarHandle DRAIN = handle(EngineCall.Attempt.class, "drain", byte.class);
 
     /** The call's state beyond the success path, made on first use; guarded as {@link Attempt}'s fields are. */
     class Extra {
@@ -144,12 +147,38 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return new Extra();
     }
 
-    private static VarHandle busyHandle() {
+    private static VarHandle handle(Class<?> owner, String field, Class<?> type) {
         try {
-            return MethodHandles.lookup().findVarHandle(EngineCall.class, "busy", byte.class);
+            return MethodHandles.lookup().findVarHandle(owner, field, type);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
+    }
+
+    /**
+     * Under lock, after a change that {@code a} may have to be sent: takes its drain (true), or leaves its owner a
+     * note that there is more (false). Every take and note happens under the lock, and an owner gives the drain
+     * up under it too, or without it by OWNED to FREE only ({@link #sendMine}), which fails once a note is left:
+     * either the owner sees the change under the lock, or the drain was free when the change was made.
+     */
+    @GuardedBy("this")
+    private boolean takeOrNoteLocked(Attempt a) {
+        if (ownedNotedLocked(a)) {
+            return false;
+        }
+        a.drain = OWNED; // free: only a take under the lock changes that
+        return true;
+    }
+
+    /** Under lock: whether a thread owns {@code a}'s drain; if so, it is left a note that there is more. */
+    @GuardedBy("this")
+    private boolean ownedNotedLocked(Attempt a) {
+        for (byte d = a.drain; d != FREE; d = a.drain) { // its owner may give it up meanwhile
+            if (d == MOVED || DRAIN.compareAndSet(a, OWNED, MOVED)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override
@@ -218,6 +247,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Attempt head;
         Attempt newlyCommitted = null;
         Attempt mine = null; // the newest attempt, idle and caught up: this thread sends it this operation
+        boolean uncommitted = false; // mine may end its drain without the lock (committed: the end may begin the pass-through)
         synchronized (this) {
             if (finished || cancelled) {
                 return;
@@ -236,9 +266,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             p = passThrough; // the commit may have begun it
             head = newest;
-            if (p == null && head != null && !head.draining && !head.closed && head.cancel == null && caughtUpLocked(head)) {
-                mine = head;
-                mine.draining = true; // as its drain's owner, with the cursor moved past this operation
+            if (p == null && head != null && !head.closed && head.cancel == null && caughtUpLocked(head)
+                    && takeOrNoteLocked(head)) {
+                mine = head; // its drain's owner now, with the cursor moved past this operation
                 mine.sentDemand += op == CallBuffer.REQUEST ? n : 0;
                 mine.sentMessages += op == CallBuffer.MESSAGE ? 1 : 0;
                 mine.sentHalfClose |= op == CallBuffer.HALF_CLOSE;
@@ -249,6 +279,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             if (mine != null) {
                 mine.sentCompression = record.compression();
+                uncommitted = committed == null;
             }
         }
         if (newlyCommitted != null) {
@@ -258,9 +289,20 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             apply(p != null ? p.call : mine.call, op, n, message);
         }
         if (mine != null) {
-            drain(mine, true);
+            sendMine(mine, uncommitted);
         }
         drainAll(head);
+    }
+
+    /**
+     * After this thread sent {@code mine} the operation it recorded: on an uncommitted call, with no note left
+     * meanwhile ({@link #takeOrNoteLocked}), its drain ends without the lock (it had caught up and replayed before,
+     * so the drain's end has nothing else to do); else it drains under the lock.
+     */
+    private void sendMine(Attempt mine, boolean uncommitted) {
+        if (!uncommitted || !DRAIN.compareAndSet(mine, OWNED, FREE)) {
+            drain(mine, true);
+        }
     }
 
     @SuppressWarnings("unchecked")
@@ -416,12 +458,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             Object message = null;
             boolean readyMissed = false;
             synchronized (this) {
-                if (!owner && (a.draining || a.closed || a.cancelIssued)) {
+                if (!owner && (a.closed || a.cancelIssued || !takeOrNoteLocked(a))) {
                     return;
                 }
-                a.draining = owner = true;
+                owner = true;
                 if (a.closed || a.cancelIssued) {
-                    a.draining = false;
+                    a.drain = FREE;
                     return;
                 }
                 if (a.cancel != null) {
@@ -443,7 +485,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     a.sentHalfClose = true;
                     op = CallBuffer.HALF_CLOSE;
                 } else {
-                    a.draining = false;
+                    a.drain = FREE;
                     readyMissed = (a.readyMissed || a.number > 1) && !a.replayed; // a retry may start ready, unheard
                     a.replayed = true;
                     if (!readyMissed) {
@@ -524,6 +566,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean cancelledHere;
         boolean end;
         Attempt head;
+        int attempts = 0;
+        long waited = 0;
+        Status failure = null;
+        boolean deliver = false;
         synchronized (this) {
             if (a.closed) {
                 return;
@@ -560,6 +606,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
             }
             head = end && finishLocked() ? newest : null; // the others to cancel
+            if (end) { // settled: nothing but its close can be delivered any more; it enters now unless one delivers
+                attempts = attempts();
+                waited = waitedNanos();
+                failure = extra == null ? null : extra.listenerFailure;
+                deliver = BUSY.compareAndSet(this, (byte) 0, (byte) 1);
+            }
         }
         engine.events.attemptEnded(target(), kind(a), a.number, attemptStatus.getCode());
         if (followed != null) {
@@ -572,8 +624,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (suppressed != null) {
             suppressed(suppressed, attemptStatus.getCode());
         }
-        if (end) {
-            endCall(status, trailers);
+        if (end && deliver) {
+            endCall(status, trailers, attempts, waited, failure, true);
+        } else if (end) {
+            endCall(status, trailers); // behind the delivery on: reported first, then queued
         } else if (d instanceof Decision.Hedge h && h.delayNanos() == 0) {
             nextAttempt();
         }
@@ -609,10 +663,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** Ends the settled call: reports it, then closes the listener through the serialiser. */
     final void endCall(Status status, Metadata trailers) {
-        Status.Code code = status.getCode();
-        if (code == Status.Code.OK && engine.throttle != null) {
-            engine.throttle.onSuccess();
-        }
         int attempts;
         long waited;
         Status failure;
@@ -622,6 +672,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             waited = waitedNanos();
             failure = extra == null ? null : extra.listenerFailure;
             deliver = enterLocked(Signal.CLOSE, status, trailers);
+        }
+        endCall(status, trailers, attempts, waited, failure, deliver);
+    }
+
+    /**
+     * The rest of {@link #endCall(Status, Metadata)} once its locked part ran (in the caller's own section):
+     * {@code deliver}, this thread entered the serialiser with the close; {@code failure}, what the listener threw.
+     */
+    private void endCall(Status status, Metadata trailers, int attempts, long waited, Status failure, boolean deliver) {
+        Status.Code code = status.getCode();
+        if (code == Status.Code.OK && engine.throttle != null) {
+            engine.throttle.onSuccess();
         }
         int later = attempts - 1; // no attempt starts any more
         engine.events.callEnded(target(), code, parallel ? 0 : later, parallel ? later : 0, waited);
@@ -730,8 +792,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this")
     private void passThroughLocked() {
         Attempt c = committed;
-        if (c == null || c.draining || c.closed || !c.replayed || !caughtUpLocked(c)) {
-            return;
+        if (c == null || c.closed || !c.replayed || ownedNotedLocked(c) || !caughtUpLocked(c)) {
+            return; // the owner of its drain begins it when the drain ends
         }
         if (record.count() > 0) {
             record.release(engine.bufferPool);
@@ -904,8 +966,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         final int number;
         final Attempt prev;
         ClientCall<ReqT, RespT> call; // set by its launcher before another thread can drain or read it
-        /** A thread sends to it now (its launcher from the start); the others leave it to that one. */
-        boolean draining = true;
+        /** FREE, or a thread sends to it (its launcher from the start) and the others leave it to that one. */
+        volatile byte drain = OWNED;
         boolean replayed; // it caught up with the record once: it may be the call's ready source
         boolean readyMissed; // it signalled ready before it had caught up
         boolean closed;

@@ -173,9 +173,12 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
     @Override
     void ended(Status status, int attempts) {
+        if (plan.policy() != null) {
+            return; // no decider to tell
+        }
         RetryDecider.Call d;
         synchronized (this) {
-            d = plan.policy() != null ? null : state().decisions;
+            d = state().decisions;
         }
         if (d != null) {
             d.onClose(status, attempts); // guarded: a throw is logged once and counted

@@ -3,6 +3,7 @@ package io.github.grpcretry.attempt;
 import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.grpc.Metadata;
 import io.grpc.Status;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An application's {@link AttemptObserver} as the engine holds it: a throw is logged once per kind of
@@ -32,7 +33,7 @@ final class GuardedAttemptObserver implements AttemptObserver {
     }
 
     /** {@code observer} guarded, unless absent or grpc-retry's own. */
-    static AttemptObserver guard(AttemptObserver observer) {
+    static @Nullable AttemptObserver guard(@Nullable AttemptObserver observer) {
         if (observer == null || observer instanceof GuardedAttemptObserver
                 || observer.getClass().getName().equals("io.github.grpcretry.observation.ObservationAttemptObserver")) {
             return observer;
@@ -45,7 +46,7 @@ final class GuardedAttemptObserver implements AttemptObserver {
     }
 
     @Override
-    public Call callStarted(CallTarget target) {
+    public @Nullable Call callStarted(CallTarget target) {
         Call call;
         try {
             call = delegate.callStarted(target);

@@ -37,8 +37,8 @@ import org.jspecify.annotations.Nullable;
 public final class RetryingClientInterceptor implements ClientInterceptor {
 
     private final ChannelRetryConfig config;
-    final RetryThrottle throttle;
-    final RetryBudget budget;
+    final @Nullable RetryThrottle throttle;
+    final @Nullable RetryBudget budget;
     final RetryEventListener events;
     /** Follows calls attempt by attempt (per-attempt tracing); null = off, nothing is asked per call. */
     final @Nullable AttemptObserver observer;
@@ -47,14 +47,15 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     final long perRpcBufferLimit;
     final int maxAttemptsCap;
     private final boolean anyRetryPolicy; // or hedging policy, or a fallback decider
-    private final Function<MethodDescriptor<?, ?>, RetryDecider> fallbackDecider;
+    private final @Nullable Function<MethodDescriptor<?, ?>, @Nullable RetryDecider> fallbackDecider;
     private final ConcurrentHashMap<String, MethodPlan> plans = new ConcurrentHashMap<>();
 
     /**
      * What the engine does for one method: its retry policy or its hedging policy, capped, or else the
      * fallback's decider (all null = pass through), and its tag values.
      */
-    record MethodPlan(RetryPolicy policy, HedgingPolicy hedging, RetryDecider decider, CallTarget target) {
+    record MethodPlan(@Nullable RetryPolicy policy, @Nullable HedgingPolicy hedging, @Nullable RetryDecider decider,
+            CallTarget target) {
     }
 
     private RetryingClientInterceptor(Builder b) {
@@ -180,13 +181,13 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     /** Builds a {@link RetryingClientInterceptor}. */
     public static final class Builder {
         private final ChannelRetryConfig config;
-        private RetryThrottle throttle;
-        private RetryBudget budget;
+        private @Nullable RetryThrottle throttle;
+        private @Nullable RetryBudget budget;
         private RetryEventListener events = RetryEventListener.NOOP;
-        private AttemptObserver observer;
-        private RetryScheduler scheduler;
-        private RetryBufferPool bufferPool;
-        private Function<MethodDescriptor<?, ?>, RetryDecider> fallbackDecider;
+        private @Nullable AttemptObserver observer;
+        private @Nullable RetryScheduler scheduler;
+        private @Nullable RetryBufferPool bufferPool;
+        private @Nullable Function<MethodDescriptor<?, ?>, @Nullable RetryDecider> fallbackDecider;
 
         private Builder(ChannelRetryConfig config) {
             this.config = Objects.requireNonNull(config, "config");

@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Checks every rule of gRFC A6 and of the starter's property contract, turning drafts into the
@@ -65,9 +66,9 @@ public final class RetryConfigValidator {
             String maxAttemptsCapPath,
             long perRpcBufferLimit,
             long retryBufferSize,
-            RetryBudgetPolicy budget,
-            Duration connectTimeout,
-            String resilience4jRetry) {
+            @Nullable RetryBudgetPolicy budget,
+            @Nullable Duration connectTimeout,
+            @Nullable String resilience4jRetry) {
     }
 
     // ---------------------------------------------------------------- service config drafts
@@ -79,7 +80,7 @@ public final class RetryConfigValidator {
      * @param maxAttemptsPaths when not null, receives for each retry and hedging policy made the path
      *     of its max-attempts (identity keys), so a capped value can be named later
      */
-    public ServiceConfig serviceConfig(ServiceConfigDraft draft, Map<Object, String> maxAttemptsPaths) {
+    public ServiceConfig serviceConfig(ServiceConfigDraft draft, @Nullable Map<Object, String> maxAttemptsPaths) {
         List<MethodConfig> out = new ArrayList<>();
         Map<MethodName, String> seen = new HashMap<>();
         for (MethodConfigDraft m : draft.methodConfigs()) {
@@ -88,11 +89,13 @@ public final class RetryConfigValidator {
                 out.add(mc);
             }
         }
-        RetryThrottlingPolicy throttling = draft.retryThrottling() == null ? null : throttling(draft.retryThrottling());
+        RetryThrottlingDraft throttlingDraft = draft.retryThrottling();
+        RetryThrottlingPolicy throttling = throttlingDraft == null ? null : throttling(throttlingDraft);
         return new ServiceConfig(out, throttling);
     }
 
-    private MethodConfig methodConfig(MethodConfigDraft d, Map<MethodName, String> seen, Map<Object, String> paths) {
+    private @Nullable MethodConfig methodConfig(MethodConfigDraft d, Map<MethodName, String> seen,
+            @Nullable Map<Object, String> paths) {
         int before = problems.size();
         List<MethodName> names = new ArrayList<>();
         if (d.names().isEmpty()) {
@@ -122,20 +125,24 @@ public final class RetryConfigValidator {
         Long maxResp = messageLimit(d.maxResponseMessageBytes());
         RetryPolicy retry = null;
         HedgingPolicy hedging = null;
-        boolean hasRetry = d.retryPolicy() != null && !d.retryPolicy().isEmpty();
-        boolean hasHedging = d.hedgingPolicy() != null && !d.hedgingPolicy().isEmpty();
+        RetryPolicyDraft retryDraft = d.retryPolicy();
+        HedgingPolicyDraft hedgingDraft = d.hedgingPolicy();
+        boolean hasRetry = retryDraft != null && !retryDraft.isEmpty();
+        boolean hasHedging = hedgingDraft != null && !hedgingDraft.isEmpty();
         if (hasRetry && hasHedging) {
             problem(d.path(), null, "a method entry may have a retry policy or a hedging policy, not both",
                     "remove " + d.field("retryPolicy") + " or " + d.field("hedgingPolicy"));
-        } else if (hasRetry) {
-            retry = retryPolicy(d.retryPolicy());
-            if (retry != null && paths != null) {
-                paths.put(retry, d.retryPolicy().maxAttempts().path());
+        } else if (hasRetry && retryDraft != null) {
+            retry = retryPolicy(retryDraft);
+            Sourced<Integer> max = retryDraft.maxAttempts();
+            if (retry != null && paths != null && max != null) {
+                paths.put(retry, max.path());
             }
-        } else if (hasHedging) {
-            hedging = hedgingPolicy(d.hedgingPolicy());
-            if (hedging != null && paths != null) {
-                paths.put(hedging, d.hedgingPolicy().maxAttempts().path());
+        } else if (hasHedging && hedgingDraft != null) {
+            hedging = hedgingPolicy(hedgingDraft);
+            Sourced<Integer> max = hedgingDraft.maxAttempts();
+            if (hedging != null && paths != null && max != null) {
+                paths.put(hedging, max.path());
             }
         }
         if (problems.size() != before) {
@@ -144,7 +151,7 @@ public final class RetryConfigValidator {
         return new MethodConfig(names, waitForReady, timeout, maxReq, maxResp, retry, hedging);
     }
 
-    private Long messageLimit(Sourced<Long> s) {
+    private @Nullable Long messageLimit(@Nullable Sourced<Long> s) {
         if (s == null) {
             return null;
         }
@@ -156,7 +163,7 @@ public final class RetryConfigValidator {
         return s.value();
     }
 
-    private RetryPolicy retryPolicy(RetryPolicyDraft d) {
+    private @Nullable RetryPolicy retryPolicy(RetryPolicyDraft d) {
         int before = problems.size();
         Map<RetryPolicyField, Object> values = new EnumMap<>(RetryPolicyField.class);
         for (RetryPolicyField f : RetryPolicyField.values()) {
@@ -171,7 +178,7 @@ public final class RetryConfigValidator {
         return RetryPolicyField.build(values);
     }
 
-    private HedgingPolicy hedgingPolicy(HedgingPolicyDraft d) {
+    private @Nullable HedgingPolicy hedgingPolicy(HedgingPolicyDraft d) {
         int before = problems.size();
         Integer maxAttempts = maxAttempts(d.maxAttempts(), d.field("maxAttempts"), "hedging");
         Duration delay = Duration.ZERO;
@@ -194,13 +201,13 @@ public final class RetryConfigValidator {
                         "remove OK from the list");
             }
         }
-        if (problems.size() != before) {
+        if (maxAttempts == null || problems.size() != before) {
             return null;
         }
         return new HedgingPolicy(maxAttempts, delay, codes);
     }
 
-    Integer maxAttempts(Sourced<Integer> s, String path, String what) {
+    @Nullable Integer maxAttempts(@Nullable Sourced<Integer> s, String path, String what) {
         if (s == null) {
             missing(path, "the number of attempts in all, the first included", "e.g. 3");
             return null;
@@ -213,8 +220,10 @@ public final class RetryConfigValidator {
         return s.value();
     }
 
-    private RetryThrottlingPolicy throttling(RetryThrottlingDraft d) {
+    private @Nullable RetryThrottlingPolicy throttling(RetryThrottlingDraft d) {
         int before = problems.size();
+        Sourced<Double> maxTokens = d.maxTokens();
+        Sourced<Double> tokenRatio = d.tokenRatio();
         if (d.maxTokens() == null) {
             missing(d.field("maxTokens"), "the size of the token bucket", "e.g. 10");
         } else {
@@ -239,10 +248,10 @@ public final class RetryConfigValidator {
                         "use a positive ratio such as 0.1");
             }
         }
-        if (problems.size() != before) {
+        if (maxTokens == null || tokenRatio == null || problems.size() != before) {
             return null;
         }
-        return new RetryThrottlingPolicy(d.maxTokens().value(), d.tokenRatio().value());
+        return new RetryThrottlingPolicy(maxTokens.value(), tokenRatio.value());
     }
 
     // ---------------------------------------------------------------- channel settings
@@ -290,7 +299,7 @@ public final class RetryConfigValidator {
         return new ChannelSettings(cap, capPath, perRpc, retryBuffer, budget, connect, r4j);
     }
 
-    private RetryBudgetPolicy budget(ChannelDraft d) {
+    private @Nullable RetryBudgetPolicy budget(ChannelDraft d) {
         int before = problems.size();
         double minRetries = RetryBudgetPolicy.DEFAULT_MIN_RETRIES_PER_SECOND;
         if (d.budgetMinRetriesPerSecond() != null) {
@@ -326,7 +335,7 @@ public final class RetryConfigValidator {
         return new RetryBudgetPolicy(ratio, minRetries, ttl);
     }
 
-    private long size(Sourced<Long> s, long dflt, String rule, String fix) {
+    private long size(@Nullable Sourced<Long> s, long dflt, String rule, String fix) {
         if (s == null) {
             return dflt;
         }
@@ -343,7 +352,7 @@ public final class RetryConfigValidator {
      * Checks a service config made in code (a {@link ServiceConfigCustomizer}'s result) against the
      * same rules; problems are named {@code <origin> methodConfig[i]...}.
      */
-    public void check(ServiceConfig config, String origin) {
+    public void check(@Nullable ServiceConfig config, String origin) {
         if (config == null) {
             problem(origin, null, "a ServiceConfigCustomizer must not return null", "return the config it was given");
             return;
@@ -398,13 +407,13 @@ public final class RetryConfigValidator {
         }
     }
 
-    void tooLong(Duration d, String path) {
+    void tooLong(@Nullable Duration d, String path) {
         if (d != null && d.compareTo(MAX_DURATION) > 0) {
             problem(path, Sourced.display(d), TOO_LONG, "use a shorter duration");
         }
     }
 
-    private void checkLimit(Long v, String path) {
+    private void checkLimit(@Nullable Long v, String path) {
         if (v != null && (v <= 0 || v > MAX_MESSAGE_BYTES)) {
             problem(path, String.valueOf(v), "a message size limit must be in (0, 2147483647] bytes", "use e.g. 4MB");
         }
@@ -413,7 +422,7 @@ public final class RetryConfigValidator {
     // ---------------------------------------------------------------- helpers
 
     /** A required duration that must be &gt; 0 (and at most {@link Durations#MAX}). */
-    Duration requiredPositive(Sourced<Duration> s, String path, String what, String example, String rule) {
+    @Nullable Duration requiredPositive(@Nullable Sourced<Duration> s, String path, String what, String example, String rule) {
         if (s == null) {
             missing(path, what, example);
             return null;
@@ -426,7 +435,7 @@ public final class RetryConfigValidator {
         return StatusCodes.parseAll(s.value(), s.path(), problems);
     }
 
-    Duration positive(Sourced<Duration> s, String rule) {
+    @Nullable Duration positive(@Nullable Sourced<Duration> s, String rule) {
         if (s == null) {
             return null;
         }
@@ -446,7 +455,7 @@ public final class RetryConfigValidator {
         problem(path, null, "required: " + what, "set it, " + example);
     }
 
-    void problem(String path, String value, String rule, String fix) {
+    void problem(String path, @Nullable String value, String rule, String fix) {
         problems.add(new ConfigProblem(path, value, rule, fix));
     }
 }

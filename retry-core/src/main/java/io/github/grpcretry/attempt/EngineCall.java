@@ -313,7 +313,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     @Override
-    public final void cancel(String message, Throwable cause) {
+    public final void cancel(@Nullable String message, @Nullable Throwable cause) {
         cancelWith(Status.CANCELLED.withDescription(message != null ? message : "Call cancelled without message")
                 .withCause(cause));
     }

@@ -206,7 +206,7 @@ public final class DeadlineClientInterceptor implements ClientInterceptor {
         }
 
         @Override
-        public void cancel(String message, Throwable cause) {
+        public void cancel(@Nullable String message, @Nullable Throwable cause) {
         }
 
         @Override

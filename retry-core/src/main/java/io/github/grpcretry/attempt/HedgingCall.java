@@ -117,7 +117,8 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             return;
         }
         // a stop before a hedge names its reason; the call ends only after an attempt closed
-        suppressed(Objects.requireNonNull(((Decision.Stop) d).reason()), last == null ? Status.Code.OK : last.getCode());
+        suppressed(Objects.requireNonNull(((Decision.Stop) d).reason()),
+                last == null ? Status.Code.OK : last.getCode());
         if (end) {
             endCall(Objects.requireNonNull(last), Objects.requireNonNull(lastTrailersSeen));
         }

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.Ordered;
 
 /**
@@ -61,7 +62,7 @@ public final class GrpcRetryClientInterceptor implements ClientInterceptor, Orde
     /** One channel's interceptors, composed over the channel below them (cached: it is the same object per managed channel). */
     private static final class Stack {
         private final List<ClientInterceptor> interceptors;
-        private volatile Composed last;
+        private volatile @Nullable Composed last;
 
         Stack(List<ClientInterceptor> interceptors) {
             this.interceptors = List.copyOf(interceptors);

@@ -4,6 +4,7 @@ import io.grpc.Status;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.core.io.Resource;
@@ -75,14 +76,14 @@ public record GrpcRetryProperties(
      *     channel's methods that have none of their own
      */
     public record Client(
-            ServiceConfig serviceConfig,
-            Resource serviceConfigFile,
-            Budget budget,
-            Integer maxAttemptsCap,
-            DataSize perRpcBufferLimit,
-            DataSize retryBufferSize,
-            Duration connectTimeout,
-            String resilience4jRetry) {
+            @Nullable ServiceConfig serviceConfig,
+            @Nullable Resource serviceConfigFile,
+            @Nullable Budget budget,
+            @Nullable Integer maxAttemptsCap,
+            @Nullable DataSize perRpcBufferLimit,
+            @Nullable DataSize retryBufferSize,
+            @Nullable Duration connectTimeout,
+            @Nullable String resilience4jRetry) {
     }
 
     /**
@@ -92,7 +93,7 @@ public record GrpcRetryProperties(
      *     method, then service, then neither)
      * @param retrythrottling the A6 token bucket of the channel
      */
-    public record ServiceConfig(List<Method> method, Throttling retrythrottling) {
+    public record ServiceConfig(@Nullable List<Method> method, @Nullable Throttling retrythrottling) {
     }
 
     /**
@@ -107,13 +108,13 @@ public record GrpcRetryProperties(
      * @param hedging the hedging policy (not together with retry)
      */
     public record Method(
-            List<Name> name,
-            Boolean waitForReady,
-            Duration timeout,
-            DataSize maxRequestMessage,
-            DataSize maxResponseMessage,
-            Retry retry,
-            Hedging hedging) {
+            @Nullable List<Name> name,
+            @Nullable Boolean waitForReady,
+            @Nullable Duration timeout,
+            @Nullable DataSize maxRequestMessage,
+            @Nullable DataSize maxResponseMessage,
+            @Nullable Retry retry,
+            @Nullable Hedging hedging) {
     }
 
     /**
@@ -122,7 +123,7 @@ public record GrpcRetryProperties(
      * @param service fully-qualified service ("shop.Inventory"); absent = every service
      * @param method method name ("Reserve"); absent = every method of the service
      */
-    public record Name(String service, String method) {
+    public record Name(@Nullable String service, @Nullable String method) {
     }
 
     /**
@@ -138,12 +139,12 @@ public record GrpcRetryProperties(
      *     > 0, optional
      */
     public record Retry(
-            Integer maxAttempts,
-            Duration initialBackoff,
-            Duration maxBackoff,
-            Double backoffMultiplier,
-            List<Status.Code> retryableStatusCodes,
-            Duration perAttemptReceiveTimeout) {
+            @Nullable Integer maxAttempts,
+            @Nullable Duration initialBackoff,
+            @Nullable Duration maxBackoff,
+            @Nullable Double backoffMultiplier,
+            @Nullable List<Status.Code> retryableStatusCodes,
+            @Nullable Duration perAttemptReceiveTimeout) {
     }
 
     /**
@@ -154,7 +155,8 @@ public record GrpcRetryProperties(
      * @param nonFatalStatusCodes status codes after which the other attempts go on: names in any case or
      *     numbers
      */
-    public record Hedging(Integer maxAttempts, Duration delay, List<Status.Code> nonFatalStatusCodes) {
+    public record Hedging(@Nullable Integer maxAttempts, @Nullable Duration delay,
+            @Nullable List<Status.Code> nonFatalStatusCodes) {
     }
 
     /**
@@ -163,7 +165,7 @@ public record GrpcRetryProperties(
      * @param maxTokens the bucket's capacity, in (0, 1000]
      * @param tokenRatio tokens a success gives back, > 0 (three decimals kept)
      */
-    public record Throttling(Double maxTokens, Double tokenRatio) {
+    public record Throttling(@Nullable Double maxTokens, @Nullable Double tokenRatio) {
     }
 
     /**
@@ -173,7 +175,7 @@ public record GrpcRetryProperties(
      * @param minRetriesPerSecond floor that lets low-traffic clients retry; default 10
      * @param ttl window over which calls count toward the ratio, 1s..60s; default 10s
      */
-    public record Budget(Double ratio, Double minRetriesPerSecond, Duration ttl) {
+    public record Budget(@Nullable Double ratio, @Nullable Double minRetriesPerSecond, @Nullable Duration ttl) {
     }
 
     /**
@@ -217,7 +219,7 @@ public record GrpcRetryProperties(
      * @param http HTTP ingress: the caller's timeout taken from an inbound Spring MVC request header
      */
     public record Deadline(
-            Duration defaultTimeout,
+            @Nullable Duration defaultTimeout,
             @DefaultValue("0s") Duration reserve,
             @DefaultValue("0s") Duration minRemaining,
             @DefaultValue Http http) {

@@ -13,6 +13,7 @@ import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -74,8 +75,8 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
 
     @Override
     public ChannelRetryConfig forChannel(String channel) {
-        if (resolvedNames.contains(channel) || boot.entryFor(channel) == null
-                || boot.serviceConfig(boot.entryFor(channel)) == null) {
+        String entry = boot.entryFor(channel);
+        if (resolvedNames.contains(channel) || entry == null || boot.serviceConfig(entry) == null) {
             return resolved.forChannel(channel);
         }
         return late.computeIfAbsent(channel, name -> {
@@ -110,7 +111,8 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
     private RetryConfigResolver resolver(Set<String> keys) {
         RetryConfigResolver resolver = RetryConfigResolver.create().customizers(customizers).warnings(warnings);
         for (String key : keys) {
-            resolver.client(key, client(properties.clients().get(key)));
+            // key is one of clients()'s keys
+            resolver.client(key, client(Objects.requireNonNull(properties.clients().get(key), key)));
         }
         return resolver;
     }

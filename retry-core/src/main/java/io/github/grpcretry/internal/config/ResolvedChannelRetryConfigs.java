@@ -131,7 +131,8 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
         }
     }
 
-    private @Nullable ChannelRetryConfig assemble(String channel, ServiceConfig merged, RetryConfigValidator.ChannelSettings s,
+    private @Nullable ChannelRetryConfig assemble(String channel, ServiceConfig merged,
+            RetryConfigValidator.ChannelSettings s,
             boolean customize, List<ConfigProblem> problems) {
         ServiceConfig config = merged;
         if (customize && !customizers.isEmpty()) {

@@ -422,7 +422,8 @@ public final class RetryConfigValidator {
     // ---------------------------------------------------------------- helpers
 
     /** A required duration that must be &gt; 0 (and at most {@link Durations#MAX}). */
-    @Nullable Duration requiredPositive(@Nullable Sourced<Duration> s, String path, String what, String example, String rule) {
+    @Nullable Duration requiredPositive(@Nullable Sourced<Duration> s, String path, String what, String example,
+            String rule) {
         if (s == null) {
             missing(path, what, example);
             return null;

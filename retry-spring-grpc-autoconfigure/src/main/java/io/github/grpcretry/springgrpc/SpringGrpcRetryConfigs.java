@@ -15,7 +15,6 @@ import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -113,8 +112,7 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
     private RetryConfigResolver resolver(Set<String> keys) {
         RetryConfigResolver resolver = RetryConfigResolver.create().customizers(customizers).warnings(warnings);
         for (String key : keys) {
-            // key is one of clients()'s keys
-            resolver.client(key, SpringBoundValues.client(Objects.requireNonNull(properties.clients().get(key), key)));
+            resolver.client(key, SpringBoundValues.client(properties.clients().get(key)));
         }
         return resolver;
     }

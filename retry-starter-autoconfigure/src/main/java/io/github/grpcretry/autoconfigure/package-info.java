@@ -1,7 +1,6 @@
 /**
- * The Spring Boot 3.5 line (net.devh channels): the {@code grpc.retry} properties, the validated
- * per-channel configuration, the channel configurer that applies the chosen engine, and the start-up
- * checks.
+ * The Spring Boot 3.5 line (net.devh channels): the validated per-channel configuration, the channel
+ * configurer that applies the chosen engine, and the start-up checks.
  *
  * <p>Null-marked: a type is non-null unless it is annotated {@code @Nullable}.
  */

@@ -6,6 +6,7 @@ import io.github.grpcretry.internal.pushback.Pushback;
 import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.Status;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What follows a failed attempt (or a hedge's timer), as a value. A call decides in four steps, in this
@@ -34,7 +35,7 @@ sealed interface Decision {
     }
 
     /** No further attempt, for {@code reason} (null: nothing new to report); the call ends once none is in flight. */
-    record Stop(SuppressionReason reason) implements Decision {
+    record Stop(@Nullable SuppressionReason reason) implements Decision {
     }
 
     /** The call ends now with the failure; attempts still in flight are cancelled. */
@@ -99,7 +100,7 @@ sealed interface Decision {
     }
 
     /** A retryable failure whose delay the server set (pushback, else RetryInfo), or null: the policy's delay. */
-    private static Failure serverFailure(long pushback, long serverDelay) {
+    private static @Nullable Failure serverFailure(long pushback, long serverDelay) {
         if (pushback >= 0) {
             return new Failure(Verdict.RETRYABLE, TimeUnit.MILLISECONDS.toNanos(pushback), 0, DelaySource.PUSHBACK);
         }
@@ -138,7 +139,7 @@ sealed interface Decision {
      * attempt's too); whether a retry is still allowed. A failure that does not qualify, or a channel
      * without throttle, changes nothing and allows.
      */
-    static boolean record(RetryThrottle throttle, boolean qualifies) {
+    static boolean record(@Nullable RetryThrottle throttle, boolean qualifies) {
         return !qualifies || throttle == null || throttle.onQualifiedFailureThenCheckAllowed();
     }
 
@@ -186,7 +187,7 @@ sealed interface Decision {
     }
 
     /** A retry or hedge withdraws from the budget (if any): unchanged when granted, else {@code Stop(BUDGET)}. */
-    static Decision admit(Decision decision, RetryBudget budget) {
+    static Decision admit(Decision decision, @Nullable RetryBudget budget) {
         if (budget == null || !(decision instanceof Retry || decision instanceof Hedge) || budget.tryAcquireRetry()) {
             return decision;
         }
@@ -194,7 +195,7 @@ sealed interface Decision {
     }
 
     /** The committed attempt failed: suppressed for the commit's reason if the policy would retry it, else null. */
-    static SuppressionReason afterCommit(SuppressionReason commitReason, boolean wouldRetry) {
+    static @Nullable SuppressionReason afterCommit(@Nullable SuppressionReason commitReason, boolean wouldRetry) {
         return !wouldRetry ? null : commitReason == null ? SuppressionReason.COMMITTED : commitReason;
     }
 

@@ -14,11 +14,13 @@ import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.util.ArrayDeque;
+import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One logical call of the interceptor engine: the core that {@link RetryingCall} (one attempt at a time)
@@ -50,15 +52,15 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final Context context;
     final boolean parallel;
     /** The committed attempt once it has caught up and nothing is being delivered. */
-    volatile Attempt passThrough;
+    volatile @Nullable Attempt passThrough;
     /** The application's listener: set once by {@link #start} before any attempt exists. */
     private Listener<RespT> listener;
 
     @GuardedBy("this") private final CallBuffer record = new CallBuffer();
     /** The attempt started last; each links to the one before (the call's attempts, newest first). */
-    @GuardedBy("this") private Attempt newest;
-    @GuardedBy("this") Attempt committed;
-    @GuardedBy("this") private Extra extra;
+    @GuardedBy("this") private @Nullable Attempt newest;
+    @GuardedBy("this") @Nullable Attempt committed;
+    @GuardedBy("this") private @Nullable Extra extra;
     /** The application cancelled, its listener threw, the Context was cancelled or the scheduler closed. */
     @GuardedBy("this") boolean cancelled;
     /** The outcome is decided: the listener is closed or about to be. */
@@ -72,20 +74,20 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** The call's state beyond the success path, made on first use; guarded as {@link Attempt}'s fields are. */
     class Extra {
-        SuppressionReason commitReason; // why the call was committed, when not by a response
+        @Nullable SuppressionReason commitReason; // why the call was committed, when not by a response
         boolean bufferExceeded; // a buffer limit passed with no attempt in flight: the next one commits at once
         /** The call's one pending timer (a retry's backoff, the next hedge) and its generation. */
-        RetryScheduler.Timer timer;
+        RetryScheduler.@Nullable Timer timer;
         int timerGeneration;
         long timerStartNanos;
         long waitedNanos;
         long lastWaitNanos; // what the last timer waited, until an attempt takes it (observed calls)
-        DelaySource delaySource; // where the pending retry's delay came from, until the retry takes it
+        @Nullable DelaySource delaySource; // where the pending retry's delay came from, until the retry takes it
         boolean shutDown; // the scheduler refused a timer: it is closed, the call ends SHUTTING_DOWN
-        Context.CancellationListener contextListener;
-        Status listenerFailure; // the listener threw (not in onClose): its close gets this, nothing else
-        ArrayDeque<Runnable> pending; // deliveries waiting for the thread that is delivering
-        ObservedCall observed; // the call as the engine's observer follows it (set at start, never changed)
+        Context.@Nullable CancellationListener contextListener;
+        @Nullable Status listenerFailure; // the listener threw (not in onClose): its close gets this, nothing else
+        @Nullable ArrayDeque<Runnable> pending; // deliveries waiting for the thread that is delivering
+        @Nullable ObservedCall observed; // the call as the engine's observer follows it (set at start, never changed)
     }
 
     /** Why a hedge is cancelled when another won, or the call ended (a cancelled call's attempts get its status). */
@@ -94,6 +96,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     private enum Signal { HEADERS, MESSAGE, READY, CLOSE } // a callback to the application's listener
 
+    @SuppressWarnings("NullAway.Init") // listener: null until start() sets it, and nothing calls it before
     EngineCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
             MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next, boolean parallel) {
         this.engine = engine;
@@ -237,13 +240,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** An operation of the application's: to the pass-through, else recorded and drained (a buffer limit commits). */
     @SuppressWarnings("unchecked")
-    private void op(int op, int n, Object message) {
+    private void op(int op, int n, @Nullable Object message) {
         Attempt p = passThrough;
         if (p != null) {
             apply(p.call, op, n, message);
             return;
         }
-        long size = op == CallBuffer.MESSAGE ? MessageSizes.sizeOf(method.getRequestMarshaller(), (ReqT) message) : 0;
+        long size = op == CallBuffer.MESSAGE
+                ? MessageSizes.sizeOf(method.getRequestMarshaller(), (ReqT) Objects.requireNonNull(message)) : 0;
         Attempt head;
         Attempt newlyCommitted = null;
         Attempt mine = null; // the newest attempt, idle and caught up: this thread sends it this operation
@@ -285,8 +289,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (newlyCommitted != null) {
             engine.events.committed(target(), newlyCommitted.number);
         }
-        if (p != null || mine != null) {
-            apply(p != null ? p.call : mine.call, op, n, message);
+        Attempt to = p != null ? p : mine;
+        if (to != null) {
+            apply(to.call, op, n, message);
         }
         if (mine != null) {
             sendMine(mine, uncommitted);
@@ -306,7 +311,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     @SuppressWarnings("unchecked")
-    private void apply(ClientCall<ReqT, RespT> call, int op, int n, Object message) {
+    private void apply(ClientCall<ReqT, RespT> call, int op, int n, @Nullable Object message) {
         switch (op) {
             case CallBuffer.REQUEST -> call.request(n);
             case CallBuffer.MESSAGE -> call.sendMessage((ReqT) message);
@@ -340,7 +345,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return oldest == null ? Attributes.EMPTY : oldest.call.getAttributes();
     }
 
-    private synchronized Attempt head() {
+    private synchronized @Nullable Attempt head() {
         return newest;
     }
 
@@ -351,7 +356,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     @Override
-    public final void cancel(String message, Throwable cause) {
+    public final void cancel(@Nullable String message, @Nullable Throwable cause) {
         cancelWith(Status.CANCELLED.withDescription(message != null ? message : "Call cancelled without message")
                 .withCause(cause));
     }
@@ -391,7 +396,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /** Starts {@code a} in the call's Context (the first with the application's headers), replays the record. */
-    final void launch(Attempt a, Metadata firstHeaders) {
+    final void launch(Attempt a, @Nullable Metadata firstHeaders) {
         Metadata headers = firstHeaders;
         boolean committedAtStart = false; // the first attempt is opened before any message
         long delay = -1;
@@ -417,7 +422,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (committedAtStart) {
             engine.events.committed(target(), a.number);
         }
-        AttemptObserver.Scope scope = followed == null ? null : followed.starting(kind(a), a.number, delay, source, headers);
+        // headers: the application's for the first attempt, the record's copy for the later ones
+        AttemptObserver.Scope scope = followed == null ? null
+                : followed.starting(kind(a), a.number, delay, source, Objects.requireNonNull(headers));
         Context previous = context == Context.current() ? null : context.attach();
         boolean callStarted = false;
         try {
@@ -440,7 +447,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /** Drains every attempt from {@code head} on: each is sent what it lacks, or its cancel. */
-    private void drainAll(Attempt head) {
+    private void drainAll(@Nullable Attempt head) {
         for (Attempt a = head; a != null; a = a.prev) {
             drain(a, false);
         }
@@ -531,7 +538,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /** A callback from {@code a}: a response commits to it; delivered when {@code a} is (or may become) the call's. */
-    private void receive(Attempt a, Signal s, Object value) {
+    private void receive(Attempt a, Signal s, @Nullable Object value) {
         boolean newly = false;
         boolean deliver;
         Attempt head = null;
@@ -568,7 +575,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Attempt head;
         int attempts = 0;
         long waited = 0;
-        Status failure = null;
+        @Nullable Status failure = null;
         boolean deliver = false;
         synchronized (this) {
             if (a.closed) {
@@ -578,7 +585,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             followed = extra == null ? null : extra.observed;
             wasCommitted = committed == a;
             if (a.startFailed) {
-                attemptStatus = status = a.cancel;
+                attemptStatus = status = Objects.requireNonNull(a.cancel); // set where the start failed
                 attemptTrailers = trailers = new Metadata();
             }
             cancelledHere = a.cancel != null && !a.startFailed;
@@ -635,7 +642,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** Under lock: what follows a failure of uncommitted {@code a}, admitted and timed; null: scheduler closed. */
     @GuardedBy("this")
-    private Decision decideLocked(Attempt a, Status status, Metadata trailers) {
+    private @Nullable Decision decideLocked(Attempt a, Status status, Metadata trailers) {
         Decision d = afterFailureLocked(a, status, trailers);
         d = d instanceof Decision.Retry ? Decision.admit(d, engine.budget) : d;
         long delay = d instanceof Decision.Retry r ? r.delayNanos() : d instanceof Decision.Hedge h ? h.delayNanos() : -1;
@@ -665,7 +672,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final void endCall(Status status, Metadata trailers) {
         int attempts;
         long waited;
-        Status failure;
+        @Nullable Status failure;
         boolean deliver;
         synchronized (this) { // nothing but this close can be delivered after it: it may enter now
             attempts = attempts();
@@ -680,7 +687,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
      * The rest of {@link #endCall(Status, Metadata)} once its locked part ran (in the caller's own section):
      * {@code deliver}, this thread entered the serialiser with the close; {@code failure}, what the listener threw.
      */
-    private void endCall(Status status, Metadata trailers, int attempts, long waited, Status failure, boolean deliver) {
+    private void endCall(Status status, Metadata trailers, int attempts, long waited, @Nullable Status failure,
+            boolean deliver) {
         Status.Code code = status.getCode();
         if (code == Status.Code.OK && engine.throttle != null) {
             engine.throttle.onSuccess();
@@ -706,7 +714,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** Under lock: whether this thread calls the listener now (it is busy then); false when queued for the busy one. */
     @GuardedBy("this")
-    private boolean enterLocked(Signal s, Object value, Metadata trailers) {
+    private boolean enterLocked(Signal s, @Nullable Object value, @Nullable Metadata trailers) {
         while (!BUSY.compareAndSet(this, (byte) 1, (byte) 2) && busy != 2) { // the busy one will find it queued
             if (BUSY.compareAndSet(this, (byte) 0, (byte) 1)) {
                 return true;
@@ -725,8 +733,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         while (!BUSY.compareAndSet(this, (byte) 1, (byte) 0)) {
             Runnable r;
             synchronized (this) {
-                r = extra.pending.poll();
-                busy = (byte) (extra.pending.isEmpty() ? 1 : 2);
+                ArrayDeque<Runnable> queue = Objects.requireNonNull(extra().pending); // busy 2: queued
+                r = queue.poll();
+                busy = (byte) (queue.isEmpty() ? 1 : 2);
             }
             r.run();
         }
@@ -738,7 +747,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /** A queued callback: once the listener threw, it hears only its close, with that failure. */
-    private void deliver(Signal s, Object value, Metadata trailers) {
+    private void deliver(Signal s, @Nullable Object value, @Nullable Metadata trailers) {
         Status failure;
         synchronized (this) {
             failure = extra == null ? null : extra.listenerFailure;
@@ -752,7 +761,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** The one call into the listener: an exception cancels the whole call, or is logged from its close. */
     @SuppressWarnings("unchecked")
-    private void emit(Signal s, Object value, Metadata trailers) {
+    private void emit(Signal s, @Nullable Object value, @Nullable Metadata trailers) {
         try {
             switch (s) {
                 case HEADERS -> listener.onHeaders((Metadata) value);
@@ -780,8 +789,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private boolean commitLocked(Attempt a, SuppressionReason reason) {
         committed = a;
         if (reason != SuppressionReason.COMMITTED || extra != null) {
-            extra().commitReason = reason;
-            extra.bufferExceeded = false;
+            Extra x = extra();
+            x.commitReason = reason;
+            x.bufferExceeded = false;
         }
         stopWaitingLocked();
         passThroughLocked();
@@ -815,7 +825,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** Marks every open attempt but {@code except} to be cancelled (their drain's owner issues it); whether any. */
     @GuardedBy("this")
-    private boolean markCancelLocked(Attempt except, Status why) {
+    private boolean markCancelLocked(@Nullable Attempt except, Status why) {
         boolean any = false;
         for (Attempt a = newest; a != null; a = a.prev) {
             if (a != except && !a.closed && a.cancel == null) {
@@ -835,7 +845,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** The attempt in flight that has sent the most messages (the oldest on a tie), or null. */
     @GuardedBy("this")
-    private Attempt mostAdvancedLocked() {
+    private @Nullable Attempt mostAdvancedLocked() {
         Attempt best = null;
         for (Attempt a = newest; a != null; a = a.prev) {
             if (!a.closed && a.cancel == null && (best == null || a.sentMessages >= best.sentMessages)) {
@@ -864,13 +874,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** On the call's executor; a timer replaced or cancelled since does nothing. */
     private void timerFired(int generation) {
         synchronized (this) {
-            if (extra.timer == null || generation != extra.timerGeneration) {
+            Extra x = extra;
+            if (x == null || x.timer == null || generation != x.timerGeneration) {
                 return;
             }
-            extra.timer = null;
-            long waited = System.nanoTime() - extra.timerStartNanos;
-            extra.waitedNanos += waited;
-            extra.lastWaitNanos = waited;
+            x.timer = null;
+            long waited = System.nanoTime() - x.timerStartNanos;
+            x.waitedNanos += waited;
+            x.lastWaitNanos = waited;
             stopWaitingLocked();
         }
         nextAttempt();
@@ -878,21 +889,23 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @GuardedBy("this")
     final void cancelTimerLocked() {
-        RetryScheduler.Timer t = extra == null ? null : extra.timer;
-        if (t != null) {
-            extra.timer = null;
+        Extra x = extra;
+        RetryScheduler.Timer t = x == null ? null : x.timer;
+        if (x != null && t != null) {
+            x.timer = null;
             t.cancel();
-            extra.waitedNanos += System.nanoTime() - extra.timerStartNanos;
+            x.waitedNanos += System.nanoTime() - x.timerStartNanos;
         }
     }
 
     /** No more waiting for a timer: it is cancelled and the Context no longer watched. */
     @GuardedBy("this")
     private void stopWaitingLocked() {
-        Context.CancellationListener cl = extra == null ? null : extra.contextListener;
+        Extra x = extra;
+        Context.CancellationListener cl = x == null ? null : x.contextListener;
         cancelTimerLocked();
-        if (cl != null) {
-            extra.contextListener = null;
+        if (x != null && cl != null) {
+            x.contextListener = null;
             context.removeListener(cl);
         }
     }
@@ -917,7 +930,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /** The call as the engine's observer follows it, or null. */
-    private synchronized ObservedCall observed() {
+    private synchronized @Nullable ObservedCall observed() {
         return extra == null ? null : extra.observed;
     }
 
@@ -964,7 +977,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
      */
     final class Attempt extends ClientCall.Listener<RespT> {
         final int number;
-        final Attempt prev;
+        final @Nullable Attempt prev;
         ClientCall<ReqT, RespT> call; // set by its launcher before another thread can drain or read it
         /** FREE, or a thread sends to it (its launcher from the start) and the others leave it to that one. */
         volatile byte drain = OWNED;
@@ -978,11 +991,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean sentHalfClose;
         byte sentCompression;
         /** Why it is to be cancelled (null: not); issued once, by its drain's owner. */
-        Status cancel;
+        @Nullable Status cancel;
         boolean startFailed;
         boolean cancelIssued;
 
-        Attempt(int number, Attempt prev) {
+        @SuppressWarnings("NullAway.Init") // call: set by its launcher before another thread can reach it
+        Attempt(int number, @Nullable Attempt prev) {
             this.number = number;
             this.prev = prev;
         }
@@ -993,7 +1007,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             Status why;
             synchronized (EngineCall.this) {
                 demanded = sentDemand;
-                why = cancel;
+                why = Objects.requireNonNull(cancel); // issued only once marked
             }
             try {
                 int missing = (int) (Integer.MAX_VALUE - Math.min(Math.max(0, demanded), Integer.MAX_VALUE));
@@ -1021,7 +1035,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
 
         /** To the listener directly while the call passes through to it (busy meanwhile), else through the state. */
-        private void signal(Signal s, Object value) {
+        private void signal(Signal s, @Nullable Object value) {
             boolean direct = passThrough == this && BUSY.compareAndSet(EngineCall.this, (byte) 0, (byte) 1);
             boolean emitted = direct && passThrough == this; // still: not cancelled before this thread was busy
             if (emitted) {

@@ -33,7 +33,7 @@ final class GuardedAttemptObserver implements AttemptObserver {
     }
 
     /** {@code observer} guarded, unless absent or grpc-retry's own. */
-    static AttemptObserver guard(AttemptObserver observer) {
+    static @Nullable AttemptObserver guard(@Nullable AttemptObserver observer) {
         if (observer == null || observer instanceof GuardedAttemptObserver
                 || observer.getClass().getName().equals("io.github.grpcretry.observation.ObservationAttemptObserver")) {
             return observer;
@@ -46,7 +46,7 @@ final class GuardedAttemptObserver implements AttemptObserver {
     }
 
     @Override
-    public Call callStarted(CallTarget target) {
+    public @Nullable Call callStarted(CallTarget target) {
         Call call;
         try {
             call = delegate.callStarted(target);

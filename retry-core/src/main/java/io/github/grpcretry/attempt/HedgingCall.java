@@ -9,6 +9,8 @@ import io.grpc.Channel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A call under a gRFC A6 {@code hedgingPolicy}: attempts of the same request in parallel, the first to
@@ -23,20 +25,20 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     private final int maxAttempts;
     private final long delayNanos;
     /** The method's adaptive delay (null: the configured delay), and when the call started on its ticker. */
-    private final AdaptiveDelay adaptive;
+    private final @Nullable AdaptiveDelay adaptive;
     private volatile long startTicks;
 
     /** No more hedges (pushback stop, throttle, budget, deadline). */
     @GuardedBy("this") private boolean frozen;
-    @GuardedBy("this") private Status lastStatus;
-    @GuardedBy("this") private Metadata lastTrailers;
+    @GuardedBy("this") private @Nullable Status lastStatus;
+    @GuardedBy("this") private @Nullable Metadata lastTrailers;
     @GuardedBy("this") private long firstStartNanos;
     @GuardedBy("this") private long lastStartNanos;
 
     HedgingCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
             MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
         super(engine, plan, method, callOptions, next, true);
-        this.policy = plan.hedging();
+        this.policy = Objects.requireNonNull(plan.hedging(), "hedging"); // a plan with a hedging policy only
         this.maxAttempts = Math.max(1, policy.maxAttempts());
         long configured = Math.max(0, Nanos.saturated(policy.hedgingDelay())); // a delay past 2^63-1 ns: never
         this.adaptive = plan.adaptive();
@@ -139,9 +141,11 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             launch(a, null);
             return;
         }
-        suppressed(((Decision.Stop) d).reason(), last == null ? Status.Code.OK : last.getCode());
+        // a stop before a hedge names its reason; the call ends only after an attempt closed
+        suppressed(Objects.requireNonNull(((Decision.Stop) d).reason()),
+                last == null ? Status.Code.OK : last.getCode());
         if (end) {
-            endCall(last, lastTrailersSeen);
+            endCall(Objects.requireNonNull(last), Objects.requireNonNull(lastTrailersSeen));
         }
     }
 

@@ -3,6 +3,7 @@ package io.github.grpcretry.attempt;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /** A call the engine's {@link AttemptObserver} follows, and the observer's view of each of its attempts by number. */
 final class ObservedCall {
@@ -18,7 +19,7 @@ final class ObservedCall {
      * Attempt {@code number} starts ({@code delay}: what it waited, -1 for the first; {@code source}: where a
      * retry's delay came from, else null); returns its open scope.
      */
-    AttemptObserver.Scope starting(AttemptKind kind, int number, long delay, DelaySource source, Metadata headers) {
+    AttemptObserver.Scope starting(AttemptKind kind, int number, long delay, @Nullable DelaySource source, Metadata headers) {
         AttemptObserver.Attempt o = source == null ? call.attemptStarting(kind, number, delay, headers)
                 : call.attemptStarting(kind, number, delay, source, headers);
         synchronized (this) {

@@ -17,6 +17,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The timers of the retry engine: one small pool of daemon threads shared by every channel
@@ -96,7 +97,7 @@ public final class RetryScheduler implements AutoCloseable {
      * closed before the timer fires, {@code onClose} runs instead (on {@code executor}, or on the closing
      * thread when that refuses it); when it is closed already, nothing is scheduled and the result is null.
      */
-    Timer schedule(Runnable task, Runnable onClose, Executor executor, long delayNanos) {
+    @Nullable Timer schedule(Runnable task, Runnable onClose, Executor executor, long delayNanos) {
         if (closed) {
             return null;
         }
@@ -186,7 +187,7 @@ public final class RetryScheduler implements AutoCloseable {
         private final Runnable onClose;
         private final Executor executor;
         private final AtomicBoolean done = new AtomicBoolean();
-        volatile ScheduledFuture<?> future;
+        volatile @Nullable ScheduledFuture<?> future;
 
         Timer(Runnable task, Runnable onClose, Executor executor) {
             this.task = task;

@@ -11,8 +11,10 @@ import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A call retried by a gRFC A6 {@code retryPolicy}, or by a {@link RetryDecider} for a method without
@@ -31,10 +33,10 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     private final class RetryState extends Extra {
         int backoffStep;
         /** The decider's state for this call (set at start) and its attempts, capped; with a decider only. */
-        RetryDecider.Call decisions;
+        RetryDecider.@Nullable Call decisions;
         int deciderMaxAttempts;
         /** The per-attempt receive deadline of the attempt started last (null: the call's deadline is earlier). */
-        Deadline attemptDeadline;
+        @Nullable Deadline attemptDeadline;
     }
 
     /** The {@code grpc-previous-rpc-attempts} value for {@code prev} earlier attempts (no allocation up to 10). */
@@ -48,9 +50,14 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         super(engine, plan, method, callOptions, next, false);
         if (plan.policy() == null) {
             synchronized (this) {
-                state().deciderMaxAttempts = Math.max(1, Math.min(plan.decider().maxAttempts(), engine.maxAttemptsCap));
+                state().deciderMaxAttempts = Math.max(1, Math.min(decider().maxAttempts(), engine.maxAttemptsCap));
             }
         }
+    }
+
+    /** The decider of a plan without a retry policy (such a plan has one). */
+    private RetryDecider decider() {
+        return Objects.requireNonNull(plan.decider(), "decider");
     }
 
     @GuardedBy("this")
@@ -73,7 +80,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     @Override
     void starting() {
         if (plan.policy() == null) {
-            RetryDecider.Call decisions = plan.decider().newCall(target());
+            RetryDecider.Call decisions = decider().newCall(target());
             synchronized (this) {
                 state().decisions = decisions;
             }
@@ -155,7 +162,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         if (policy != null) {
             return policy.isRetryable(status.getCode());
         }
-        return plan.decider().isRetryable(status, trailers); // guarded (GuardedRetryDecider): a throw is false
+        return decider().isRetryable(status, trailers); // guarded (GuardedRetryDecider): a throw is false
     }
 
     /** The backoff timer fired: the retry starts (on the call's executor). */

@@ -39,8 +39,8 @@ import org.jspecify.annotations.Nullable;
 public final class RetryingClientInterceptor implements ClientInterceptor {
 
     private final ChannelRetryConfig config;
-    final RetryThrottle throttle;
-    final RetryBudget budget;
+    final @Nullable RetryThrottle throttle;
+    final @Nullable RetryBudget budget;
     final RetryEventListener events;
     /** Follows calls attempt by attempt (per-attempt tracing); null = off, nothing is asked per call. */
     final @Nullable AttemptObserver observer;
@@ -53,17 +53,17 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     /** The longest RetryInfo delay a call without deadline waits. */
     final long retryInfoMaxDelayNanos;
     /** The channel's adaptive hedging state; null: its hedged methods keep the configured delay. */
-    private final AdaptiveHedgingRegistry.ChannelDelays adaptive;
+    private final AdaptiveHedgingRegistry.@Nullable ChannelDelays adaptive;
     private final boolean anyRetryPolicy; // or hedging policy, or a fallback decider
-    private final Function<MethodDescriptor<?, ?>, RetryDecider> fallbackDecider;
+    private final @Nullable Function<MethodDescriptor<?, ?>, @Nullable RetryDecider> fallbackDecider;
     private final ConcurrentHashMap<String, MethodPlan> plans = new ConcurrentHashMap<>();
 
     /**
      * What the engine does for one method: its retry policy or its hedging policy, capped, or else the
      * fallback's decider (all null = pass through), and its tag values.
      */
-    record MethodPlan(RetryPolicy policy, HedgingPolicy hedging, RetryDecider decider, CallTarget target,
-            AdaptiveDelay adaptive) {
+    record MethodPlan(@Nullable RetryPolicy policy, @Nullable HedgingPolicy hedging, @Nullable RetryDecider decider,
+            CallTarget target, @Nullable AdaptiveDelay adaptive) {
     }
 
     private RetryingClientInterceptor(Builder b) {
@@ -195,14 +195,14 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     /** Builds a {@link RetryingClientInterceptor}. */
     public static final class Builder {
         private final ChannelRetryConfig config;
-        private RetryThrottle throttle;
-        private RetryBudget budget;
+        private @Nullable RetryThrottle throttle;
+        private @Nullable RetryBudget budget;
         private RetryEventListener events = RetryEventListener.NOOP;
-        private AttemptObserver observer;
-        private RetryScheduler scheduler;
-        private RetryBufferPool bufferPool;
-        private Function<MethodDescriptor<?, ?>, RetryDecider> fallbackDecider;
-        private AdaptiveHedgingRegistry adaptiveHedging;
+        private @Nullable AttemptObserver observer;
+        private @Nullable RetryScheduler scheduler;
+        private @Nullable RetryBufferPool bufferPool;
+        private @Nullable Function<MethodDescriptor<?, ?>, @Nullable RetryDecider> fallbackDecider;
+        private @Nullable AdaptiveHedgingRegistry adaptiveHedging;
 
         private Builder(ChannelRetryConfig config) {
             this.config = Objects.requireNonNull(config, "config");

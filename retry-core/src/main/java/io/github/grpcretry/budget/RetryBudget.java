@@ -94,7 +94,7 @@ public final class RetryBudget {
     private volatile long recentEpoch;
     private final AtomicBoolean tickerClaimed = new AtomicBoolean();
     /** The closed slots of the window of the last tick's slot, summed by that tick (null before the first). */
-    private volatile ClosedSlots closedSlots;
+    private volatile @Nullable ClosedSlots closedSlots;
 
     /** The sums of the {@code SLOTS - 1} slots before {@code epoch}, taken when {@code epoch} began. */
     private record ClosedSlots(long epoch, long calls, long retries) {

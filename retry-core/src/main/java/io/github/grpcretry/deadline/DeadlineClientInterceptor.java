@@ -56,7 +56,7 @@ public final class DeadlineClientInterceptor implements ClientInterceptor {
     private final long minRemainingNanos;
     private final Function<MethodDescriptor<?, ?>, Duration> methodTimeouts;
     private final DeadlineEventListener listener;
-    private final Executor fastFailExecutor;
+    private final @Nullable Executor fastFailExecutor;
     private final ConcurrentHashMap<String, CallTarget> targets = new ConcurrentHashMap<>();
 
     /** Rules without per-method timeouts or events. */
@@ -206,7 +206,7 @@ public final class DeadlineClientInterceptor implements ClientInterceptor {
         }
 
         @Override
-        public void cancel(String message, Throwable cause) {
+        public void cancel(@Nullable String message, @Nullable Throwable cause) {
         }
 
         @Override

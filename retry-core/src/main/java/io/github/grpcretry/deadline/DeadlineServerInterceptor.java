@@ -12,6 +12,7 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Server side of deadline propagation:
@@ -55,7 +56,7 @@ public final class DeadlineServerInterceptor implements ServerInterceptor {
      * DEADLINE_EXCEEDED when {@code context} was cancelled because its deadline passed, CANCELLED when
      * it was cancelled otherwise, null when it is not cancelled.
      */
-    static Status ownFailure(Context context) {
+    static @Nullable Status ownFailure(Context context) {
         if (!context.isCancelled()) {
             Deadline deadline = context.getDeadline();
             return deadline != null && deadline.isExpired() ? Status.DEADLINE_EXCEEDED : null;
@@ -70,7 +71,7 @@ public final class DeadlineServerInterceptor implements ServerInterceptor {
     }
 
     /** The status a failure should surface with, or null to leave it as it is. */
-    static Status mapThrown(Throwable t, Context context) {
+    static @Nullable Status mapThrown(Throwable t, Context context) {
         Status own = ownFailure(context);
         if (own != null) {
             return own.withDescription(descriptionOf(own, t)).withCause(t);
@@ -82,12 +83,12 @@ public final class DeadlineServerInterceptor implements ServerInterceptor {
         return null;
     }
 
-    private static String descriptionOf(Status own, Throwable t) {
+    private static String descriptionOf(Status own, @Nullable Throwable t) {
         String what = own.getCode() == Status.Code.DEADLINE_EXCEEDED ? "deadline exceeded" : "call cancelled";
         return t == null ? what : what + " (handler failed with " + t + ")";
     }
 
-    private static Status statusInChain(Throwable t) {
+    private static @Nullable Status statusInChain(@Nullable Throwable t) {
         for (int depth = 0; t != null && depth < 16; depth++, t = t.getCause()) {
             if (t instanceof StatusRuntimeException sre) {
                 return sre.getStatus();

@@ -55,12 +55,12 @@ public final class GuardClientInterceptor implements ClientInterceptor {
 
     private static final Policies NONE = new Policies(null, null);
 
-    private final ChannelRetryConfig config;
+    private final @Nullable ChannelRetryConfig config;
     private final GuardEventListener events;
     private final ConcurrentHashMap<String, Policies> policies = new ConcurrentHashMap<>();
 
     /** A method's retry and hedging policies on this channel (either may be null). */
-    private record Policies(RetryPolicy retry, HedgingPolicy hedging) {
+    private record Policies(@Nullable RetryPolicy retry, @Nullable HedgingPolicy hedging) {
     }
 
     /**

@@ -25,6 +25,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Records the engine's events as the per-call meters of docs/design.md §15:
@@ -115,9 +116,9 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
         private final AtomicReferenceArray<Counter> attempts = new AtomicReferenceArray<>(KINDS.length * CODES.length);
         private final AtomicReferenceArray<Counter> suppressed = new AtomicReferenceArray<>(REASONS.length);
         private final AtomicReferenceArray<Counter> delays = new AtomicReferenceArray<>(SOURCES.length);
-        private volatile DistributionSummary retries;
-        private volatile DistributionSummary hedges;
-        private volatile Timer retryDelay;
+        private volatile @Nullable DistributionSummary retries;
+        private volatile @Nullable DistributionSummary hedges;
+        private volatile @Nullable Timer retryDelay;
 
         TargetMeters(CallTarget target) {
             this.tags = Tags.of(TAG_CLIENT, target.channel(), TAG_METHOD, target.fullMethodName());

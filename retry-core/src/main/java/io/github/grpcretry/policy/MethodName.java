@@ -29,7 +29,7 @@ public record MethodName(@Nullable String service, @Nullable String method) {
     }
 
     /** Whether this name matches the given fully-qualified service and bare method name. */
-    public boolean matches(String fullServiceName, String methodName) {
+    public boolean matches(@Nullable String fullServiceName, @Nullable String methodName) {
         if (service == null) {
             return true;
         }

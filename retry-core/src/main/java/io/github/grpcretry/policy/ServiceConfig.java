@@ -60,7 +60,7 @@ public record ServiceConfig(List<MethodConfig> methodConfigs, @Nullable RetryThr
     }
 
     /** gRPC matching: the entry naming the exact method, else the whole service, else the default; none when nothing matches. */
-    public @Nullable MethodConfig find(String fullServiceName, String methodName) {
+    public @Nullable MethodConfig find(@Nullable String fullServiceName, @Nullable String methodName) {
         MethodConfig best = null;
         int bestSpecificity = -1;
         for (MethodConfig mc : methodConfigs) {

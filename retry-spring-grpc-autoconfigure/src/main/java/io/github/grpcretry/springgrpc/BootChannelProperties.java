@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.grpc.client.autoconfigure.GrpcClientProperties;
 import org.springframework.boot.grpc.client.autoconfigure.ServiceConfig;
 
@@ -25,7 +26,7 @@ final class BootChannelProperties {
 
     private final Map<String, GrpcClientProperties.Channel> channels;
 
-    BootChannelProperties(GrpcClientProperties properties) {
+    BootChannelProperties(@Nullable GrpcClientProperties properties) {
         this.channels = properties == null ? Map.of() : properties.getChannel();
     }
 
@@ -35,7 +36,7 @@ final class BootChannelProperties {
     }
 
     /** The key of the entry Boot uses for {@code channel}: its own, else {@code default}; null when neither exists. */
-    String entryFor(String channel) {
+    @Nullable String entryFor(String channel) {
         if (channels.containsKey(channel)) {
             return channel;
         }
@@ -43,12 +44,13 @@ final class BootChannelProperties {
     }
 
     /** Boot's {@code default.deadline} for {@code channel} (0 or less counts as unset, as Boot treats it). */
-    Duration defaultDeadline(String channel) {
+    @Nullable Duration defaultDeadline(String channel) {
         String key = entryFor(channel);
-        if (key == null) {
+        GrpcClientProperties.Channel entry = key == null ? null : channels.get(key);
+        if (entry == null) {
             return null;
         }
-        Duration d = channels.get(key).getDefault().getDeadline();
+        Duration d = entry.getDefault().getDeadline();
         return d == null || d.isNegative() || d.isZero() ? null : d;
     }
 
@@ -63,7 +65,7 @@ final class BootChannelProperties {
      * read through the accessors of Boot's own records and converted as grpc.retry.clients is
      * ({@link SpringBoundValues}), or null when the entry has none.
      */
-    RetryConfigResolver.ServiceConfigProperties serviceConfig(String key) {
+    RetryConfigResolver.@Nullable ServiceConfigProperties serviceConfig(String key) {
         GrpcClientProperties.Channel channel = channels.get(key);
         ServiceConfig sc = channel == null ? null : channel.getServiceConfig();
         if (sc == null || (isEmpty(sc.method()) && sc.retrythrottling() == null)) {
@@ -82,7 +84,7 @@ final class BootChannelProperties {
         }), t == null ? null : SpringBoundValues.throttling(t.maxTokens(), t.tokenRatio()));
     }
 
-    private static boolean isEmpty(List<?> list) {
+    private static boolean isEmpty(@Nullable List<?> list) {
         return list == null || list.isEmpty();
     }
 }

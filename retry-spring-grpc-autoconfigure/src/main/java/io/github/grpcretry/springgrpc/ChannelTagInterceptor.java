@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The outermost interceptor of every Spring gRPC channel (added by {@link GrpcRetryChannelCustomizer},
@@ -32,7 +33,7 @@ final class ChannelTagInterceptor implements ClientInterceptor {
      *     an inbound call) and whose method has no service-config timeout; null = leave such calls to
      *     Spring Boot's own default deadline
      */
-    ChannelTagInterceptor(String channel, Duration defaultTimeout,
+    ChannelTagInterceptor(String channel, @Nullable Duration defaultTimeout,
             Function<MethodDescriptor<?, ?>, Duration> methodTimeouts) {
         this.channel = Objects.requireNonNull(channel, "channel");
         this.defaultTimeoutNanos = defaultTimeout == null ? 0 : defaultTimeout.toNanos();
@@ -44,7 +45,7 @@ final class ChannelTagInterceptor implements ClientInterceptor {
      * {@code grpc.retry.deadline.default-timeout} may be set: the shorter one; null when
      * {@code default-timeout} is not set (Boot's own interceptor then does what it does alone).
      */
-    static Duration combinedDefault(Duration bootDefault, Duration ours) {
+    static @Nullable Duration combinedDefault(@Nullable Duration bootDefault, @Nullable Duration ours) {
         if (ours == null) {
             return null;
         }

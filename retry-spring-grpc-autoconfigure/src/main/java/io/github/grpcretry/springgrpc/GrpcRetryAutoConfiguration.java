@@ -37,6 +37,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -164,7 +165,7 @@ public class GrpcRetryAutoConfiguration {
 
     private static <T extends ManagedChannelBuilder<T>> GrpcRetryChannelCustomizer<T> newChannelCustomizer(
             ReloadableChannels configs, ChannelSetup.Engine engine, BootChannelProperties boot,
-            java.time.Duration defaultTimeout, PolicySources policySources) {
+            java.time.@Nullable Duration defaultTimeout, PolicySources policySources) {
         return new GrpcRetryChannelCustomizer<>(configs, engine, boot, defaultTimeout, policySources);
     }
 

@@ -8,6 +8,7 @@ import io.github.grpcretry.integration.ReloadableChannels;
 import io.grpc.ManagedChannelBuilder;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
 
 /**
@@ -25,11 +26,11 @@ final class GrpcRetryChannelCustomizer<T extends ManagedChannelBuilder<T>> imple
     private final ReloadableChannels configs;
     private final ChannelSetup.Engine engine;
     private final BootChannelProperties boot;
-    private final Duration defaultTimeout;
+    private final @Nullable Duration defaultTimeout;
     private final PolicySources policySources;
 
     GrpcRetryChannelCustomizer(ReloadableChannels configs, ChannelSetup.Engine engine, BootChannelProperties boot,
-            Duration defaultTimeout, PolicySources policySources) {
+            @Nullable Duration defaultTimeout, PolicySources policySources) {
         this.configs = Objects.requireNonNull(configs, "configs");
         this.engine = Objects.requireNonNull(engine, "engine");
         this.boot = Objects.requireNonNull(boot, "boot");

@@ -79,8 +79,8 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
 
     @Override
     public ChannelRetryConfig forChannel(String channel) {
-        if (resolvedNames.contains(channel) || boot.entryFor(channel) == null
-                || boot.serviceConfig(boot.entryFor(channel)) == null) {
+        String entry = boot.entryFor(channel);
+        if (resolvedNames.contains(channel) || entry == null || boot.serviceConfig(entry) == null) {
             return resolved.forChannel(channel);
         }
         return late.computeIfAbsent(channel, name -> {

@@ -96,7 +96,7 @@ final class ChannelStateMeter implements AutoCloseable {
     private static final class Watcher {
         private final ManagedChannel managedChannel;
         private final AtomicReference<ConnectivityState> current = new AtomicReference<>();
-        private volatile ChannelStateMeter owner;
+        private volatile @Nullable ChannelStateMeter owner;
 
         Watcher(ManagedChannel managedChannel) {
             this.managedChannel = Objects.requireNonNull(managedChannel, "managedChannel");
@@ -114,7 +114,8 @@ final class ChannelStateMeter implements AutoCloseable {
         }
 
         private void arm(ConnectivityState seen) {
-            if (seen == ConnectivityState.SHUTDOWN || owner.closed) {
+            ChannelStateMeter o = owner; // set by watch() before start()
+            if (seen == ConnectivityState.SHUTDOWN || o == null || o.closed) {
                 return;
             }
             managedChannel.notifyWhenStateChanged(seen, this::changed);

@@ -60,7 +60,8 @@ public final class DeadlinePropertyChecks {
         if (minOk && (minRemaining == null || minRemaining.isNegative())) {
             problems.add(new ConfigProblem(PREFIX + "min-remaining", text(minRemaining), "must be >= 0",
                     "give a non-negative duration such as 50ms (0 = off)"));
-        } else if (minOk && defaultOk && defaultTimeout != null && positive(defaultTimeout) && !minRemaining.isZero()
+        } else if (minOk && defaultOk && defaultTimeout != null && positive(defaultTimeout) && minRemaining != null
+                && !minRemaining.isZero()
                 && defaultTimeout.compareTo(minRemaining) <= 0) {
             problems.add(new ConfigProblem(PREFIX + "default-timeout", text(defaultTimeout),
                     "must be greater than " + PREFIX + "min-remaining (" + text(minRemaining)

@@ -22,7 +22,7 @@ public class WrongSpringBootLineException extends RuntimeException {
 
     /** What was found. */
     public String description() {
-        return getMessage();
+        return Objects.requireNonNull(getMessage()); // the constructor requires it
     }
 
     /** What to change. */

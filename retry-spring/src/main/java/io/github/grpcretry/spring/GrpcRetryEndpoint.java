@@ -3,6 +3,7 @@ package io.github.grpcretry.spring;
 import io.github.grpcretry.integration.RetryReport;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -34,7 +35,7 @@ public class GrpcRetryEndpoint {
 
     /** One channel; 404 when the channel is neither configured nor known. */
     @ReadOperation
-    public Map<String, Object> channel(@Selector String client) {
+    public @Nullable Map<String, Object> channel(@Selector String client) {
         return report.endpoint(client);
     }
 }

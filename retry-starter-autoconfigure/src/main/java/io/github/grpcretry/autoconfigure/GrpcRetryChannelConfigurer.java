@@ -15,6 +15,7 @@ import java.util.Objects;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import net.devh.boot.grpc.client.config.GrpcChannelProperties;
 import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.Ordered;
 
 /**
@@ -67,9 +68,9 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
 
     private final ChannelRetryConfigs configs;
     private final ChannelSetup.Engine engine;
-    private final InterceptorEngineInstaller interceptorEngine;
-    private final GrpcChannelsProperties channelsProperties;
-    private final PolicySources policySources;
+    private final @Nullable InterceptorEngineInstaller interceptorEngine;
+    private final @Nullable GrpcChannelsProperties channelsProperties;
+    private final @Nullable PolicySources policySources;
 
     /**
      * @param interceptorEngine installs the interceptor engine; null = none (engine=interceptor then
@@ -78,7 +79,7 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
      *     back to the client name (may be null)
      */
     public GrpcRetryChannelConfigurer(ChannelRetryConfigs configs, ChannelSetup.Engine engine,
-            InterceptorEngineInstaller interceptorEngine, GrpcChannelsProperties channelsProperties) {
+            @Nullable InterceptorEngineInstaller interceptorEngine, @Nullable GrpcChannelsProperties channelsProperties) {
         this(configs, engine, interceptorEngine, channelsProperties, null);
     }
 
@@ -87,8 +88,8 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
      *     (null = none)
      */
     public GrpcRetryChannelConfigurer(ChannelRetryConfigs configs, ChannelSetup.Engine engine,
-            InterceptorEngineInstaller interceptorEngine, GrpcChannelsProperties channelsProperties,
-            PolicySources policySources) {
+            @Nullable InterceptorEngineInstaller interceptorEngine, @Nullable GrpcChannelsProperties channelsProperties,
+            @Nullable PolicySources policySources) {
         this.configs = Objects.requireNonNull(configs, "configs");
         this.engine = Objects.requireNonNull(engine, "engine");
         this.interceptorEngine = interceptorEngine;

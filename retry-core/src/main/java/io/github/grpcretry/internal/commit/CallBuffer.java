@@ -2,6 +2,8 @@ package io.github.grpcretry.internal.commit;
 
 import io.grpc.Metadata;
 import java.util.Arrays;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The replay record of one call: what the application gave it (start headers, request messages,
@@ -16,9 +18,9 @@ public final class CallBuffer {
     public static final int REQUEST = 0, MESSAGE = 1, HALF_CLOSE = 2, COMPRESSION = 3;
 
     /** A copy of non-empty start headers (null: none); each attempt after the first gets a copy of it. */
-    private Metadata headers;
-    private Object first;
-    private Object[] later;
+    private @Nullable Metadata headers;
+    private @Nullable Object first;
+    private Object @Nullable [] later;
     private int count;
     private long demand;
     private boolean halfClosed;
@@ -45,7 +47,7 @@ public final class CallBuffer {
     }
 
     /** Records an operation of the application's ({@code n}: demand, or compression on when non-zero). */
-    public void record(int op, int n, Object message) {
+    public void record(int op, int n, @Nullable Object message) {
         switch (op) {
             case REQUEST -> demand += n;
             case MESSAGE -> {
@@ -69,7 +71,7 @@ public final class CallBuffer {
 
     /** Message {@code i} (0-based) of those recorded. */
     public Object message(int i) {
-        return i == 0 ? first : later[i - 1];
+        return i == 0 ? Objects.requireNonNull(first) : Objects.requireNonNull(later)[i - 1];
     }
 
     public long demand() {

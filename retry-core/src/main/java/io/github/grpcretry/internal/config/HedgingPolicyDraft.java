@@ -17,7 +17,7 @@ public record HedgingPolicyDraft(
     }
 
     /** This draft's fields where set, {@code under}'s elsewhere. */
-    public HedgingPolicyDraft overlay(HedgingPolicyDraft under) {
+    public HedgingPolicyDraft overlay(@Nullable HedgingPolicyDraft under) {
         if (under == null) {
             return this;
         }

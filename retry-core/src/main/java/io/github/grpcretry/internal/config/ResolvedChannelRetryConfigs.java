@@ -15,10 +15,13 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The validated, merged and capped configuration of every channel. Made once at start-up by
@@ -69,11 +72,13 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
             }
         };
         List<ConfigProblem> problems = new ArrayList<>();
-        this.global = assemble(ChannelRetryConfigs.GLOBAL, globalServiceConfig, globalSettings, false, problems);
+        // not customized, so never left out
+        this.global = Objects.requireNonNull(
+                assemble(ChannelRetryConfigs.GLOBAL, globalServiceConfig, globalSettings, false, problems));
         Map<String, ChannelRetryConfig> made = new LinkedHashMap<>();
         for (Map.Entry<String, ServiceConfig> e : ownConfigs.entrySet()) {
             made.put(e.getKey(), assemble(e.getKey(), e.getValue().layeredOver(globalServiceConfig),
-                    settings.get(e.getKey()), true, problems));
+                    Objects.requireNonNull(settings.get(e.getKey()), e.getKey()), true, problems));
         }
         throwIfAny(problems);
         this.configured = Collections.unmodifiableMap(made);
@@ -107,11 +112,12 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
         RetryConfigValidator.ChannelSettings globalSettings = validator.channelSettings(globalDraft);
         Map<String, ServiceConfig> own = new LinkedHashMap<>();
         Map<String, RetryConfigValidator.ChannelSettings> settings = new LinkedHashMap<>();
-        for (String channel : new TreeSet<>(drafts.keySet())) {
+        for (Map.Entry<String, ChannelDraft> e : new TreeMap<>(drafts).entrySet()) {
+            String channel = e.getKey();
             if (channel.equals(ChannelRetryConfigs.GLOBAL)) {
                 continue;
             }
-            ChannelDraft d = drafts.get(channel).inheriting(globalDraft);
+            ChannelDraft d = e.getValue().inheriting(globalDraft);
             own.put(channel, validator.serviceConfig(d.serviceConfig(), paths));
             settings.put(channel, validator.channelSettings(d));
         }
@@ -126,7 +132,8 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
         }
     }
 
-    private ChannelRetryConfig assemble(String channel, ServiceConfig merged, RetryConfigValidator.ChannelSettings s,
+    private @Nullable ChannelRetryConfig assemble(String channel, ServiceConfig merged,
+            RetryConfigValidator.ChannelSettings s,
             boolean customize, List<ConfigProblem> problems) {
         ServiceConfig config = merged;
         if (customize && !customizers.isEmpty()) {

@@ -20,6 +20,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Checks every rule of gRFC A6 and of the starter's property contract, turning drafts into the
@@ -68,12 +69,12 @@ public final class RetryConfigValidator {
             String maxAttemptsCapPath,
             long perRpcBufferLimit,
             long retryBufferSize,
-            RetryBudgetPolicy budget,
-            Duration connectTimeout,
-            String resilience4jRetry,
+            @Nullable RetryBudgetPolicy budget,
+            @Nullable Duration connectTimeout,
+            @Nullable String resilience4jRetry,
             boolean retryInfo,
             Duration retryInfoMaxDelay,
-            AdaptiveHedgingPolicy adaptiveHedging) {
+            @Nullable AdaptiveHedgingPolicy adaptiveHedging) {
     }
 
     // ---------------------------------------------------------------- service config drafts
@@ -85,7 +86,7 @@ public final class RetryConfigValidator {
      * @param maxAttemptsPaths when not null, receives for each retry and hedging policy made the path
      *     of its max-attempts (identity keys), so a capped value can be named later
      */
-    public ServiceConfig serviceConfig(ServiceConfigDraft draft, Map<Object, String> maxAttemptsPaths) {
+    public ServiceConfig serviceConfig(ServiceConfigDraft draft, @Nullable Map<Object, String> maxAttemptsPaths) {
         List<MethodConfig> out = new ArrayList<>();
         Map<MethodName, String> seen = new HashMap<>();
         for (MethodConfigDraft m : draft.methodConfigs()) {
@@ -94,11 +95,13 @@ public final class RetryConfigValidator {
                 out.add(mc);
             }
         }
-        RetryThrottlingPolicy throttling = draft.retryThrottling() == null ? null : throttling(draft.retryThrottling());
+        RetryThrottlingDraft throttlingDraft = draft.retryThrottling();
+        RetryThrottlingPolicy throttling = throttlingDraft == null ? null : throttling(throttlingDraft);
         return new ServiceConfig(out, throttling);
     }
 
-    private MethodConfig methodConfig(MethodConfigDraft d, Map<MethodName, String> seen, Map<Object, String> paths) {
+    private @Nullable MethodConfig methodConfig(MethodConfigDraft d, Map<MethodName, String> seen,
+            @Nullable Map<Object, String> paths) {
         int before = problems.size();
         List<MethodName> names = new ArrayList<>();
         if (d.names().isEmpty()) {
@@ -128,20 +131,24 @@ public final class RetryConfigValidator {
         Long maxResp = messageLimit(d.maxResponseMessageBytes());
         RetryPolicy retry = null;
         HedgingPolicy hedging = null;
-        boolean hasRetry = d.retryPolicy() != null && !d.retryPolicy().isEmpty();
-        boolean hasHedging = d.hedgingPolicy() != null && !d.hedgingPolicy().isEmpty();
+        RetryPolicyDraft retryDraft = d.retryPolicy();
+        HedgingPolicyDraft hedgingDraft = d.hedgingPolicy();
+        boolean hasRetry = retryDraft != null && !retryDraft.isEmpty();
+        boolean hasHedging = hedgingDraft != null && !hedgingDraft.isEmpty();
         if (hasRetry && hasHedging) {
             problem(d.path(), null, "a method entry may have a retry policy or a hedging policy, not both",
                     "remove " + d.field("retryPolicy") + " or " + d.field("hedgingPolicy"));
-        } else if (hasRetry) {
-            retry = retryPolicy(d.retryPolicy());
-            if (retry != null && paths != null) {
-                paths.put(retry, d.retryPolicy().maxAttempts().path());
+        } else if (hasRetry && retryDraft != null) {
+            retry = retryPolicy(retryDraft);
+            Sourced<Integer> max = retryDraft.maxAttempts();
+            if (retry != null && paths != null && max != null) {
+                paths.put(retry, max.path());
             }
-        } else if (hasHedging) {
-            hedging = hedgingPolicy(d.hedgingPolicy());
-            if (hedging != null && paths != null) {
-                paths.put(hedging, d.hedgingPolicy().maxAttempts().path());
+        } else if (hasHedging && hedgingDraft != null) {
+            hedging = hedgingPolicy(hedgingDraft);
+            Sourced<Integer> max = hedgingDraft.maxAttempts();
+            if (hedging != null && paths != null && max != null) {
+                paths.put(hedging, max.path());
             }
         }
         if (problems.size() != before) {
@@ -150,7 +157,7 @@ public final class RetryConfigValidator {
         return new MethodConfig(names, waitForReady, timeout, maxReq, maxResp, retry, hedging);
     }
 
-    private Long messageLimit(Sourced<Long> s) {
+    private @Nullable Long messageLimit(@Nullable Sourced<Long> s) {
         if (s == null) {
             return null;
         }
@@ -162,7 +169,7 @@ public final class RetryConfigValidator {
         return s.value();
     }
 
-    private RetryPolicy retryPolicy(RetryPolicyDraft d) {
+    private @Nullable RetryPolicy retryPolicy(RetryPolicyDraft d) {
         int before = problems.size();
         Map<RetryPolicyField, Object> values = new EnumMap<>(RetryPolicyField.class);
         for (RetryPolicyField f : RetryPolicyField.values()) {
@@ -177,7 +184,7 @@ public final class RetryConfigValidator {
         return RetryPolicyField.build(values);
     }
 
-    private HedgingPolicy hedgingPolicy(HedgingPolicyDraft d) {
+    private @Nullable HedgingPolicy hedgingPolicy(HedgingPolicyDraft d) {
         int before = problems.size();
         Integer maxAttempts = maxAttempts(d.maxAttempts(), d.field("maxAttempts"), "hedging");
         Duration delay = Duration.ZERO;
@@ -200,13 +207,13 @@ public final class RetryConfigValidator {
                         "remove OK from the list");
             }
         }
-        if (problems.size() != before) {
+        if (maxAttempts == null || problems.size() != before) {
             return null;
         }
         return new HedgingPolicy(maxAttempts, delay, codes);
     }
 
-    Integer maxAttempts(Sourced<Integer> s, String path, String what) {
+    @Nullable Integer maxAttempts(@Nullable Sourced<Integer> s, String path, String what) {
         if (s == null) {
             missing(path, "the number of attempts in all, the first included", "e.g. 3");
             return null;
@@ -219,8 +226,10 @@ public final class RetryConfigValidator {
         return s.value();
     }
 
-    private RetryThrottlingPolicy throttling(RetryThrottlingDraft d) {
+    private @Nullable RetryThrottlingPolicy throttling(RetryThrottlingDraft d) {
         int before = problems.size();
+        Sourced<Double> maxTokens = d.maxTokens();
+        Sourced<Double> tokenRatio = d.tokenRatio();
         if (d.maxTokens() == null) {
             missing(d.field("maxTokens"), "the size of the token bucket", "e.g. 10");
         } else {
@@ -245,10 +254,10 @@ public final class RetryConfigValidator {
                         "use a positive ratio such as 0.1");
             }
         }
-        if (problems.size() != before) {
+        if (maxTokens == null || tokenRatio == null || problems.size() != before) {
             return null;
         }
-        return new RetryThrottlingPolicy(d.maxTokens().value(), d.tokenRatio().value());
+        return new RetryThrottlingPolicy(maxTokens.value(), tokenRatio.value());
     }
 
     // ---------------------------------------------------------------- channel settings
@@ -309,7 +318,7 @@ public final class RetryConfigValidator {
     }
 
     /** The adaptive hedging settings with their defaults, or null when they are not enabled (or invalid). */
-    private AdaptiveHedgingPolicy adaptiveHedging(ChannelDraft.AdaptiveHedgingDraft a) {
+    private @Nullable AdaptiveHedgingPolicy adaptiveHedging(ChannelDraft.AdaptiveHedgingDraft a) {
         if (a.enabled() == null || !a.enabled().value()) {
             return null;
         }
@@ -361,7 +370,7 @@ public final class RetryConfigValidator {
         return new AdaptiveHedgingPolicy(load, min, max, samples, window);
     }
 
-    private RetryBudgetPolicy budget(ChannelDraft d) {
+    private @Nullable RetryBudgetPolicy budget(ChannelDraft d) {
         int before = problems.size();
         double minRetries = RetryBudgetPolicy.DEFAULT_MIN_RETRIES_PER_SECOND;
         if (d.budgetMinRetriesPerSecond() != null) {
@@ -397,7 +406,7 @@ public final class RetryConfigValidator {
         return new RetryBudgetPolicy(ratio, minRetries, ttl);
     }
 
-    private long size(Sourced<Long> s, long dflt, String rule, String fix) {
+    private long size(@Nullable Sourced<Long> s, long dflt, String rule, String fix) {
         if (s == null) {
             return dflt;
         }
@@ -414,7 +423,7 @@ public final class RetryConfigValidator {
      * Checks a service config made in code (a {@link ServiceConfigCustomizer}'s result) against the
      * same rules; problems are named {@code <origin> methodConfig[i]...}.
      */
-    public void check(ServiceConfig config, String origin) {
+    public void check(@Nullable ServiceConfig config, String origin) {
         if (config == null) {
             problem(origin, null, "a ServiceConfigCustomizer must not return null", "return the config it was given");
             return;
@@ -469,13 +478,13 @@ public final class RetryConfigValidator {
         }
     }
 
-    void tooLong(Duration d, String path) {
+    void tooLong(@Nullable Duration d, String path) {
         if (d != null && d.compareTo(MAX_DURATION) > 0) {
             problem(path, Sourced.display(d), TOO_LONG, "use a shorter duration");
         }
     }
 
-    private void checkLimit(Long v, String path) {
+    private void checkLimit(@Nullable Long v, String path) {
         if (v != null && (v <= 0 || v > MAX_MESSAGE_BYTES)) {
             problem(path, String.valueOf(v), "a message size limit must be in (0, 2147483647] bytes", "use e.g. 4MB");
         }
@@ -484,7 +493,8 @@ public final class RetryConfigValidator {
     // ---------------------------------------------------------------- helpers
 
     /** A required duration that must be &gt; 0 (and at most {@link Durations#MAX}). */
-    Duration requiredPositive(Sourced<Duration> s, String path, String what, String example, String rule) {
+    @Nullable Duration requiredPositive(@Nullable Sourced<Duration> s, String path, String what, String example,
+            String rule) {
         if (s == null) {
             missing(path, what, example);
             return null;
@@ -497,7 +507,7 @@ public final class RetryConfigValidator {
         return StatusCodes.parseAll(s.value(), s.path(), problems);
     }
 
-    Duration positive(Sourced<Duration> s, String rule) {
+    @Nullable Duration positive(@Nullable Sourced<Duration> s, String rule) {
         if (s == null) {
             return null;
         }
@@ -517,7 +527,7 @@ public final class RetryConfigValidator {
         problem(path, null, "required: " + what, "set it, " + example);
     }
 
-    void problem(String path, String value, String rule, String fix) {
+    void problem(String path, @Nullable String value, String rule, String fix) {
         problems.add(new ConfigProblem(path, value, rule, fix));
     }
 }

@@ -9,6 +9,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -95,7 +96,8 @@ public enum RetryPolicyField {
                 v.missing(path, "the status codes that may be retried", "e.g. [UNAVAILABLE]");
                 return null;
             }
-            Sourced<List<String>> codes = cast(s);
+            @SuppressWarnings("unchecked")
+            Sourced<List<String>> codes = (Sourced<List<String>>) s;
             Set<Status.Code> parsed = v.codes(codes);
             if (codes.value().isEmpty()) {
                 v.problem(s.path(), s.display(), propertyName() + " must not be empty",
@@ -136,12 +138,16 @@ public enum RetryPolicyField {
      */
     static RetryPolicy build(Map<RetryPolicyField, Object> v) {
         return new RetryPolicy(
-                (Integer) v.get(MAX_ATTEMPTS),
-                (Duration) v.get(INITIAL_BACKOFF),
-                (Duration) v.get(MAX_BACKOFF),
-                (Double) v.get(BACKOFF_MULTIPLIER),
-                codeSet(v.get(RETRYABLE_STATUS_CODES)),
+                required(v, MAX_ATTEMPTS, Integer.class),
+                required(v, INITIAL_BACKOFF, Duration.class),
+                required(v, MAX_BACKOFF, Duration.class),
+                required(v, BACKOFF_MULTIPLIER, Double.class),
+                codeSet(required(v, RETRYABLE_STATUS_CODES, Set.class)),
                 (Duration) v.get(PER_ATTEMPT_RECEIVE_TIMEOUT));
+    }
+
+    private static <T> T required(Map<RetryPolicyField, Object> v, RetryPolicyField field, Class<T> type) {
+        return type.cast(Objects.requireNonNull(v.get(field), field.jsonName));
     }
 
     /** The field's name in the gRPC service-config JSON ({@code perAttemptRecvTimeout}). */
@@ -210,7 +216,7 @@ public enum RetryPolicyField {
     }
 
     @SuppressWarnings("unchecked")
-    private static Set<Status.Code> codeSet(@Nullable Object codes) {
+    private static Set<Status.Code> codeSet(Set<?> codes) {
         return (Set<Status.Code>) codes;
     }
 

@@ -10,7 +10,7 @@ public record RetryThrottlingDraft(String path, ConfigNaming naming, @Nullable S
     }
 
     /** This draft's fields where set, {@code under}'s elsewhere. */
-    public RetryThrottlingDraft overlay(RetryThrottlingDraft under) {
+    public RetryThrottlingDraft overlay(@Nullable RetryThrottlingDraft under) {
         if (under == null || under.isEmpty()) {
             return this;
         }

@@ -19,7 +19,7 @@ public record ServiceConfigDraft(List<MethodConfigDraft> methodConfigs, @Nullabl
      * as an entry of {@code file} overlays that entry field by field (in the file entry's place);
      * other entries of this config are added after the file's. Throttling fields overlay field by field.
      */
-    public ServiceConfigDraft overlay(ServiceConfigDraft file) {
+    public ServiceConfigDraft overlay(@Nullable ServiceConfigDraft file) {
         if (file == null) {
             return this;
         }

@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads a standard gRPC service config JSON ({@code methodConfig[]} with {@code name},
@@ -56,7 +57,7 @@ public final class ServiceConfigJson {
      * @param source how to name the file in problems, e.g. {@code classpath:sc.json}
      * @return the draft (possibly partial when there were problems), or null when the text is not JSON
      */
-    public static ServiceConfigDraft parse(String json, String source, List<ConfigProblem> problems) {
+    public static @Nullable ServiceConfigDraft parse(String json, String source, List<ConfigProblem> problems) {
         return new ServiceConfigJson(source, problems).parseDocument(json);
     }
 
@@ -80,7 +81,7 @@ public final class ServiceConfigJson {
         return source + " " + jsonPath;
     }
 
-    private ServiceConfigDraft parseDocument(String json) {
+    private @Nullable ServiceConfigDraft parseDocument(String json) {
         if (json == null || json.isBlank()) {
             problems.add(new ConfigProblem(at("$"), "", "must be a JSON object (the file is empty)",
                     "put a gRPC service config in the file, e.g. {\"methodConfig\": [...]}"));
@@ -137,7 +138,7 @@ public final class ServiceConfigJson {
         return new ServiceConfigDraft(methods, throttling);
     }
 
-    private MethodConfigDraft methodConfig(JsonElement e, String path) {
+    private @Nullable MethodConfigDraft methodConfig(JsonElement e, String path) {
         if (!e.isJsonObject()) {
             wrongType(path, e, "a JSON object");
             return null;
@@ -204,13 +205,13 @@ public final class ServiceConfigJson {
     }
 
     /** The value of {@code key} in {@code o}; null when it is absent or JSON null. */
-    private static JsonElement field(JsonObject o, String key) {
+    private static @Nullable JsonElement field(JsonObject o, String key) {
         JsonElement e = o.get(key);
         return e == null || e.isJsonNull() ? null : e;
     }
 
     /** The JSON object at {@code key}; null when it is absent, JSON null or (reported) not an object. */
-    private JsonObject object(JsonObject o, String parent, String key) {
+    private @Nullable JsonObject object(JsonObject o, String parent, String key) {
         JsonElement e = field(o, key);
         if (e == null) {
             return null;
@@ -222,7 +223,7 @@ public final class ServiceConfigJson {
         return e.getAsJsonObject();
     }
 
-    private String string(JsonObject o, String parent, String key) {
+    private @Nullable String string(JsonObject o, String parent, String key) {
         JsonElement e = field(o, key);
         if (e == null) {
             return null;
@@ -234,7 +235,7 @@ public final class ServiceConfigJson {
         return null;
     }
 
-    private Sourced<Double> number(JsonObject o, String parent, String key) {
+    private @Nullable Sourced<Double> number(JsonObject o, String parent, String key) {
         JsonElement e = field(o, key);
         if (e == null) {
             return null;
@@ -248,16 +249,16 @@ public final class ServiceConfigJson {
         return new Sourced<>(d.doubleValue(), at(p), e.getAsString());
     }
 
-    private Sourced<Integer> integer(JsonObject o, String parent, String key) {
+    private @Nullable Sourced<Integer> integer(JsonObject o, String parent, String key) {
         return whole(o, parent, key, BigDecimal::intValueExact, "a whole JSON number");
     }
 
-    private Sourced<Long> longValue(JsonObject o, String parent, String key) {
+    private @Nullable Sourced<Long> longValue(JsonObject o, String parent, String key) {
         return whole(o, parent, key, BigDecimal::longValueExact, "a whole number of bytes");
     }
 
     /** A whole number that {@code exact} takes (it throws when not integral or out of range), or null. */
-    private <T> Sourced<T> whole(JsonObject o, String parent, String key, Function<BigDecimal, T> exact,
+    private <T> @Nullable Sourced<T> whole(JsonObject o, String parent, String key, Function<BigDecimal, T> exact,
             String expected) {
         JsonElement e = field(o, key);
         if (e == null) {
@@ -276,7 +277,7 @@ public final class ServiceConfigJson {
         return null;
     }
 
-    private static BigDecimal decimal(JsonElement e) {
+    private static @Nullable BigDecimal decimal(JsonElement e) {
         if (!e.isJsonPrimitive()) {
             return null;
         }
@@ -291,7 +292,7 @@ public final class ServiceConfigJson {
         }
     }
 
-    private Sourced<Duration> duration(JsonObject o, String parent, String key) {
+    private @Nullable Sourced<Duration> duration(JsonObject o, String parent, String key) {
         JsonElement e = field(o, key);
         if (e == null) {
             return null;
@@ -309,7 +310,7 @@ public final class ServiceConfigJson {
     }
 
     /** A protobuf JSON duration ({@code "1.5s"}, {@code "-0.1s"}), or null when {@code text} is not one. */
-    public static Duration parseDuration(String text) {
+    public static @Nullable Duration parseDuration(String text) {
         Matcher m = DURATION.matcher(text.trim());
         if (!m.matches()) {
             return null;
@@ -324,7 +325,7 @@ public final class ServiceConfigJson {
         return m.group(1) != null ? d.negated() : d;
     }
 
-    private Sourced<List<String>> codes(JsonObject o, String parent, String key) {
+    private @Nullable Sourced<List<String>> codes(JsonObject o, String parent, String key) {
         JsonElement e = field(o, key);
         if (e == null) {
             return null;

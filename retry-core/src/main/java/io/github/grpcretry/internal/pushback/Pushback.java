@@ -2,6 +2,7 @@ package io.github.grpcretry.internal.pushback;
 
 import io.grpc.Metadata;
 import java.util.Iterator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads the server's {@code grpc-retry-pushback-ms} trailer (gRFC A6) into one primitive, without
@@ -31,7 +32,7 @@ public final class Pushback {
     }
 
     /** The pushback in {@code trailers}: {@link #ABSENT}, {@link #STOP} or a delay in ms (>= 0). */
-    public static long parse(Metadata trailers) {
+    public static long parse(@Nullable Metadata trailers) {
         if (trailers == null || !trailers.containsKey(KEY)) {
             return ABSENT;
         }
@@ -39,7 +40,7 @@ public final class Pushback {
     }
 
     /** The pushback given by the trailer's values ({@code null} or empty = absent). */
-    public static long parse(Iterable<String> values) {
+    public static long parse(@Nullable Iterable<String> values) {
         if (values == null) {
             return ABSENT;
         }
@@ -55,7 +56,7 @@ public final class Pushback {
     }
 
     /** One value: a delay in ms (>= 0), or {@link #STOP} when it is negative or not a 32-bit integer. */
-    public static long parseValue(String value) {
+    public static long parseValue(@Nullable String value) {
         if (value == null) {
             return STOP;
         }

@@ -8,6 +8,7 @@ import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.grpc.ManagedChannelBuilder;
 import java.util.function.Supplier;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.Ordered;
 
 /**
@@ -23,7 +24,7 @@ public class DeadlineChannelConfigurer implements GrpcChannelConfigurer, Ordered
 
     private final DeadlineSettings settings;
     private final Supplier<ChannelRetryConfigs> channelConfigs;
-    private final DeadlineEventListener listener;
+    private final @Nullable DeadlineEventListener listener;
 
     /**
      * @param channelConfigs the channels' effective service configs (for per-method timeouts); may
@@ -31,7 +32,7 @@ public class DeadlineChannelConfigurer implements GrpcChannelConfigurer, Ordered
      * @param listener events for meters, or null
      */
     public DeadlineChannelConfigurer(DeadlineSettings settings, Supplier<ChannelRetryConfigs> channelConfigs,
-            DeadlineEventListener listener) {
+            @Nullable DeadlineEventListener listener) {
         this.settings = settings;
         this.channelConfigs = channelConfigs == null ? () -> null : channelConfigs;
         this.listener = listener;

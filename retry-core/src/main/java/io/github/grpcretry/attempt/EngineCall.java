@@ -7,6 +7,7 @@ import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
+import io.grpc.ClientStreamTracer;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Deadline;
@@ -375,7 +376,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Context previous = context == Context.current() ? null : context.attach();
         boolean callStarted = false;
         try {
-            a.call = next.newCall(method, attemptOptions(a));
+            CallOptions options = attemptOptions(a);
+            if (engine.watchTransparentRetries) {
+                options = options.withStreamTracerFactory(new TransparentRetries(a, followed));
+            }
+            a.call = next.newCall(method, options);
             a.call.start(a, headers);
             callStarted = true;
             drain(a, true);
@@ -607,17 +612,21 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             engine.throttle.onSuccess();
         }
         int attempts;
+        int transparent = 0;
         long waited;
         Status failure;
         boolean deliver;
         synchronized (this) { // nothing but this close can be delivered after it: it may enter now
             attempts = attempts();
+            for (Attempt a = newest; a != null; a = a.prev) {
+                transparent += a.transparentRetries;
+            }
             waited = waitedNanos();
             failure = extra == null ? null : extra.listenerFailure;
             deliver = enterLocked(Signal.CLOSE, status, trailers);
         }
         int later = attempts - 1; // no attempt starts any more
-        engine.events.callEnded(target(), code, parallel ? 0 : later, parallel ? later : 0, waited);
+        engine.events.callEnded(target(), code, parallel ? 0 : later, parallel ? later : 0, transparent, waited);
         ended(status, attempts);
         if (deliver) {
             emit(Signal.CLOSE, failure != null ? failure : status, failure != null ? new Metadata() : trailers);
@@ -889,6 +898,38 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return b == null ? left : Math.min(left, b.timeRemaining(TimeUnit.NANOSECONDS));
     }
 
+    /** The tracer of a stream: the engine only counts streams, it traces none. */
+    private static final ClientStreamTracer NO_TRACER = new ClientStreamTracer() {
+    };
+
+    /**
+     * Asked by grpc-java for a tracer of each stream of one attempt: a stream that is a transparent retry
+     * (the server refused the one before it unprocessed) is counted for the attempt and told to the observer.
+     * Called on the thread that makes the stream (a transport thread for a transparent retry): no blocking.
+     */
+    private final class TransparentRetries extends ClientStreamTracer.Factory {
+        private final Attempt attempt;
+        private final ObservedCall followed;
+
+        TransparentRetries(Attempt attempt, ObservedCall followed) {
+            this.attempt = attempt;
+            this.followed = followed;
+        }
+
+        @Override
+        public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
+            if (info.isTransparentRetry()) {
+                synchronized (EngineCall.this) {
+                    attempt.transparentRetries++;
+                }
+                if (followed != null) {
+                    followed.transparentRetry(attempt.number);
+                }
+            }
+            return NO_TRACER;
+        }
+    }
+
     /**
      * One attempt: a listener on its channel call, its replay cursor and its cancel hand-off. Its fields are
      * guarded by the call's lock; unannotated, as Error Prone cannot name an attempt's enclosing call.
@@ -912,6 +953,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Status cancel;
         boolean startFailed;
         boolean cancelIssued;
+        /** Streams grpc-java sent again transparently under this attempt. */
+        int transparentRetries;
 
         Attempt(int number, Attempt prev) {
             this.number = number;

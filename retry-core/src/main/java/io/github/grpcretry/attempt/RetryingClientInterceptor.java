@@ -46,6 +46,10 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     final RetryBufferPool bufferPool;
     final long perRpcBufferLimit;
     final int maxAttemptsCap;
+    /** The channel's target as grpc-java canonicalized it, for {@link CallTarget#target()}. */
+    private final String target;
+    /** Whether anyone is told of transparent retries (a listener or an observer): then each attempt counts them. */
+    final boolean watchTransparentRetries;
     private final boolean anyRetryPolicy; // or hedging policy, or a fallback decider
     private final Function<MethodDescriptor<?, ?>, RetryDecider> fallbackDecider;
     private final ConcurrentHashMap<String, MethodPlan> plans = new ConcurrentHashMap<>();
@@ -70,6 +74,8 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.bufferPool = b.bufferPool != null ? b.bufferPool : new RetryBufferPool(config.retryBufferSize());
         this.perRpcBufferLimit = config.perRpcBufferLimit();
         this.maxAttemptsCap = config.maxAttemptsCap();
+        this.target = b.target != null ? b.target : config.channel();
+        this.watchTransparentRetries = events != RetryEventListener.NOOP || observer != null;
         this.fallbackDecider = b.fallbackDecider;
         boolean any = fallbackDecider != null;
         for (MethodConfig mc : config.serviceConfig().methodConfigs()) {
@@ -138,7 +144,8 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
                     d = GuardedRetryDecider.guard(d); // docs/design.md §14: a throw is logged once, counted
                 }
                 return new MethodPlan(p == null ? null : p.capped(maxAttemptsCap),
-                        h == null ? null : h.capped(maxAttemptsCap), d, new CallTarget(config.channel(), n));
+                        h == null ? null : h.capped(maxAttemptsCap), d,
+                        new CallTarget(config.channel(), n, target, method.isSampledToLocalTracing()));
             });
         }
         return plan;
@@ -187,6 +194,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         private RetryScheduler scheduler;
         private RetryBufferPool bufferPool;
         private Function<MethodDescriptor<?, ?>, RetryDecider> fallbackDecider;
+        private String target;
 
         private Builder(ChannelRetryConfig config) {
             this.config = Objects.requireNonNull(config, "config");
@@ -226,6 +234,18 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
          */
         public Builder attemptObserver(@Nullable AttemptObserver observer) {
             this.observer = observer;
+            return this;
+        }
+
+        /**
+         * The channel's target as grpc-java canonicalizes it when it builds the channel (such as
+         * {@code dns:///inventory:9090}; an {@code InterceptorFactory} given to
+         * {@code InternalManagedChannelBuilder.interceptWithTarget} receives it): {@link CallTarget#target()}
+         * of the engine's events, the {@code grpc.target} of the A96 meters. Absent (the default): the
+         * channel's name stands for it.
+         */
+        public Builder target(@Nullable String target) {
+            this.target = target;
             return this;
         }
 

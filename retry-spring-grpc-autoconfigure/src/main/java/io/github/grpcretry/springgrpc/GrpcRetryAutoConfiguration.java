@@ -132,16 +132,22 @@ public class GrpcRetryAutoConfiguration {
     @Bean
     GrpcRetryChannelCustomizer<?> grpcRetryChannelCustomizer(ChannelRetryConfigs grpcRetryChannelConfigs,
             GrpcRetryProperties properties, ObjectProvider<GrpcClientProperties> clientProperties,
-            PolicySources grpcRetryPolicySources) {
+            PolicySources grpcRetryPolicySources, ChannelTargets grpcRetryChannelTargets) {
         return newChannelCustomizer(grpcRetryChannelConfigs, engine(properties),
                 new BootChannelProperties(clientProperties.getIfAvailable()), properties.deadline().defaultTimeout(),
-                grpcRetryPolicySources);
+                grpcRetryPolicySources, grpcRetryChannelTargets);
     }
 
     private static <T extends ManagedChannelBuilder<T>> GrpcRetryChannelCustomizer<T> newChannelCustomizer(
             ChannelRetryConfigs configs, ChannelSetup.Engine engine, BootChannelProperties boot,
-            java.time.Duration defaultTimeout, PolicySources policySources) {
-        return new GrpcRetryChannelCustomizer<>(configs, engine, boot, defaultTimeout, policySources);
+            java.time.Duration defaultTimeout, PolicySources policySources, ChannelTargets targets) {
+        return new GrpcRetryChannelCustomizer<>(configs, engine, boot, defaultTimeout, policySources, targets);
+    }
+
+    /** Each channel's target as grpc-java canonicalized it (the {@code grpc.target} of the A96 meters). */
+    @Bean
+    ChannelTargets grpcRetryChannelTargets() {
+        return new ChannelTargets();
     }
 
     @Bean
@@ -164,7 +170,7 @@ public class GrpcRetryAutoConfiguration {
             GrpcRetryProperties properties, RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
             ObjectProvider<DeadlineEventListener> deadlineListeners, ObjectProvider<GuardEventListener> guardListeners,
-            ObjectProvider<AttemptObserver> attemptObserver) {
+            ObjectProvider<AttemptObserver> attemptObserver, ChannelTargets grpcRetryChannelTargets) {
         ChannelSetup.Engine engine = engine(properties);
         GrpcRetryProperties.Deadline d = properties.deadline();
         DeadlineSettings deadlines = new DeadlineSettings(d.defaultTimeout(), d.reserve(), d.minRemaining());
@@ -181,7 +187,8 @@ public class GrpcRetryAutoConfiguration {
             }
             stack.add(ChannelSetup.engineInterceptor(config, engine, limiters,
                     eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
-                    deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable()));
+                    deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(),
+                    grpcRetryChannelTargets.of(channel)));
             return stack;
         });
     }

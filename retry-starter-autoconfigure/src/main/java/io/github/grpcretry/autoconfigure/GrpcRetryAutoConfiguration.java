@@ -72,10 +72,11 @@ public class GrpcRetryAutoConfiguration {
             ObjectProvider<AttemptObserver> attemptObserver, PolicySources grpcRetryPolicySources) {
         ChannelSetup.Engine engine = properties.getEngine() == GrpcRetryProperties.Engine.NATIVE
                 ? ChannelSetup.Engine.NATIVE : ChannelSetup.Engine.INTERCEPTOR;
-        GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) -> builder.intercept(
-                ChannelSetup.engineInterceptor(config, engine, limiters,
-                        eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
-                        deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable()));
+        GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) ->
+                ChannelSetup.interceptWithTarget(builder, channel, target -> ChannelSetup.engineInterceptor(config,
+                        engine, limiters, eventListener.getIfAvailable(() -> RetryEventListener.NOOP),
+                        grpcRetryScheduler, deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(),
+                        target));
         return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, properties.getEngine(), installer,
                 channelsProperties.getIfAvailable(), grpcRetryPolicySources);
     }

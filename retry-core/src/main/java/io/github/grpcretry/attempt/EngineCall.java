@@ -83,6 +83,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Status listenerFailure; // the listener threw (not in onClose): its close gets this, nothing else
         ArrayDeque<Runnable> pending; // deliveries waiting for the thread that is delivering
         ObservedCall observed; // the call as the engine's observer follows it (set at start, never changed)
+        int transparentRetries; // streams grpc-java sent again transparently under the call's attempts
     }
 
     /** Why a hedge is cancelled when another won, or the call ended (a cancelled call's attempts get its status). */
@@ -377,7 +378,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean callStarted = false;
         try {
             CallOptions options = attemptOptions(a);
-            if (engine.watchTransparentRetries) {
+            if (engine.watchTransparentRetries || followed != null) {
                 options = options.withStreamTracerFactory(new TransparentRetries(a, followed));
             }
             a.call = next.newCall(method, options);
@@ -612,15 +613,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             engine.throttle.onSuccess();
         }
         int attempts;
-        int transparent = 0;
+        int transparent;
         long waited;
         Status failure;
         boolean deliver;
         synchronized (this) { // nothing but this close can be delivered after it: it may enter now
             attempts = attempts();
-            for (Attempt a = newest; a != null; a = a.prev) {
-                transparent += a.transparentRetries;
-            }
+            transparent = extra == null ? 0 : extra.transparentRetries;
             waited = waitedNanos();
             failure = extra == null ? null : extra.listenerFailure;
             deliver = enterLocked(Signal.CLOSE, status, trailers);
@@ -904,7 +903,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /**
      * Asked by grpc-java for a tracer of each stream of one attempt: a stream that is a transparent retry
-     * (the server refused the one before it unprocessed) is counted for the attempt and told to the observer.
+     * (the server refused the one before it unprocessed) is counted for the call and told to the attempt's observer.
      * Called on the thread that makes the stream (a transport thread for a transparent retry): no blocking.
      */
     private final class TransparentRetries extends ClientStreamTracer.Factory {
@@ -920,7 +919,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
             if (info.isTransparentRetry()) {
                 synchronized (EngineCall.this) {
-                    attempt.transparentRetries++;
+                    extra().transparentRetries++;
                 }
                 if (followed != null) {
                     followed.transparentRetry(attempt.number);
@@ -953,8 +952,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Status cancel;
         boolean startFailed;
         boolean cancelIssued;
-        /** Streams grpc-java sent again transparently under this attempt. */
-        int transparentRetries;
 
         Attempt(int number, Attempt prev) {
             this.number = number;

@@ -48,7 +48,10 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     final int maxAttemptsCap;
     /** The channel's target as grpc-java canonicalized it, for {@link CallTarget#target()}. */
     private final String target;
-    /** Whether anyone is told of transparent retries (a listener or an observer): then each attempt counts them. */
+    /**
+     * Whether a listener is told of transparent retries: then each attempt of every call counts them (a call its
+     * observer follows counts them too); with neither, nothing is added to an attempt.
+     */
     final boolean watchTransparentRetries;
     private final boolean anyRetryPolicy; // or hedging policy, or a fallback decider
     private final Function<MethodDescriptor<?, ?>, RetryDecider> fallbackDecider;
@@ -75,7 +78,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.perRpcBufferLimit = config.perRpcBufferLimit();
         this.maxAttemptsCap = config.maxAttemptsCap();
         this.target = b.target != null ? b.target : config.channel();
-        this.watchTransparentRetries = events != RetryEventListener.NOOP || observer != null;
+        this.watchTransparentRetries = events != RetryEventListener.NOOP;
         this.fallbackDecider = b.fallbackDecider;
         boolean any = fallbackDecider != null;
         for (MethodConfig mc : config.serviceConfig().methodConfigs()) {

@@ -75,6 +75,15 @@ public interface AttemptObserver {
          *     was cancelled by the application)
          */
         void ended(Status status, Metadata trailers, boolean committed, boolean cancelledByEngine);
+
+        /**
+         * grpc-java sent the attempt's stream again transparently (the server refused it before its
+         * application saw it: HTTP/2 {@code REFUSED_STREAM}, or a {@code GOAWAY} above its stream id); the
+         * attempt goes on in the new stream. Called on a transport thread before {@link #ended}: it must
+         * not block. By default nothing is done.
+         */
+        default void transparentRetry() {
+        }
     }
 
     /** What {@link Attempt#openScope} opened. */

@@ -7,6 +7,7 @@ import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
+import io.grpc.ClientStreamTracer;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Deadline;
@@ -88,6 +89,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         @Nullable Status listenerFailure; // the listener threw (not in onClose): its close gets this, nothing else
         @Nullable ArrayDeque<Runnable> pending; // deliveries waiting for the thread that is delivering
         @Nullable ObservedCall observed; // the call as the engine's observer follows it (set at start, never changed)
+        int transparentRetries; // streams grpc-java sent again transparently under the call's attempts
     }
 
     /** Why a hedge is cancelled when another won, or the call ended (a cancelled call's attempts get its status). */
@@ -428,7 +430,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Context previous = context == Context.current() ? null : context.attach();
         boolean callStarted = false;
         try {
-            a.call = next.newCall(method, attemptOptions(a));
+            CallOptions options = attemptOptions(a);
+            if (engine.watchTransparentRetries || followed != null) {
+                options = options.withStreamTracerFactory(new TransparentRetries(a, followed));
+            }
+            a.call = next.newCall(method, options);
             a.call.start(a, headers);
             callStarted = true;
             drain(a, true);
@@ -574,6 +580,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean end;
         Attempt head;
         int attempts = 0;
+        int transparent = 0;
         long waited = 0;
         @Nullable Status failure = null;
         boolean deliver = false;
@@ -615,6 +622,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             head = end && finishLocked() ? newest : null; // the others to cancel
             if (end) { // settled: nothing but its close can be delivered any more; it enters now unless one delivers
                 attempts = attempts();
+                transparent = extra == null ? 0 : extra.transparentRetries;
                 waited = waitedNanos();
                 failure = extra == null ? null : extra.listenerFailure;
                 deliver = BUSY.compareAndSet(this, (byte) 0, (byte) 1);
@@ -632,7 +640,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             suppressed(suppressed, attemptStatus.getCode());
         }
         if (end && deliver) {
-            endCall(status, trailers, attempts, waited, failure, true);
+            endCall(status, trailers, attempts, transparent, waited, failure, true);
         } else if (end) {
             endCall(status, trailers); // behind the delivery on: reported first, then queued
         } else if (d instanceof Decision.Hedge h && h.delayNanos() == 0) {
@@ -671,30 +679,32 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** Ends the settled call: reports it, then closes the listener through the serialiser. */
     final void endCall(Status status, Metadata trailers) {
         int attempts;
+        int transparent;
         long waited;
         @Nullable Status failure;
         boolean deliver;
         synchronized (this) { // nothing but this close can be delivered after it: it may enter now
             attempts = attempts();
+            transparent = extra == null ? 0 : extra.transparentRetries;
             waited = waitedNanos();
             failure = extra == null ? null : extra.listenerFailure;
             deliver = enterLocked(Signal.CLOSE, status, trailers);
         }
-        endCall(status, trailers, attempts, waited, failure, deliver);
+        endCall(status, trailers, attempts, transparent, waited, failure, deliver);
     }
 
     /**
      * The rest of {@link #endCall(Status, Metadata)} once its locked part ran (in the caller's own section):
      * {@code deliver}, this thread entered the serialiser with the close; {@code failure}, what the listener threw.
      */
-    private void endCall(Status status, Metadata trailers, int attempts, long waited, @Nullable Status failure,
-            boolean deliver) {
+    private void endCall(Status status, Metadata trailers, int attempts, int transparent, long waited,
+            @Nullable Status failure, boolean deliver) {
         Status.Code code = status.getCode();
         if (code == Status.Code.OK && engine.throttle != null) {
             engine.throttle.onSuccess();
         }
         int later = attempts - 1; // no attempt starts any more
-        engine.events.callEnded(target(), code, parallel ? 0 : later, parallel ? later : 0, waited);
+        engine.events.callEnded(target(), code, parallel ? 0 : later, parallel ? later : 0, transparent, waited);
         ended(status, attempts);
         if (deliver) {
             emit(Signal.CLOSE, failure != null ? failure : status, failure != null ? new Metadata() : trailers);
@@ -969,6 +979,38 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Deadline b = context.getDeadline();
         long left = a == null ? Decision.NO_DEADLINE : a.timeRemaining(TimeUnit.NANOSECONDS);
         return b == null ? left : Math.min(left, b.timeRemaining(TimeUnit.NANOSECONDS));
+    }
+
+    /** The tracer of a stream: the engine only counts streams, it traces none. */
+    private static final ClientStreamTracer NO_TRACER = new ClientStreamTracer() {
+    };
+
+    /**
+     * Asked by grpc-java for a tracer of each stream of one attempt: a stream that is a transparent retry
+     * (the server refused the one before it unprocessed) is counted for the call and told to the attempt's observer.
+     * Called on the thread that makes the stream (a transport thread for a transparent retry): no blocking.
+     */
+    private final class TransparentRetries extends ClientStreamTracer.Factory {
+        private final Attempt attempt;
+        private final @Nullable ObservedCall followed;
+
+        TransparentRetries(Attempt attempt, @Nullable ObservedCall followed) {
+            this.attempt = attempt;
+            this.followed = followed;
+        }
+
+        @Override
+        public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
+            if (info.isTransparentRetry()) {
+                synchronized (EngineCall.this) {
+                    extra().transparentRetries++;
+                }
+                if (followed != null) {
+                    followed.transparentRetry(attempt.number);
+                }
+            }
+            return NO_TRACER;
+        }
     }
 
     /**

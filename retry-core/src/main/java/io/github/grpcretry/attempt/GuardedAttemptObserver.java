@@ -125,5 +125,14 @@ final class GuardedAttemptObserver implements AttemptObserver {
                 failed("ended", e);
             }
         }
+
+        @Override
+        public void transparentRetry() {
+            try {
+                attempt.transparentRetry();
+            } catch (RuntimeException e) {
+                failed("transparentRetry", e);
+            }
+        }
     }
 }

@@ -112,6 +112,16 @@ final class GuardedEventListener implements RetryEventListener {
     }
 
     @Override
+    public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, int transparentRetries,
+            long retryDelayNanos) {
+        try {
+            delegate.callEnded(target, code, retries, hedges, transparentRetries, retryDelayNanos);
+        } catch (RuntimeException e) {
+            failed("callEnded", e);
+        }
+    }
+
+    @Override
     public String toString() {
         return delegate.toString();
     }

@@ -42,6 +42,17 @@ final class ObservedCall {
         }
     }
 
+    /** grpc-java sent attempt {@code number}'s stream again transparently. */
+    void transparentRetry(int number) {
+        AttemptObserver.Attempt o;
+        synchronized (this) {
+            o = attempts.length < number ? null : attempts[number - 1];
+        }
+        if (o != null) {
+            o.transparentRetry();
+        }
+    }
+
     void retrySuppressed(SuppressionReason reason, Status.Code code) {
         call.retrySuppressed(reason, code);
     }

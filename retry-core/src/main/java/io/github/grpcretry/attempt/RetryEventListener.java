@@ -60,4 +60,17 @@ public interface RetryEventListener {
      */
     default void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
     }
+
+    /**
+     * The logical call ended, with the streams grpc-java sent again transparently under its attempts (a
+     * stream refused before it reached the server's application: HTTP/2 {@code REFUSED_STREAM}, a
+     * {@code GOAWAY} above its stream id). The engines call this one; by default it calls
+     * {@link #callEnded(CallTarget, Status.Code, int, int, long)}.
+     *
+     * @param transparentRetries streams re-sent transparently, over all of the call's attempts
+     */
+    default void callEnded(CallTarget target, Status.Code code, int retries, int hedges, int transparentRetries,
+            long retryDelayNanos) {
+        callEnded(target, code, retries, hedges, retryDelayNanos);
+    }
 }

@@ -54,6 +54,13 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     final long retryInfoMaxDelayNanos;
     /** The channel's adaptive hedging state; null: its hedged methods keep the configured delay. */
     private final AdaptiveHedgingRegistry.@Nullable ChannelDelays adaptive;
+    /** The channel's target as grpc-java canonicalized it, for {@link CallTarget#target()}. */
+    private final String target;
+    /**
+     * Whether a listener is told of transparent retries: then each attempt of every call counts them (a call its
+     * observer follows counts them too); with neither, nothing is added to an attempt.
+     */
+    final boolean watchTransparentRetries;
     private final boolean anyRetryPolicy; // or hedging policy, or a fallback decider
     private final @Nullable Function<MethodDescriptor<?, ?>, @Nullable RetryDecider> fallbackDecider;
     private final ConcurrentHashMap<String, MethodPlan> plans = new ConcurrentHashMap<>();
@@ -81,6 +88,8 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.maxAttemptsCap = config.maxAttemptsCap();
         this.retryInfo = config.retryInfo() && RetryInfoDelay.available();
         this.retryInfoMaxDelayNanos = Nanos.saturated(config.retryInfoMaxDelay());
+        this.target = b.target != null ? b.target : config.channel();
+        this.watchTransparentRetries = events != RetryEventListener.NOOP;
         this.fallbackDecider = b.fallbackDecider;
         AdaptiveHedgingPolicy adaptivePolicy = config.adaptiveHedging();
         this.adaptive = adaptivePolicy == null ? null : (b.adaptiveHedging != null ? b.adaptiveHedging
@@ -152,7 +161,8 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
                     d = GuardedRetryDecider.guard(d); // docs/design.md §14: a throw is logged once, counted
                 }
                 return new MethodPlan(p == null ? null : p.capped(maxAttemptsCap),
-                        h == null ? null : h.capped(maxAttemptsCap), d, new CallTarget(config.channel(), n),
+                        h == null ? null : h.capped(maxAttemptsCap), d,
+                        new CallTarget(config.channel(), n, target, method.isSampledToLocalTracing()),
                         h == null || adaptive == null ? null : adaptive.method(n));
             });
         }
@@ -203,6 +213,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         private @Nullable RetryBufferPool bufferPool;
         private @Nullable Function<MethodDescriptor<?, ?>, @Nullable RetryDecider> fallbackDecider;
         private @Nullable AdaptiveHedgingRegistry adaptiveHedging;
+        private @Nullable String target;
 
         private Builder(ChannelRetryConfig config) {
             this.config = Objects.requireNonNull(config, "config");
@@ -242,6 +253,18 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
          */
         public Builder attemptObserver(@Nullable AttemptObserver observer) {
             this.observer = observer;
+            return this;
+        }
+
+        /**
+         * The channel's target as grpc-java canonicalizes it when it builds the channel (such as
+         * {@code dns:///inventory:9090}; an {@code InterceptorFactory} given to
+         * {@code InternalManagedChannelBuilder.interceptWithTarget} receives it): {@link CallTarget#target()}
+         * of the engine's events, the {@code grpc.target} of the A96 meters. Absent (the default): the
+         * channel's name stands for it.
+         */
+        public Builder target(@Nullable String target) {
+            this.target = target;
             return this;
         }
 

@@ -1,6 +1,8 @@
 package io.github.grpcretry.metrics;
 
 import static io.github.grpcretry.metrics.RetryMeterNames.TAG_CLIENT;
+import static io.github.grpcretry.metrics.RetryMeterNames.TAG_GRPC_METHOD;
+import static io.github.grpcretry.metrics.RetryMeterNames.TAG_GRPC_TARGET;
 import static io.github.grpcretry.metrics.RetryMeterNames.TAG_KIND;
 import static io.github.grpcretry.metrics.RetryMeterNames.TAG_METHOD;
 import static io.github.grpcretry.metrics.RetryMeterNames.TAG_REASON;
@@ -20,6 +22,7 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -29,17 +32,23 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Records the engine's events as the per-call meters of docs/design.md §15:
- * {@value RetryMeterNames#ATTEMPTS}, {@value RetryMeterNames#CALL_RETRIES},
- * {@value RetryMeterNames#CALL_HEDGES}, {@value RetryMeterNames#CALL_RETRY_DELAY},
- * {@value RetryMeterNames#SUPPRESSED} and {@value RetryMeterNames#RETRY_DELAYS}.
+ * {@value RetryMeterNames#ATTEMPTS}, {@value RetryMeterNames#SUPPRESSED} and {@value RetryMeterNames#RETRY_DELAYS}
+ * (tags client, method, ...),
+ * and gRFC A96's histograms {@value RetryMeterNames#CALL_RETRIES}, {@value RetryMeterNames#CALL_HEDGES},
+ * {@value RetryMeterNames#CALL_TRANSPARENT_RETRIES} and {@value RetryMeterNames#CALL_RETRY_DELAY} with A96's
+ * attributes {@value RetryMeterNames#TAG_GRPC_METHOD} ({@link CallTarget#grpcMethod()}) and
+ * {@value RetryMeterNames#TAG_GRPC_TARGET} ({@link CallTarget#target()}).
+ *
+ * <p>As A96 says, the three counts are not recorded when they are 0, and {@code retry_delay} is recorded for
+ * every call that ends (0 for a call of one attempt). The counts are distribution summaries without a base
+ * unit (A96's units are annotations such as {@code {retry}}, which a Prometheus registry would append to the
+ * name) and with A96's recommended buckets; {@code retry_delay} is a timer (seconds) with gRFC A66's latency
+ * buckets.
  *
  * <p>Meters are registered on first use and cached per {@link CallTarget} in arrays indexed by
  * kind, status code and reason, so after warm-up an event costs one map lookup and an array read:
  * no tags are built and nothing is allocated. Tag values are bounded: the channel name, the
- * descriptor's full method name, enum names.
- *
- * <p>{@code retry_delay} is recorded for calls that had at least one retry or hedge (a call of one
- * attempt never waited between attempts); like the two summaries it is not recorded for the others.
+ * descriptor's full method name, the channel's target, enum names.
  */
 public final class MicrometerRetryEventListener implements RetryEventListener {
 
@@ -89,15 +98,21 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
 
     @Override
     public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
-        if (retries <= 0 && hedges <= 0) {
-            return;
-        }
+        callEnded(target, code, retries, hedges, 0, retryDelayNanos);
+    }
+
+    @Override
+    public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, int transparentRetries,
+            long retryDelayNanos) {
         TargetMeters m = meters(target);
         if (retries > 0) {
             m.retries().record(retries);
         }
         if (hedges > 0) {
             m.hedges().record(hedges);
+        }
+        if (transparentRetries > 0) {
+            m.transparentRetries().record(transparentRetries);
         }
         m.retryDelay().record(Math.max(0, retryDelayNanos), TimeUnit.NANOSECONDS);
     }
@@ -110,18 +125,42 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
         return m;
     }
 
+    /** A96's buckets of {@code retries} and {@code hedges}. */
+    private static final double[] COUNT_BUCKETS = {1, 2, 3, 4, 5};
+    /** A96's buckets of {@code transparent_retries}. */
+    private static final double[] TRANSPARENT_BUCKETS = {1, 2, 3, 4, 5, 10};
+    /**
+     * gRFC A66's latency buckets (seconds), A96's advice for {@code retry_delay}, without the first, 0 (Micrometer
+     * takes boundaries above 0; a call that never waited falls in the first bucket).
+     */
+    private static final Duration[] LATENCY_BUCKETS = latencyBuckets(0.00001, 0.00005, 0.0001, 0.0003, 0.0006,
+            0.0008, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.008, 0.01, 0.013, 0.016, 0.02, 0.025, 0.03, 0.04,
+            0.05, 0.065, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3, 0.4, 0.5, 0.65, 0.8, 1, 2, 5, 10, 20, 50, 100);
+
+    private static Duration[] latencyBuckets(double... seconds) {
+        Duration[] d = new Duration[seconds.length];
+        for (int i = 0; i < seconds.length; i++) {
+            d[i] = Duration.ofNanos(Math.round(seconds[i] * 1e9));
+        }
+        return d;
+    }
+
     /** The meters of one (channel, method); each registered on first use. */
     private final class TargetMeters {
         private final Tags tags;
+        /** gRFC A96's attributes: grpc.method, grpc.target. */
+        private final Tags a96;
         private final AtomicReferenceArray<Counter> attempts = new AtomicReferenceArray<>(KINDS.length * CODES.length);
         private final AtomicReferenceArray<Counter> suppressed = new AtomicReferenceArray<>(REASONS.length);
         private final AtomicReferenceArray<Counter> delays = new AtomicReferenceArray<>(SOURCES.length);
         private volatile @Nullable DistributionSummary retries;
         private volatile @Nullable DistributionSummary hedges;
+        private volatile @Nullable DistributionSummary transparentRetries;
         private volatile @Nullable Timer retryDelay;
 
         TargetMeters(CallTarget target) {
             this.tags = Tags.of(TAG_CLIENT, target.channel(), TAG_METHOD, target.fullMethodName());
+            this.a96 = Tags.of(TAG_GRPC_METHOD, target.grpcMethod(), TAG_GRPC_TARGET, target.target());
         }
 
         Counter attempt(AttemptKind kind, Status.Code code) {
@@ -173,9 +212,9 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
             DistributionSummary s = retries;
             if (s == null) {
                 s = DistributionSummary.builder(RetryMeterNames.CALL_RETRIES)
-                        .description("Retry attempts per call (calls without retries are not recorded)")
-                        .baseUnit("retries")
-                        .tags(tags)
+                        .description("Number of retries during the client call. If there were no retries, 0 is not reported.")
+                        .tags(a96)
+                        .serviceLevelObjectives(COUNT_BUCKETS)
                         .register(registry);
                 retries = s;
             }
@@ -186,11 +225,25 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
             DistributionSummary s = hedges;
             if (s == null) {
                 s = DistributionSummary.builder(RetryMeterNames.CALL_HEDGES)
-                        .description("Hedged attempts per call (calls without hedges are not recorded)")
-                        .baseUnit("hedges")
-                        .tags(tags)
+                        .description("Number of hedges during the client call. If there were no hedges, 0 is not reported.")
+                        .tags(a96)
+                        .serviceLevelObjectives(COUNT_BUCKETS)
                         .register(registry);
                 hedges = s;
+            }
+            return s;
+        }
+
+        DistributionSummary transparentRetries() {
+            DistributionSummary s = transparentRetries;
+            if (s == null) {
+                s = DistributionSummary.builder(RetryMeterNames.CALL_TRANSPARENT_RETRIES)
+                        .description("Number of transparent retries during the client call. "
+                                + "If there were no transparent retries, 0 is not reported.")
+                        .tags(a96)
+                        .serviceLevelObjectives(TRANSPARENT_BUCKETS)
+                        .register(registry);
+                transparentRetries = s;
             }
             return s;
         }
@@ -199,8 +252,9 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
             Timer t = retryDelay;
             if (t == null) {
                 t = Timer.builder(RetryMeterNames.CALL_RETRY_DELAY)
-                        .description("Time a call spent waiting between attempts")
-                        .tags(tags)
+                        .description("Total time of delay while there is no active attempt during the client call")
+                        .tags(a96)
+                        .serviceLevelObjectives(LATENCY_BUCKETS)
                         .register(registry);
                 retryDelay = t;
             }

@@ -5,11 +5,16 @@ public final class RetryMeterNames {
 
     /** Counter; client, method, kind, status: every attempt the engine started, by how it ended. */
     public static final String ATTEMPTS = "grpc.client.retry.attempts";
-    /** Distribution summary; client, method: retries per call (0 is not recorded). */
+    /** gRFC A96 histogram (distribution summary); grpc.method, grpc.target: retries per call (0 is not recorded). */
     public static final String CALL_RETRIES = "grpc.client.call.retries";
-    /** Distribution summary; client, method: hedged attempts per call (0 is not recorded). */
+    /** gRFC A96 histogram (distribution summary); grpc.method, grpc.target: hedges per call (0 is not recorded). */
     public static final String CALL_HEDGES = "grpc.client.call.hedges";
-    /** Timer; client, method: time a call spent waiting between attempts. */
+    /**
+     * gRFC A96 histogram (distribution summary); grpc.method, grpc.target: streams grpc-java sent again
+     * transparently per call (0 is not recorded).
+     */
+    public static final String CALL_TRANSPARENT_RETRIES = "grpc.client.call.transparent_retries";
+    /** gRFC A96 histogram (timer, seconds); grpc.method, grpc.target: time a call had no attempt in flight. */
     public static final String CALL_RETRY_DELAY = "grpc.client.call.retry_delay";
     /** Counter; client, method, reason: a failed attempt that was not retried, by why. */
     public static final String SUPPRESSED = "grpc.client.retry.suppressed";
@@ -39,6 +44,10 @@ public final class RetryMeterNames {
     public static final String TAG_REASON = "reason";
     public static final String TAG_STATE = "state";
     public static final String TAG_SOURCE = "source";
+    /** gRFC A66's method attribute of the A96 meters: the full method name, {@code other} for a non-generated one. */
+    public static final String TAG_GRPC_METHOD = "grpc.method";
+    /** gRFC A66's target attribute of the A96 meters: the channel's canonical target URI. */
+    public static final String TAG_GRPC_TARGET = "grpc.target";
 
     private RetryMeterNames() {
     }

@@ -27,6 +27,7 @@ public final class AttemptObservationContext extends RequestReplySenderContext<M
     private @Nullable String pushback;
     private boolean committed;
     private boolean cancelled;
+    private volatile int transparentRetries;
 
     AttemptObservationContext(CallTarget target, AttemptKind kind, int attemptNumber, long delayNanos,
             @Nullable DelaySource delaySource, Metadata headers) {
@@ -110,6 +111,18 @@ public final class AttemptObservationContext extends RequestReplySenderContext<M
     /** Whether the engine cancelled the attempt (a hedge that lost, a call that ended or was cancelled). */
     public boolean isCancelled() {
         return cancelled;
+    }
+
+    /**
+     * Streams grpc-java sent again transparently under this attempt so far (a stream the server refused
+     * before its application saw it); the attempt went on in the last one.
+     */
+    public int getTransparentRetries() {
+        return transparentRetries;
+    }
+
+    synchronized void transparentRetry() {
+        transparentRetries++;
     }
 
     void ended(Status.Code code, @Nullable String pushback, boolean committed, boolean cancelled) {

@@ -26,7 +26,10 @@ public class DefaultAttemptObservationConvention implements AttemptObservationCo
     public static final String STATUS_CODE = "grpc.status_code";
     public static final String KIND = "grpc.retry.kind";
     public static final String COMMITTED = "grpc.retry.committed";
-    /** gRFC A72: whether the attempt is a transparent retry; always false at the engine's level. */
+    /**
+     * gRFC A72's {@code transparent-retry}: whether grpc-java sent the attempt's stream again transparently
+     * (the attempt went on in a transparent retry); false at the start.
+     */
     public static final String TRANSPARENT_RETRY = "transparent-retry";
 
     // High cardinality.
@@ -36,9 +39,12 @@ public class DefaultAttemptObservationConvention implements AttemptObservationCo
     public static final String PUSHBACK_MS = "grpc.retry.pushback_ms";
     /** Where a retry's delay came from: {@code policy}, {@code pushback} or {@code retry_info}. */
     public static final String DELAY_SOURCE = "grpc.retry.delay_source";
+    /** Streams grpc-java sent again transparently under the attempt (present when there were any). */
+    public static final String TRANSPARENT_RETRIES = "grpc.retry.transparent_retries";
 
     private static final KeyValue SYSTEM = KeyValue.of(RPC_SYSTEM, "grpc");
     private static final KeyValue NOT_TRANSPARENT = KeyValue.of(TRANSPARENT_RETRY, "false");
+    private static final KeyValue TRANSPARENT = KeyValue.of(TRANSPARENT_RETRY, "true");
     private static final String[] PREVIOUS = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
 
     private static final AttemptKind[] KINDS = AttemptKind.values();
@@ -63,17 +69,20 @@ public class DefaultAttemptObservationConvention implements AttemptObservationCo
     public KeyValues getLowCardinalityKeyValues(AttemptObservationContext context) {
         KeyValues[] all = lowCardinality.get(context.getTarget());
         if (all == null) {
-            all = lowCardinality.computeIfAbsent(context.getTarget(), t -> new KeyValues[KINDS.length * (1 + CODES.length * 2)]);
+            all = lowCardinality.computeIfAbsent(context.getTarget(),
+                    t -> new KeyValues[KINDS.length * (1 + CODES.length * 2) * 2]);
         }
         int kind = context.getAttemptKind().ordinal();
         Status.Code code = context.getStatusCode();
+        boolean transparent = context.getTransparentRetries() > 0;
         int i = code == null ? kind : KINDS.length + (kind * CODES.length + code.ordinal()) * 2 + (context.isCommitted() ? 1 : 0);
+        i = i * 2 + (transparent ? 1 : 0);
         KeyValues kv = all[i];
         if (kv == null) { // made once per channel, method and combination (a benign race makes an equal one)
             String[] n = names(context);
             kv = KeyValues.of(SYSTEM, KeyValue.of(RPC_SERVICE, n[1]), KeyValue.of(RPC_METHOD, n[2]),
                     KeyValue.of(CHANNEL, context.getTarget().channel()),
-                    KeyValue.of(KIND, context.getAttemptKind().tagValue()), NOT_TRANSPARENT);
+                    KeyValue.of(KIND, context.getAttemptKind().tagValue()), transparent ? TRANSPARENT : NOT_TRANSPARENT);
             if (code != null) { // ended: the stop's key values
                 kv = kv.and(KeyValue.of(STATUS_CODE, code.name()),
                         KeyValue.of(COMMITTED, Boolean.toString(context.isCommitted())));
@@ -93,6 +102,10 @@ public class DefaultAttemptObservationConvention implements AttemptObservationCo
         }
         if (context.getDelaySource() != null) {
             kv = kv.and(DELAY_SOURCE, context.getDelaySource().tagValue());
+        }
+        int transparent = context.getTransparentRetries();
+        if (transparent > 0) {
+            kv = kv.and(TRANSPARENT_RETRIES, Integer.toString(transparent));
         }
         String pushback = context.getPushback();
         if (pushback != null) {

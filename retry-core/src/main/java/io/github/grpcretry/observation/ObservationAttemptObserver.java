@@ -25,6 +25,9 @@ import org.jspecify.annotations.Nullable;
  *       its carrier is the attempt's own copy of the headers, so a propagating tracing handler puts the
  *       attempt's trace context there, replacing the call's, and the server's span is the attempt's
  *       child;</li>
+ *   <li>a stream grpc-java sends again transparently under an attempt (the server refused it before its
+ *       application saw it) is an event {@value #TRANSPARENT_RETRY_EVENT} on the attempt's observation, and
+ *       counted in its context;</li>
  *   <li>a retry or hedge that is not sent is an event {@code retry.suppressed.<reason>} on the call's
  *       observation.</li>
  * </ul>
@@ -38,6 +41,10 @@ public final class ObservationAttemptObserver implements AttemptObserver {
             Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER);
     private static final Observation.Event[] SUPPRESSED = new Observation.Event[SuppressionReason.values().length];
     private static final DefaultAttemptObservationConvention DEFAULT = new DefaultAttemptObservationConvention();
+
+    /** The event on an attempt's observation when grpc-java sends its stream again transparently. */
+    public static final String TRANSPARENT_RETRY_EVENT = "transparent-retry";
+    private static final Observation.Event TRANSPARENT = Observation.Event.of(TRANSPARENT_RETRY_EVENT);
 
     static {
         for (SuppressionReason r : SuppressionReason.values()) {
@@ -158,6 +165,16 @@ public final class ObservationAttemptObserver implements AttemptObserver {
                 observation.stop();
             } catch (RuntimeException e) {
                 failed("stop", e);
+            }
+        }
+
+        @Override
+        public void transparentRetry() {
+            context.transparentRetry();
+            try {
+                observation.event(TRANSPARENT);
+            } catch (RuntimeException e) {
+                failed("event", e);
             }
         }
     }

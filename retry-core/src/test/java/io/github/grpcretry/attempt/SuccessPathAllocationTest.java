@@ -78,6 +78,11 @@ class SuccessPathAllocationTest {
         assertThat(figures.get("observer") - figures.get("engine"))
                 .as("bytes the attempt observer adds to a call with no observation of its own (docs/observability.md)")
                 .isLessThanOrEqualTo(0L);
+        // a listener (meters, the endpoint's counts) makes each attempt count grpc-java's transparent retries:
+        // a stream tracer factory on the attempt's call options (docs/observability.md)
+        assertThat(figures.get("listener") - figures.get("engine"))
+                .as("bytes a listener adds per call: the transparent-retry counter of its attempt")
+                .isBetween(0L, 256L);
     }
 
     /** Runs in the forked JVM: prints {@code bare N}, {@code engine N} (bytes per call) and {@code held N}. */
@@ -107,8 +112,15 @@ class SuccessPathAllocationTest {
                     .budget(new RetryBudget(config.budget()))
                     .attemptObserver(new ObservationAttemptObserver(registry))
                     .build();
-            for (String which : List.of("bare", "engine", "observer")) {
-                RetryingClientInterceptor e = which.equals("observer") ? observed : engine;
+            RetryingClientInterceptor listened = RetryingClientInterceptor.builder(config)
+                    .throttle(new RetryThrottle(config.serviceConfig().retryThrottling()))
+                    .budget(new RetryBudget(config.budget()))
+                    .eventListener(new RetryEventListener() {
+                    })
+                    .build();
+            for (String which : List.of("bare", "engine", "observer", "listener")) {
+                RetryingClientInterceptor e = which.equals("observer") ? observed
+                        : which.equals("listener") ? listened : engine;
                 UnaryOperator<ManagedChannelBuilder<?>> setup = which.equals("bare") ? b -> b : b -> b
                         .defaultServiceConfig(config.serviceConfig().withoutRetry().toServiceConfigMap(false))
                         .intercept(e);

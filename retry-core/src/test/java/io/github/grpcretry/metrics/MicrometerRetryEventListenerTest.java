@@ -22,8 +22,9 @@ import org.junit.jupiter.api.Test;
 /** The per-call meters of docs/design.md §15: exact names, types, tag keys and values. */
 class MicrometerRetryEventListenerTest {
 
-    private static final CallTarget INV = new CallTarget("inventory", "shop.Inventory/Reserve");
-    private static final CallTarget INV_LIST = new CallTarget("inventory", "shop.Inventory/List");
+    private static final String TARGET = "dns:///inventory.shop:443";
+    private static final CallTarget INV = new CallTarget("inventory", "shop.Inventory/Reserve", TARGET, true);
+    private static final CallTarget INV_LIST = new CallTarget("inventory", "shop.Inventory/List", TARGET, true);
 
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final MicrometerRetryEventListener listener = new MicrometerRetryEventListener(registry);
@@ -68,22 +69,22 @@ class MicrometerRetryEventListenerTest {
         retriedCall(INV, 100_000_000L);
 
         DistributionSummary retries = registry.get("grpc.client.call.retries")
-                .tags("client", "inventory", "method", "shop.Inventory/Reserve").summary();
-        assertThat(tagKeys(retries)).containsExactly("client", "method");
+                .tags("grpc.method", "shop.Inventory/Reserve", "grpc.target", TARGET).summary();
+        assertThat(tagKeys(retries)).containsExactly("grpc.method", "grpc.target");
         assertThat(retries.count()).isEqualTo(2);
         assertThat(retries.totalAmount()).isEqualTo(4.0);
         assertThat(retries.max()).isEqualTo(2.0);
 
         Timer delay = registry.get("grpc.client.call.retry_delay")
-                .tags("client", "inventory", "method", "shop.Inventory/Reserve").timer();
-        assertThat(tagKeys(delay)).containsExactly("client", "method");
+                .tags("grpc.method", "shop.Inventory/Reserve", "grpc.target", TARGET).timer();
+        assertThat(tagKeys(delay)).containsExactly("grpc.method", "grpc.target");
         assertThat(delay.count()).isEqualTo(2);
         assertThat(delay.totalTime(TimeUnit.MILLISECONDS)).isEqualTo(400.0);
         assertThat(registry.find("grpc.client.call.hedges").meters()).isEmpty();
     }
 
     @Test
-    void callsWithoutRetriesOrHedgesRecordNoZeros() {
+    void callsWithoutRetriesRecordNoZeroCountsButTheirDelay() {
         for (int i = 0; i < 5; i++) {
             listener.callStarted(INV_LIST);
             listener.attemptStarted(INV_LIST, AttemptKind.INITIAL, 1);
@@ -94,7 +95,36 @@ class MicrometerRetryEventListenerTest {
                 "kind", "initial", "status", "OK")).isEqualTo(5.0);
         assertThat(registry.find("grpc.client.call.retries").meters()).isEmpty();
         assertThat(registry.find("grpc.client.call.hedges").meters()).isEmpty();
-        assertThat(registry.find("grpc.client.call.retry_delay").meters()).isEmpty();
+        assertThat(registry.find("grpc.client.call.transparent_retries").meters()).isEmpty();
+        Timer delay = registry.get("grpc.client.call.retry_delay").timer();
+        assertThat(delay.count()).isEqualTo(5);
+        assertThat(delay.totalTime(TimeUnit.NANOSECONDS)).isZero();
+    }
+
+    @Test
+    void transparentRetriesPerCallAreRecordedWhenThereWereAny() {
+        listener.callEnded(INV, Status.Code.OK, 0, 0, 2, 0);
+        listener.callEnded(INV, Status.Code.OK, 1, 0, 1, 5_000_000L);
+        listener.callEnded(INV, Status.Code.OK, 0, 0, 0, 0);
+
+        DistributionSummary transparent = registry.get("grpc.client.call.transparent_retries")
+                .tags("grpc.method", "shop.Inventory/Reserve", "grpc.target", TARGET).summary();
+        assertThat(transparent.count()).isEqualTo(2);
+        assertThat(transparent.totalAmount()).isEqualTo(3.0);
+        assertThat(registry.get("grpc.client.call.retries").summary().count()).isEqualTo(1);
+        assertThat(registry.get("grpc.client.call.retry_delay").timer().count()).isEqualTo(3);
+    }
+
+    @Test
+    void methodsNotFromGeneratedCodeAreRecordedAsOther() {
+        listener.callEnded(new CallTarget("inventory", "shop.Inventory/Dynamic1", TARGET, false), Status.Code.OK, 1, 0, 0);
+        listener.callEnded(new CallTarget("inventory", "shop.Inventory/Dynamic2", TARGET, false), Status.Code.OK, 2, 0, 0);
+
+        DistributionSummary retries = registry.get("grpc.client.call.retries").summary();
+        assertThat(registry.find("grpc.client.call.retries").meters()).hasSize(1);
+        assertThat(retries.getId().getTag("grpc.method")).isEqualTo("other");
+        assertThat(retries.count()).isEqualTo(2);
+        assertThat(retries.totalAmount()).isEqualTo(3.0);
     }
 
     @Test
@@ -109,8 +139,8 @@ class MicrometerRetryEventListenerTest {
         listener.callEnded(INV, Status.Code.OK, 0, 2, 0);
 
         DistributionSummary hedges = registry.get("grpc.client.call.hedges")
-                .tags("client", "inventory", "method", "shop.Inventory/Reserve").summary();
-        assertThat(tagKeys(hedges)).containsExactly("client", "method");
+                .tags("grpc.method", "shop.Inventory/Reserve", "grpc.target", TARGET).summary();
+        assertThat(tagKeys(hedges)).containsExactly("grpc.method", "grpc.target");
         assertThat(hedges.count()).isEqualTo(1);
         assertThat(hedges.totalAmount()).isEqualTo(2.0);
         assertThat(counter("grpc.client.retry.attempts", "client", "inventory", "method", "shop.Inventory/Reserve",
@@ -150,7 +180,7 @@ class MicrometerRetryEventListenerTest {
         Counter first = registry.get("grpc.client.retry.attempts").tags("kind", "retry", "status", "OK").counter();
         for (int i = 0; i < 100; i++) {
             // an equal but distinct target still hits the cache
-            retriedCall(new CallTarget("inventory", "shop.Inventory/Reserve"), 1_000_000L);
+            retriedCall(new CallTarget("inventory", "shop.Inventory/Reserve", TARGET, true), 1_000_000L);
         }
         assertThat(registry.getMeters()).hasSize(meters);
         assertThat(registry.get("grpc.client.retry.attempts").tags("kind", "retry", "status", "OK").counter())

@@ -157,16 +157,22 @@ public class GrpcRetryAutoConfiguration {
     @Bean
     GrpcRetryChannelCustomizer<?> grpcRetryChannelCustomizer(ReloadableChannels grpcRetryChannelConfigs,
             GrpcRetryProperties properties, ObjectProvider<GrpcClientProperties> clientProperties,
-            PolicySources grpcRetryPolicySources) {
+            PolicySources grpcRetryPolicySources, ChannelTargets grpcRetryChannelTargets) {
         return newChannelCustomizer(grpcRetryChannelConfigs, properties.engine(),
                 new BootChannelProperties(clientProperties.getIfAvailable()), properties.deadline().defaultTimeout(),
-                grpcRetryPolicySources);
+                grpcRetryPolicySources, grpcRetryChannelTargets);
     }
 
     private static <T extends ManagedChannelBuilder<T>> GrpcRetryChannelCustomizer<T> newChannelCustomizer(
             ReloadableChannels configs, ChannelSetup.Engine engine, BootChannelProperties boot,
-            java.time.@Nullable Duration defaultTimeout, PolicySources policySources) {
-        return new GrpcRetryChannelCustomizer<>(configs, engine, boot, defaultTimeout, policySources);
+            java.time.@Nullable Duration defaultTimeout, PolicySources policySources, ChannelTargets targets) {
+        return new GrpcRetryChannelCustomizer<>(configs, engine, boot, defaultTimeout, policySources, targets);
+    }
+
+    /** Each channel's target as grpc-java canonicalized it (the {@code grpc.target} of the A96 meters). */
+    @Bean
+    ChannelTargets grpcRetryChannelTargets() {
+        return new ChannelTargets();
     }
 
     @Bean
@@ -189,7 +195,8 @@ public class GrpcRetryAutoConfiguration {
             GrpcRetryProperties properties, RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
             ObjectProvider<DeadlineEventListener> deadlineListeners, ObjectProvider<GuardEventListener> guardListeners,
-            ObjectProvider<AttemptObserver> attemptObserver, ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
+            ObjectProvider<AttemptObserver> attemptObserver, ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging,
+            ChannelTargets grpcRetryChannelTargets) {
         ChannelSetup.Engine engine = properties.engine();
         DeadlineSettings deadlines = properties.deadline().settings();
         boolean guard = properties.guard().enabled();
@@ -206,7 +213,7 @@ public class GrpcRetryAutoConfiguration {
             stack.add(ChannelSetup.engineInterceptor(config, engine, limiters,
                     eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
                     deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(),
-                    adaptiveHedging.getIfAvailable(), previousEngine));
+                    adaptiveHedging.getIfAvailable(), previousEngine, grpcRetryChannelTargets.of(channel)));
             return stack;
         };
         return new GrpcRetryClientInterceptor(channel -> grpcRetryChannelConfigs.interceptor(channel, stacks),

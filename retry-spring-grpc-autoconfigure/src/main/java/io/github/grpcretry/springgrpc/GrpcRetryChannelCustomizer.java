@@ -13,7 +13,8 @@ import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
 
 /**
  * Runs for every channel a Spring gRPC channel factory builds, with the channel's name: puts the
- * {@link ChannelTagInterceptor} on it (outermost: Spring gRPC runs builder customizers after it added
+ * {@link ChannelTagInterceptor} on it (learning the target grpc-java canonicalized when it builds the
+ * channel, {@link ChannelTargets}; outermost: Spring gRPC runs builder customizers after it added
  * the global interceptors, and grpc-java runs the interceptor added last first), sets the connect
  * timeout, and for {@code engine: native} grpc-java's retry settings (enable, caps, buffers), for
  * {@code engine: interceptor} grpc-java's caps of one attempt (so nothing retries underneath the engine);
@@ -28,14 +29,16 @@ final class GrpcRetryChannelCustomizer<T extends ManagedChannelBuilder<T>> imple
     private final BootChannelProperties boot;
     private final @Nullable Duration defaultTimeout;
     private final PolicySources policySources;
+    private final ChannelTargets targets;
 
     GrpcRetryChannelCustomizer(ReloadableChannels configs, ChannelSetup.Engine engine, BootChannelProperties boot,
-            @Nullable Duration defaultTimeout, PolicySources policySources) {
+            @Nullable Duration defaultTimeout, PolicySources policySources, ChannelTargets targets) {
         this.configs = Objects.requireNonNull(configs, "configs");
         this.engine = Objects.requireNonNull(engine, "engine");
         this.boot = Objects.requireNonNull(boot, "boot");
         this.defaultTimeout = defaultTimeout;
         this.policySources = Objects.requireNonNull(policySources, "policySources");
+        this.targets = Objects.requireNonNull(targets, "targets");
     }
 
     @Override
@@ -48,7 +51,11 @@ final class GrpcRetryChannelCustomizer<T extends ManagedChannelBuilder<T>> imple
             ChannelSetup.applyConnectTimeout(builder, config.connectTimeout());
         }
         policySources.install(builder, target, () -> configs.forChannel(target));
-        builder.intercept(tagFor(target, config));
+        ChannelTagInterceptor tag = tagFor(target, config);
+        ChannelSetup.interceptWithTarget(builder, target, canonical -> {
+            targets.built(target, canonical);
+            return tag;
+        });
     }
 
     ChannelTagInterceptor tagFor(String channel, ChannelRetryConfig config) {

@@ -15,6 +15,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
@@ -139,6 +140,12 @@ class LayersContextTest {
             MeterRegistry registry = client.bean(MeterRegistry.class);
             assertThat(registry.find(RetryMeterNames.SUPPRESSED).tag("client", "budgeted").tag("reason", "budget")
                     .counter().count()).isEqualTo(calls);
+            // gRFC A66's attributes of the A96 meters: the generated method, the target as grpc-java canonicalized it
+            DistributionSummary retries = registry.get(RetryMeterNames.CALL_RETRIES).summary();
+            assertThat(retries.getId().getTag("grpc.method")).isEqualTo("grpc.testing.SimpleService/UnaryRpc");
+            assertThat(retries.getId().getTag("grpc.target"))
+                    .isEqualTo("dns:///" + c.nettyTarget().substring("static://".length()));
+            assertThat(retries.count()).isEqualTo(arrivals - calls);
         }
     }
 }

@@ -12,6 +12,7 @@ import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.grpc.ClientInterceptor;
+import io.grpc.InternalManagedChannelBuilder;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.MethodDescriptor;
 import java.lang.reflect.Method;
@@ -140,7 +141,7 @@ public final class ChannelSetup {
     public static ClientInterceptor engineInterceptor(ChannelRetryConfig config, Engine engine,
             RetryLimiterRegistry limiters, RetryEventListener events, @Nullable RetryScheduler scheduler,
             List<? extends RetryDeciderSource> deciderSources, @Nullable AttemptObserver observer) {
-        return engineInterceptor(config, engine, limiters, events, scheduler, deciderSources, observer, null, null);
+        return engineInterceptor(config, engine, limiters, events, scheduler, deciderSources, observer, null, null, null);
     }
 
     /**
@@ -151,14 +152,17 @@ public final class ChannelSetup {
      * {@code previous}'s timers and buffer pool ({@link RetryingClientInterceptor.Builder#reusing}).
      *
      * @param previous the engine the channel ran before; absent = none
+     * The engine reports {@code target}, the channel's target as grpc-java canonicalized it (the
+     * {@code grpc.target} of the A96 meters; {@link #interceptWithTarget} learns it); absent = the channel's name
+     * stands for it.
      */
     public static ClientInterceptor engineInterceptor(ChannelRetryConfig config, Engine engine,
             RetryLimiterRegistry limiters, RetryEventListener events, @Nullable RetryScheduler scheduler,
             List<? extends RetryDeciderSource> deciderSources, @Nullable AttemptObserver observer,
             @Nullable AdaptiveHedgingRegistry adaptiveHedging,
-            @Nullable RetryingClientInterceptor previous) {
+            @Nullable RetryingClientInterceptor previous, @Nullable String target) {
         if (engine == Engine.NATIVE) {
-            return new NativeAttemptInterceptor(config.channel(), events);
+            return new NativeAttemptInterceptor(config.channel(), target != null ? target : config.channel(), events);
         }
         Function<MethodDescriptor<?, ?>, RetryDecider> fallback = null;
         for (RetryDeciderSource source : deciderSources) {
@@ -175,7 +179,25 @@ public final class ChannelSetup {
                 .attemptObserver(observer)
                 .adaptiveHedging(adaptiveHedging)
                 .reusing(previous)
+                .target(target)
                 .build();
+    }
+
+    /**
+     * Adds the interceptor {@code byTarget} makes to {@code builder}, in the place {@code intercept} would put
+     * it, made when the channel is built with the target grpc-java canonicalized (a URI with its scheme, such
+     * as {@code dns:///inventory:9090}; the {@code grpc.target} attribute of gRPC's OpenTelemetry meters). A
+     * builder that cannot say its target gets the interceptor made at once with {@code fallbackTarget}.
+     */
+    public static void interceptWithTarget(ManagedChannelBuilder<?> builder, String fallbackTarget,
+            Function<String, ClientInterceptor> byTarget) {
+        try {
+            InternalManagedChannelBuilder.interceptWithTarget(builder, byTarget::apply);
+        } catch (UnsupportedOperationException e) {
+            LOG.log(System.Logger.Level.DEBUG, "{0} does not say its target: grpc.target is {1}",
+                    builder.getClass().getName(), fallbackTarget);
+            builder.intercept(byTarget.apply(fallbackTarget));
+        }
     }
 
     /**

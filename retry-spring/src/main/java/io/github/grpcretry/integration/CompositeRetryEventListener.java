@@ -156,6 +156,18 @@ public final class CompositeRetryEventListener implements RetryEventListener {
         }
     }
 
+    @Override
+    public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, int transparentRetries,
+            long retryDelayNanos) {
+        for (int i = 0; i < delegates.length; i++) {
+            try {
+                delegates[i].callEnded(target, code, retries, hedges, transparentRetries, retryDelayNanos);
+            } catch (RuntimeException e) {
+                failed(i, "callEnded", e);
+            }
+        }
+    }
+
     private void failed(int index, String kind, RuntimeException e) {
         CallbackFailures.SHARED.failed("RetryEventListener", delegates[index], kind, e,
                 "the event is skipped for this listener, the others and the call go on");

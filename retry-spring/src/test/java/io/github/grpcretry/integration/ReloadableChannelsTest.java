@@ -99,7 +99,7 @@ class ReloadableChannelsTest {
         channels.built(CHANNEL);
         channel = InProcessChannelBuilder.forName(server.inProcessName()).directExecutor()
                 .intercept(channels.interceptor(CHANNEL, (config, previous) -> List.of(ChannelSetup.engineInterceptor(config,
-                        ChannelSetup.Engine.INTERCEPTOR, limiters, RetryEventListener.NOOP, null, List.of(), null, null, previous))))
+                        ChannelSetup.Engine.INTERCEPTOR, limiters, RetryEventListener.NOOP, null, List.of(), null, null, previous, null))))
                 .build();
     }
 

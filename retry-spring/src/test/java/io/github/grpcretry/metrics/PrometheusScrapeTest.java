@@ -22,7 +22,7 @@ class PrometheusScrapeTest {
     @Test
     void everyMeterAppearsWithSensibleNamesAndUnits() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        CallTarget t = new CallTarget("inventory", "shop.Inventory/Reserve");
+        CallTarget t = new CallTarget("inventory", "shop.Inventory/Reserve", "dns:///inventory:9090", true);
         MicrometerRetryEventListener listener = new MicrometerRetryEventListener(registry);
         listener.attemptEnded(t, AttemptKind.INITIAL, 1, Status.Code.UNAVAILABLE);
         listener.attemptEnded(t, AttemptKind.RETRY, 2, Status.Code.OK);
@@ -45,11 +45,14 @@ class PrometheusScrapeTest {
                         + "method=\"shop.Inventory/Reserve\",status=\"UNAVAILABLE\"} 1.0")
                 .contains("grpc_client_retry_attempts_total{client=\"inventory\",kind=\"retry\","
                         + "method=\"shop.Inventory/Reserve\",status=\"OK\"} 1.0")
-                .contains("grpc_client_call_retries_count{client=\"inventory\",method=\"shop.Inventory/Reserve\"} 1")
-                .contains("grpc_client_call_retries_sum{client=\"inventory\",method=\"shop.Inventory/Reserve\"} 1.0")
-                .contains("grpc_client_call_hedges_sum{client=\"inventory\",method=\"shop.Inventory/Reserve\"} 2.0")
-                .contains("grpc_client_call_retry_delay_seconds_sum{client=\"inventory\","
-                        + "method=\"shop.Inventory/Reserve\"} 0.15")
+                .contains("grpc_client_call_retries_count{grpc_method=\"shop.Inventory/Reserve\","
+                        + "grpc_target=\"dns:///inventory:9090\"} 1")
+                .contains("grpc_client_call_retries_sum{grpc_method=\"shop.Inventory/Reserve\","
+                        + "grpc_target=\"dns:///inventory:9090\"} 1.0")
+                .contains("grpc_client_call_hedges_sum{grpc_method=\"shop.Inventory/Reserve\","
+                        + "grpc_target=\"dns:///inventory:9090\"} 2.0")
+                .contains("grpc_client_call_retry_delay_seconds_sum{grpc_method=\"shop.Inventory/Reserve\","
+                        + "grpc_target=\"dns:///inventory:9090\"} 0.15")
                 .contains("grpc_client_retry_suppressed_total{client=\"inventory\",method=\"shop.Inventory/Reserve\","
                         + "reason=\"budget\"} 1.0")
                 .contains("grpc_client_retry_tokens{client=\"inventory\"} 10.0")

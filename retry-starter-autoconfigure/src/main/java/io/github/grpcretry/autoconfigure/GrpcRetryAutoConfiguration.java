@@ -98,12 +98,12 @@ public class GrpcRetryAutoConfiguration {
             ObjectProvider<AttemptObserver> attemptObserver, PolicySources grpcRetryPolicySources,
             ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
         ChannelSetup.Engine engine = properties.engine();
-        ReloadableChannels.StackFactory stacks = (config, previousEngine) -> List.of(ChannelSetup.engineInterceptor(config,
-                engine, limiters, eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
-                deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(), adaptiveHedging.getIfAvailable(),
-                previousEngine));
-        GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) -> builder.intercept(
-                grpcRetryChannelConfigs.interceptor(channel, stacks));
+        GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) ->
+                ChannelSetup.interceptWithTarget(builder, channel, target -> grpcRetryChannelConfigs.interceptor(channel,
+                        (current, previousEngine) -> List.of(ChannelSetup.engineInterceptor(current, engine, limiters,
+                                eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
+                                deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(),
+                                adaptiveHedging.getIfAvailable(), previousEngine, target))));
         return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, engine, installer,
                 channelsProperties.getIfAvailable(), grpcRetryPolicySources);
     }

@@ -13,6 +13,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.distribution.HistogramSnapshot;
 import java.util.List;
@@ -92,8 +93,11 @@ class HedgingContextTest {
             Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> server.arrivals().get(0).cancelled);
 
             MeterRegistry meters = ctx.getBean(MeterRegistry.class);
-            HistogramSnapshot hedges = meters.get("grpc.client.call.hedges").tag("client", "inventory").summary()
-                    .takeSnapshot();
+            DistributionSummary hedgeSummary = meters.get("grpc.client.call.hedges").summary();
+            // gRFC A66's attributes: the generated method's name and the target grpc-java made of the address
+            assertThat(hedgeSummary.getId().getTag("grpc.method")).isEqualTo("grpc.testing.SimpleService/UnaryRpc");
+            assertThat(hedgeSummary.getId().getTag("grpc.target")).startsWith("directaddress:///");
+            HistogramSnapshot hedges = hedgeSummary.takeSnapshot();
             assertThat(hedges.count()).isEqualTo(1);
             assertThat(hedges.total()).isEqualTo(1.0);
             Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> meters.find("grpc.client.retry.attempts")

@@ -12,6 +12,8 @@ class PublicApiOnlyTest {
     @Test
     void theSampleUsesOnlyThePublicApi() {
         JavaClasses sample = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                // what spring-boot:process-aot generated into the classes of an earlier build is not the sample's code
+                .withImportOption(location -> !location.contains("__"))
                 .importPackages("io.github.grpcretry.sample");
         ArchitectureRules.usesOnlyThePublicApi("io.github.grpcretry.sample..").check(sample);
     }

@@ -39,7 +39,8 @@ import java.util.concurrent.ConcurrentMap;
  *       interceptor engine reports no retry it does not send;</li>
  *   <li>a transparent retry (a stream the server never processed, re-sent by grpc-java below the
  *       retry policy) is not an attempt: it continues the attempt it replaces, and only its final
- *       stream's status is reported for that attempt;</li>
+ *       stream's status is reported for that attempt; the call's transparent retries are counted in
+ *       {@code callEnded};</li>
  *   <li>{@code attemptEnded} of a failed attempt is reported when the call ends (grpc-java may still
  *       replace it by a transparent retry until then); attempts still open when the call ends (hedges
  *       being cancelled) are reported as soon as their stream closes;</li>
@@ -53,11 +54,22 @@ import java.util.concurrent.ConcurrentMap;
 public final class NativeAttemptInterceptor implements ClientInterceptor {
 
     private final String channel;
+    private final String target;
     private final RetryEventListener listener;
     private final ConcurrentMap<String, CallTarget> targets = new ConcurrentHashMap<>();
 
+    /** For a channel whose target is not known: its name stands for it in {@link CallTarget#target()}. */
     public NativeAttemptInterceptor(String channel, RetryEventListener listener) {
+        this(channel, channel, listener);
+    }
+
+    /**
+     * @param target the channel's target as grpc-java canonicalized it when it built the channel
+     *     ({@link CallTarget#target()})
+     */
+    public NativeAttemptInterceptor(String channel, String target, RetryEventListener listener) {
         this.channel = Objects.requireNonNull(channel, "channel");
+        this.target = Objects.requireNonNull(target, "target");
         this.listener = Objects.requireNonNull(listener, "listener");
     }
 
@@ -67,7 +79,8 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
         String name = method.getFullMethodName();
         CallTarget target = targets.get(name);
         if (target == null) {
-            target = targets.computeIfAbsent(name, n -> new CallTarget(channel, n));
+            target = targets.computeIfAbsent(name,
+                    n -> new CallTarget(channel, n, this.target, method.isSampledToLocalTracing()));
         }
         CallTracker tracker = new CallTracker(target, listener);
         ClientCall<ReqT, RespT> call = next.newCall(method, callOptions.withStreamTracerFactory(tracker));
@@ -106,6 +119,7 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
         private long delayNanos;
         private int retries;
         private int hedges;
+        private int transparentRetries;
         private boolean callClosed;
         private final List<EndedAttempt> pending = new ArrayList<>(2);
 
@@ -132,6 +146,7 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
                 if (transparent) {
                     // the attempt goes on in this stream: forget the end of the stream it replaces
                     pending.removeIf(e -> e.attemptNumber == attemptNumber);
+                    transparentRetries++;
                 } else if (kind == AttemptKind.RETRY) {
                     retries++;
                 } else if (kind == AttemptKind.HEDGE) {
@@ -174,6 +189,7 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
             List<EndedAttempt> ended;
             int r;
             int h;
+            int t;
             long d;
             synchronized (this) {
                 callClosed = true;
@@ -181,12 +197,13 @@ public final class NativeAttemptInterceptor implements ClientInterceptor {
                 pending.clear();
                 r = retries;
                 h = hedges;
+                t = transparentRetries;
                 d = delayNanos;
             }
             for (EndedAttempt e : ended) {
                 listener.attemptEnded(target, e.kind, e.attemptNumber, e.code);
             }
-            listener.callEnded(target, code, r, h, d);
+            listener.callEnded(target, code, r, h, t, d);
         }
     }
 

@@ -13,29 +13,35 @@ import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
-import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * The read-only {@code grpcretry} endpoint (bean {@code grpcRetryEndpoint}) when it is available
  * (exposed, e.g. {@code management.endpoints.web.exposure.include=health,grpcretry}).
  */
 @AutoConfiguration(after = GrpcRetryEventsAutoConfiguration.class)
-@ConditionalOnClass(Endpoint.class)
-@ConditionalOnAvailableEndpoint(endpoint = GrpcRetryEndpoint.class)
+@ConditionalOnClass(name = {"org.springframework.boot.actuate.endpoint.annotation.Endpoint",
+        "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint"})
 @ConditionalOnGrpcRetryEnabled
 public class GrpcRetryEndpointAutoConfiguration {
 
-    @Bean
-    @ConditionalOnMissingBean
-    public GrpcRetryEndpoint grpcRetryEndpoint(ObjectProvider<GrpcRetryObservabilitySettings> settings,
-            ObjectProvider<ChannelRetryConfigs> configs, ObjectProvider<RetryLimiterRegistry> limiters,
-            ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states,
-            ObjectProvider<PolicySources> policySources) {
-        return new GrpcRetryEndpoint(report(settings, configs, limiters, statistics, states, policySources));
+    /** Nested, so its condition's class is only loaded once the Actuator's auto-configuration is known to be there. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnAvailableEndpoint(endpoint = GrpcRetryEndpoint.class)
+    static class Available {
+
+        @Bean
+        @ConditionalOnMissingBean
+        GrpcRetryEndpoint grpcRetryEndpoint(ObjectProvider<GrpcRetryObservabilitySettings> settings,
+                ObjectProvider<ChannelRetryConfigs> configs, ObjectProvider<RetryLimiterRegistry> limiters,
+                ObjectProvider<RetryStatistics> statistics, ObjectProvider<ChannelStateSource> states,
+                ObjectProvider<PolicySources> policySources) {
+            return new GrpcRetryEndpoint(report(settings, configs, limiters, statistics, states, policySources));
+        }
     }
 
     /** The report health and the endpoint read, from the beans that exist when asked. */

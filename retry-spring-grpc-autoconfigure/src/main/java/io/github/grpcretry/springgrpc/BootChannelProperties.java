@@ -60,8 +60,8 @@ final class BootChannelProperties {
     /**
      * The service config of entry {@code key} in this project's plain form (retry, hedging, throttling,
      * timeouts, wait-for-ready and message limits; Boot's load balancing and health check stay Boot's),
-     * through retry-core's mapping of bound properties (the one both lines use for grpc.retry.clients),
-     * or null when the entry has none.
+     * read through the accessors of Boot's own records and converted as grpc.retry.clients is
+     * ({@link SpringBoundValues}), or null when the entry has none.
      */
     RetryConfigResolver.ServiceConfigProperties serviceConfig(String key) {
         GrpcClientProperties.Channel channel = channels.get(key);
@@ -69,7 +69,17 @@ final class BootChannelProperties {
         if (sc == null || (isEmpty(sc.method()) && sc.retrythrottling() == null)) {
             return null;
         }
-        return RetryConfigResolver.ServiceConfigProperties.fromBound(sc, SpringBoundValues.BOUND_VALUES);
+        ServiceConfig.RetryThrottlingPolicy t = sc.retrythrottling();
+        return new RetryConfigResolver.ServiceConfigProperties(SpringBoundValues.each(sc.method(), m -> {
+            ServiceConfig.MethodConfig.RetryPolicy r = m.retry();
+            ServiceConfig.MethodConfig.HedgingPolicy h = m.hedging();
+            return SpringBoundValues.method(
+                    SpringBoundValues.each(m.name(), n -> new RetryConfigResolver.NameProperties(n.service(), n.method())),
+                    m.waitForReady(), m.timeout(), m.maxRequestMessage(), m.maxResponseMessage(),
+                    r == null ? null : SpringBoundValues.retry(r.maxAttempts(), r.initialBackoff(), r.maxBackoff(),
+                            r.backoffMultiplier(), r.retryableStatusCodes(), r.perAttemptReceiveTimeout()),
+                    h == null ? null : SpringBoundValues.hedging(h.maxAttempts(), h.delay(), h.nonFatalStatusCodes()));
+        }), t == null ? null : SpringBoundValues.throttling(t.maxTokens(), t.tokenRatio()));
     }
 
     private static boolean isEmpty(List<?> list) {

@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.spring.RetryEventListeners;
 import io.github.grpcretry.spring.GrpcRetryEngineConfiguration;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
@@ -76,11 +77,6 @@ public class GrpcRetryAutoConfiguration {
     /** Name of the composite event listener the engine is given. */
     public static final String EVENT_LISTENER_BEAN = GrpcRetryEventsConfiguration.EVENT_LISTENER_BEAN;
 
-    static ChannelSetup.Engine engine(GrpcRetryProperties properties) {
-        return properties.engine() == GrpcRetryProperties.Engine.NATIVE ? ChannelSetup.Engine.NATIVE
-                : ChannelSetup.Engine.INTERCEPTOR;
-    }
-
     /** The effective configuration of every channel (Boot's service config as the base layer, validated, merged with GLOBAL, customized, capped). */
     @Bean
     public ChannelRetryConfigs grpcRetryChannelConfigs(GrpcRetryProperties properties,
@@ -90,7 +86,7 @@ public class GrpcRetryAutoConfiguration {
         List<ConfigProblem> unknownKeys = check.problems(PropertyKeys.keys(environment, check),
                 properties.ignoreUnknownProperties(), log::warn);
         return UnknownProperties.resolveReporting(unknownKeys, () -> {
-            GrpcRetryPropertyChecks.check(properties);
+            properties.deadline().settings();
             return SpringGrpcRetryConfigs.resolve(properties, new BootChannelProperties(clientProperties.getIfAvailable()),
                     customizers.orderedStream().toList(), log::warn);
         });
@@ -112,7 +108,7 @@ public class GrpcRetryAutoConfiguration {
     public RetryReport grpcRetryReport(GrpcRetryProperties properties, ChannelRetryConfigs grpcRetryChannelConfigs,
             ObjectProvider<RetryLimiterRegistry> limiters, ObjectProvider<RetryStatistics> statistics,
             ObjectProvider<ChannelStateSource> states, ObjectProvider<PolicySources> policySources) {
-        return new RetryReport(engine(properties), () -> grpcRetryChannelConfigs, limiters::getIfAvailable,
+        return new RetryReport(properties.engine(), () -> grpcRetryChannelConfigs, limiters::getIfAvailable,
                 statistics::getIfAvailable, states::getIfAvailable, policySources::getIfAvailable);
     }
 
@@ -125,7 +121,7 @@ public class GrpcRetryAutoConfiguration {
     public PolicySources grpcRetryPolicySources(GrpcRetryProperties properties,
             ObjectProvider<GrpcClientProperties> clientProperties) {
         BootChannelProperties boot = new BootChannelProperties(clientProperties.getIfAvailable());
-        return new PolicySources(engine(properties), channel -> SpringGrpcRetryConfigs.policySources(properties, boot, channel),
+        return new PolicySources(properties.engine(), channel -> SpringGrpcRetryConfigs.policySources(properties, boot, channel),
                 log::warn);
     }
 
@@ -133,7 +129,7 @@ public class GrpcRetryAutoConfiguration {
     GrpcRetryChannelCustomizer<?> grpcRetryChannelCustomizer(ChannelRetryConfigs grpcRetryChannelConfigs,
             GrpcRetryProperties properties, ObjectProvider<GrpcClientProperties> clientProperties,
             PolicySources grpcRetryPolicySources) {
-        return newChannelCustomizer(grpcRetryChannelConfigs, engine(properties),
+        return newChannelCustomizer(grpcRetryChannelConfigs, properties.engine(),
                 new BootChannelProperties(clientProperties.getIfAvailable()), properties.deadline().defaultTimeout(),
                 grpcRetryPolicySources);
     }
@@ -147,7 +143,7 @@ public class GrpcRetryAutoConfiguration {
     @Bean
     GrpcRetryServiceConfigCustomizer grpcRetryServiceConfigCustomizer(ChannelRetryConfigs grpcRetryChannelConfigs,
             GrpcRetryProperties properties) {
-        return new GrpcRetryServiceConfigCustomizer(grpcRetryChannelConfigs, engine(properties));
+        return new GrpcRetryServiceConfigCustomizer(grpcRetryChannelConfigs, properties.engine());
     }
 
     /**
@@ -165,9 +161,8 @@ public class GrpcRetryAutoConfiguration {
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
             ObjectProvider<DeadlineEventListener> deadlineListeners, ObjectProvider<GuardEventListener> guardListeners,
             ObjectProvider<AttemptObserver> attemptObserver) {
-        ChannelSetup.Engine engine = engine(properties);
-        GrpcRetryProperties.Deadline d = properties.deadline();
-        DeadlineSettings deadlines = new DeadlineSettings(d.defaultTimeout(), d.reserve(), d.minRemaining());
+        ChannelSetup.Engine engine = properties.engine();
+        DeadlineSettings deadlines = properties.deadline().settings();
         boolean guard = properties.guard().enabled();
         return new GrpcRetryClientInterceptor(channel -> {
             ChannelRetryConfig config = grpcRetryChannelConfigs.forChannel(channel);

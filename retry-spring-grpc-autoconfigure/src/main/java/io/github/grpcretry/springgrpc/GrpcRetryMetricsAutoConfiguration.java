@@ -4,12 +4,9 @@ import io.github.grpcretry.spring.ConditionalOnGrpcRetryMeterRegistry;
 import org.springframework.context.annotation.Import;
 import io.github.grpcretry.spring.GrpcRetryMetersConfiguration;
 import io.github.grpcretry.integration.RetryGauges;
-import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.binder.MeterBinder;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -25,14 +22,6 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnGrpcRetryMeterRegistry
 @Import(GrpcRetryMetersConfiguration.class)
 public class GrpcRetryMetricsAutoConfiguration {
-
-    /** Tokens, max tokens and budget balance of every channel's limiters, bound as the limiters are made. */
-    @Bean
-    @ConditionalOnMissingBean(name = "grpcRetryLimiterGauges")
-    @ConditionalOnBean(RetryLimiterRegistry.class)
-    public MeterBinder grpcRetryLimiterGauges(RetryLimiterRegistry limiters) {
-        return RetryGauges.limiters(limiters);
-    }
 
     /**
      * The {@code grpc.client.channel.state} gauges of every channel Spring gRPC builds; a later channel of a

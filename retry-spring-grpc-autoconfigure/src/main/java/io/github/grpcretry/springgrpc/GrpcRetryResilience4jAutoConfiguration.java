@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.spring.GrpcRetryProperties;
 import org.springframework.context.annotation.Import;
 import io.github.grpcretry.spring.Resilience4jSettings;
 import io.github.grpcretry.spring.GrpcRetryResilience4jConfiguration;
@@ -24,8 +25,7 @@ public class GrpcRetryResilience4jAutoConfiguration {
     /** The channels' instance names for the shared bridge ({@link GrpcRetryResilience4jConfiguration}). */
     @Bean
     Resilience4jSettings grpcRetryResilience4jSettings(GrpcRetryProperties properties) {
-        return Resilience4jSettings.of(properties.clients(), GrpcRetryProperties.Client::resilience4jRetry, properties.engine() == GrpcRetryProperties.Engine.NATIVE,
-                "add io.github.resilience4j:resilience4j-retry and declare a"
+        return Resilience4jSettings.of(properties, "add io.github.resilience4j:resilience4j-retry and declare a"
                 + " RetryRegistry @Bean (resilience4j has no Spring Boot 4 starter at 2.4.0)");
     }
 }

@@ -1,5 +1,7 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.spring.GrpcRetryProperties;
+import io.github.grpcretry.spring.GrpcRetryClientProperties;
 import io.github.grpcretry.spring.SpringBoundValues;
 import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.integration.RetryConfigResolver;
@@ -110,7 +112,7 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
     private RetryConfigResolver resolver(Set<String> keys) {
         RetryConfigResolver resolver = RetryConfigResolver.create().customizers(customizers).warnings(warnings);
         for (String key : keys) {
-            resolver.client(key, client(properties.clients().get(key)));
+            resolver.client(key, SpringBoundValues.client(properties.clients().get(key)));
         }
         return resolver;
     }
@@ -151,8 +153,8 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
         if (base != null && hasPolicy(base)) {
             sources.add(PolicySources.BOOT_SERVICE_CONFIG);
         }
-        for (Map.Entry<String, GrpcRetryProperties.Client> e : properties.clients().entrySet()) {
-            GrpcRetryProperties.Client c = e.getValue();
+        for (Map.Entry<String, GrpcRetryClientProperties> e : properties.clients().entrySet()) {
+            GrpcRetryClientProperties c = e.getValue();
             if ((e.getKey().equals(channel) || GLOBAL.equalsIgnoreCase(e.getKey())) && c != null
                     && (c.serviceConfig() != null || c.serviceConfigFile() != null)) {
                 sources.add(PolicySources.YAML);
@@ -171,11 +173,5 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
             }
         }
         return false;
-    }
-
-    // ---------------------------------------------------------------- properties -> plain records (retry-core maps them)
-
-    static RetryConfigResolver.ClientProperties client(GrpcRetryProperties.Client c) {
-        return SpringBoundValues.client(c);
     }
 }

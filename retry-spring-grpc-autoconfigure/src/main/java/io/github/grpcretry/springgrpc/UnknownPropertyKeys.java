@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.spring.PropertyKeys;
 import io.github.grpcretry.integration.UnknownProperties;
 import org.springframework.beans.factory.ListableBeanFactory;

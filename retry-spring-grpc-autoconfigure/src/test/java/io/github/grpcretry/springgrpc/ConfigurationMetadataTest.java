@@ -1,5 +1,7 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.spring.GrpcRetryProperties;
+import io.github.grpcretry.spring.GrpcRetryClientProperties;
 import io.github.grpcretry.testing.PackagedMetadata;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -18,7 +20,7 @@ class ConfigurationMetadataTest {
 
     @Test
     void keysAreDescribedGeneratedAndTypedDownToTheStatusCodes() {
-        metadata.assertCompletionContract(GrpcRetryProperties.Client.class);
+        metadata.assertCompletionContract(GrpcRetryClientProperties.class);
     }
 
     @Test

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.integration.Resilience4jRetryReferences;
 import io.github.grpcretry.resilience4j.Resilience4jRetryDeciderSource;
+import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.spring.Resilience4jSettings;
 import io.github.resilience4j.retry.RetryRegistry;
 import org.junit.jupiter.api.Test;

@@ -32,12 +32,20 @@ public final class ChannelSetup {
 
     private static final System.Logger LOG = System.getLogger(ChannelSetup.class.getName());
 
-    /** The two engines ({@code grpc.retry.engine}). */
+    /**
+     * The two engines: the type of {@code grpc.retry.engine} on both Spring Boot lines, and what every
+     * piece of glue that depends on the engine is given.
+     */
     public enum Engine {
         /** The retry engine of this project, a client interceptor; grpc-java's own retry sees no policy. */
         INTERCEPTOR,
         /** grpc-java's own retry, configured from the same service config; an attempt tracer reports its attempts. */
-        NATIVE
+        NATIVE;
+
+        /** The value of {@code grpc.retry.engine} that selects it: {@code interceptor} or {@code native}. */
+        public String propertyValue() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
     }
 
     private ChannelSetup() {

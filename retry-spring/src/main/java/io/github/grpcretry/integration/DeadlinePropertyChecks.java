@@ -2,6 +2,7 @@ package io.github.grpcretry.integration;
 
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.Durations;
+import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,6 +19,19 @@ public final class DeadlinePropertyChecks {
     public static final String PREFIX = "grpc.retry.deadline.";
 
     private DeadlinePropertyChecks() {
+    }
+
+    /**
+     * The same rules as {@link #problems}, for the bean that first uses the bound values.
+     *
+     * @throws InvalidRetryConfigurationException listing every broken rule
+     */
+    public static void check(@Nullable Duration defaultTimeout, @Nullable Duration reserve,
+            @Nullable Duration minRemaining, @Nullable Duration httpMax, @Nullable String httpHeader) {
+        List<ConfigProblem> problems = problems(defaultTimeout, reserve, minRemaining, httpMax, httpHeader);
+        if (!problems.isEmpty()) {
+            throw new InvalidRetryConfigurationException(problems);
+        }
     }
 
     /**

@@ -159,7 +159,7 @@ public final class PolicySources {
         ResolverOutcome previous = resolved.put(channel, new ResolverOutcome(supplied, outcome, runs));
         if (previous == null || !previous.supplied().equals(supplied)) {
             warnings.accept("Channel " + channel + ": its name resolver supplied a service config with " + supplied
-                    + "; " + outcome + " (grpc.retry.engine=" + (engine == ChannelSetup.Engine.NATIVE ? "native" : "interceptor")
+                    + "; " + outcome + " (grpc.retry.engine=" + engine.propertyValue()
                     + ", see docs/spring-boot-4.md)");
         }
     }

@@ -352,34 +352,11 @@ public final class RetryConfigResolver {
             @Nullable Size retryBufferSize,
             @Nullable Duration connectTimeout,
             @Nullable String resilience4jRetry) {
-
-        /**
-         * The bound {@code grpc.retry.clients.<channel>} object of a Spring Boot line (JavaBean getters or
-         * record accessors named as the properties: {@code serviceConfig}, {@code budget.ratio},
-         * {@code service-config.method[i].retry.<field>}, ...) as these records: the one mapping both
-         * lines share. Every property must have an accessor (an {@link IllegalStateException} names a
-         * missing one); a null client has nothing set.
-         *
-         * @param values converts the line's framework types (sizes, the service-config file)
-         */
-        public static ClientProperties fromBound(@Nullable Object client, BoundValues values) {
-            return new BoundProperties(Objects.requireNonNull(values, "values"), true).client(client);
-        }
     }
 
     /** {@code service-config}: the method entries and {@code retrythrottling}. */
     public record ServiceConfigProperties(@Nullable List<@Nullable MethodProperties> method,
             @Nullable RetryThrottlingProperties retrythrottling) {
-
-        /**
-         * A bound service-config object of the same shape (such as Spring Boot 4's own
-         * {@code spring.grpc.client.channel.<name>.service-config}) as these records, through the same
-         * mapping as {@link ClientProperties#fromBound}; a property the object has no accessor for counts
-         * as not set (a framework's type may lack a field). Null when {@code serviceConfig} is null.
-         */
-        public static @Nullable ServiceConfigProperties fromBound(@Nullable Object serviceConfig, BoundValues values) {
-            return new BoundProperties(Objects.requireNonNull(values, "values"), false).serviceConfig(serviceConfig);
-        }
     }
 
     /** {@code service-config.method[i]}. */
@@ -454,20 +431,6 @@ public final class RetryConfigResolver {
     public record BudgetProperties(@Nullable Double ratio, @Nullable Double minRetriesPerSecond, @Nullable Duration ttl) {
 
         static final BudgetProperties NONE = new BudgetProperties(null, null, null);
-    }
-
-    /**
-     * How a Spring Boot line converts its framework types for {@link ClientProperties#fromBound} and
-     * {@link ServiceConfigProperties#fromBound}: a size ({@code DataSize}) and the service-config file
-     * ({@code Resource}). Numbers, durations, booleans, strings and status codes need no conversion.
-     */
-    public interface BoundValues {
-
-        /** A bound size (e.g. a {@code DataSize}) in bytes and as written. */
-        Size size(Object value);
-
-        /** The bound {@code service-config-file} (e.g. a {@code Resource}), read. */
-        ServiceConfigFile file(Object value);
     }
 
     /**

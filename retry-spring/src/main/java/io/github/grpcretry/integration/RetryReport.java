@@ -74,7 +74,7 @@ public final class RetryReport {
 
     /** The engine's name as the property spells it: {@code interceptor} or {@code native}. */
     public String engine() {
-        return engine == ChannelSetup.Engine.NATIVE ? "native" : "interceptor";
+        return engine.propertyValue();
     }
 
     private boolean isNative() {

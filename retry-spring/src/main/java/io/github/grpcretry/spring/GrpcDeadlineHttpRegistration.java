@@ -2,29 +2,45 @@ package io.github.grpcretry.spring;
 
 import io.github.grpcretry.integration.GrpcDeadlineHttpFilter;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.util.StringUtils;
 
 /**
- * How both lines register the HTTP deadline filter ({@code grpc.retry.deadline.http.header}): early in the
- * servlet filter chain, so the whole request handling runs with the deadline, and only while the header
- * property has text ({@link OnHttpHeaderCondition}).
+ * The HTTP deadline filter of both lines (each line's deadline auto-configuration imports it): in a
+ * servlet web application, while {@code grpc.retry.deadline.http.header} has text
+ * ({@link OnHttpHeaderCondition}), the filter registered early in the servlet filter chain, so the whole
+ * request handling runs with the deadline.
  */
-public final class GrpcDeadlineHttpRegistration {
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+@ConditionalOnClass(name = "jakarta.servlet.Filter")
+@Conditional(GrpcDeadlineHttpRegistration.OnHttpHeaderCondition.class)
+public class GrpcDeadlineHttpRegistration {
 
     /** Order of the HTTP filter: early, so the whole request handling runs with the deadline. */
     public static final int HTTP_FILTER_ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
 
-    private GrpcDeadlineHttpRegistration() {
+    /** The filter, from the checked {@code grpc.retry.deadline.*} values. */
+    @Bean
+    public GrpcDeadlineHttpFilter grpcDeadlineHttpFilter(GrpcRetryProperties properties) {
+        properties.deadline().settings();
+        return new GrpcDeadlineHttpFilter(properties.deadline().http().header(), properties.deadline().http().max());
     }
 
-    /** The registration of {@code filter}, named {@code grpcDeadlineHttpFilter}. */
-    public static FilterRegistrationBean<GrpcDeadlineHttpFilter> of(GrpcDeadlineHttpFilter filter) {
-        FilterRegistrationBean<GrpcDeadlineHttpFilter> registration = new FilterRegistrationBean<>(filter);
+    /** The filter's registration, named {@code grpcDeadlineHttpFilter}. */
+    @Bean
+    public FilterRegistrationBean<GrpcDeadlineHttpFilter> grpcDeadlineHttpFilterRegistration(
+            GrpcDeadlineHttpFilter grpcDeadlineHttpFilter) {
+        FilterRegistrationBean<GrpcDeadlineHttpFilter> registration = new FilterRegistrationBean<>(grpcDeadlineHttpFilter);
         registration.setOrder(HTTP_FILTER_ORDER);
         registration.setName("grpcDeadlineHttpFilter");
         return registration;

@@ -2,16 +2,21 @@ package io.github.grpcretry.spring;
 
 import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.github.grpcretry.guard.GuardEventListener;
+import io.github.grpcretry.integration.RetryGauges;
+import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
  * The meters both lines register alike on the application's {@link MeterRegistry} (each line's metrics
- * auto-configuration imports it, ordered after its own Boot line's metrics auto-configuration): the
- * engine's Micrometer listener (part of {@code grpcRetryEventListener}), and the deadline and guard meters.
+ * auto-configuration imports it, ordered after its own Boot line's metrics auto-configuration and the
+ * line's main auto-configuration): the engine's Micrometer listener (part of {@code grpcRetryEventListener}),
+ * the limiter gauges, and the deadline and guard meters.
  */
 @Configuration(proxyBeanMethods = false)
 public class GrpcRetryMetersConfiguration {
@@ -28,6 +33,17 @@ public class GrpcRetryMetersConfiguration {
     @ConditionalOnMissingBean(name = "grpcRetryDeadlineMeters")
     public DeadlineEventListener grpcRetryDeadlineMeters(MeterRegistry registry) {
         return MicrometerRetryEventListener.deadlineMeters(registry);
+    }
+
+    /**
+     * Tokens, max tokens and budget balance of every channel's limiters, bound as the limiters are made
+     * (a {@code MeterBinder} Spring Boot binds).
+     */
+    @Bean
+    @ConditionalOnMissingBean(name = "grpcRetryLimiterGauges")
+    @ConditionalOnBean(RetryLimiterRegistry.class)
+    public MeterBinder grpcRetryLimiterGauges(RetryLimiterRegistry limiters) {
+        return RetryGauges.limiters(limiters);
     }
 
     /** Responses the guard marked "do not retry". */

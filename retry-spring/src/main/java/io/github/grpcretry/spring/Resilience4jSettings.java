@@ -1,9 +1,9 @@
 package io.github.grpcretry.spring;
 
+import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.Resilience4jRetryReferences;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -14,12 +14,11 @@ import org.jspecify.annotations.Nullable;
 public record Resilience4jSettings(Map<String, @Nullable String> instanceByChannel, boolean nativeEngine,
         String registryHint) {
 
-    /** The settings of a line's bound clients ({@code instance} reads a client's {@code resilience4j-retry}). */
-    public static <C> Resilience4jSettings of(Map<String, ? extends @Nullable C> clients,
-            Function<C, @Nullable String> instance, boolean nativeEngine, String registryHint) {
+    /** The settings of the bound channels ({@code resilience4j-retry} of each) and engine. */
+    public static Resilience4jSettings of(GrpcRetryProperties properties, String registryHint) {
         Map<String, @Nullable String> names = new HashMap<>();
-        clients.forEach((channel, client) -> names.put(channel, client == null ? null : instance.apply(client)));
-        return new Resilience4jSettings(names, nativeEngine, registryHint);
+        properties.clients().forEach((channel, client) -> names.put(channel, client == null ? null : client.resilience4jRetry()));
+        return new Resilience4jSettings(names, properties.engine() == ChannelSetup.Engine.NATIVE, registryHint);
     }
 
     Resilience4jRetryReferences references() {

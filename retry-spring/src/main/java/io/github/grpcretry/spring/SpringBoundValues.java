@@ -1,39 +1,131 @@
 package io.github.grpcretry.spring;
 
 import io.github.grpcretry.integration.RetryConfigResolver;
+import io.github.grpcretry.integration.RetryConfigResolver.BudgetProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.ClientProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.HedgingProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.MethodProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.NameProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.RetryProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.RetryThrottlingProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.ServiceConfigProperties;
+import io.github.grpcretry.internal.config.RetryPolicyField;
+import io.grpc.Status;
 import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.core.io.FileSystemResource;
 import org.springframework.core.io.Resource;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Spring's {@link DataSize} and {@link Resource}, as both lines bind them, for the configuration
- * resolver's mapping of the bound properties ({@link RetryConfigResolver.ClientProperties#fromBound}).
+ * The bound properties as the configuration resolver takes them, read through their typed accessors:
+ * a channel's {@link GrpcRetryClientProperties} (both lines), and the parts from which a line maps a
+ * framework's own service-config type of the same shape (Spring Boot 4's
+ * {@code spring.grpc.client.channel.<name>.service-config}). Spring's {@link DataSize} and
+ * {@link Resource} become the resolver's sizes and read files here.
  */
 public final class SpringBoundValues {
-
-    /** The sizes and service-config files of the bound properties. */
-    public static final RetryConfigResolver.BoundValues BOUND_VALUES = new RetryConfigResolver.BoundValues() {
-        @Override
-        public RetryConfigResolver.Size size(Object value) {
-            DataSize size = (DataSize) value;
-            return new RetryConfigResolver.Size(size.toBytes(), size.toString());
-        }
-
-        @Override
-        public RetryConfigResolver.ServiceConfigFile file(Object value) {
-            Resource resource = (Resource) value;
-            return RetryConfigResolver.ServiceConfigFile.read(describe(resource), resource.exists(), resource::getInputStream);
-        }
-    };
 
     private SpringBoundValues() {
     }
 
-    /** The bound properties of one channel (either line's client properties type). */
-    public static RetryConfigResolver.ClientProperties client(Object boundClient) {
-        return RetryConfigResolver.ClientProperties.fromBound(boundClient, BOUND_VALUES);
+    /** One bound channel ({@code grpc.retry.clients.<channel>}); a null channel has nothing set. */
+    public static ClientProperties client(@Nullable GrpcRetryClientProperties c) {
+        if (c == null) {
+            return new ClientProperties(null, null, null, null, null, null, null, null);
+        }
+        GrpcRetryClientProperties.Budget b = c.budget();
+        return new ClientProperties(serviceConfig(c.serviceConfig()),
+                c.serviceConfigFile() == null ? null : file(c.serviceConfigFile()),
+                b == null ? null : new BudgetProperties(b.ratio(), b.minRetriesPerSecond(), b.ttl()),
+                c.maxAttemptsCap(), size(c.perRpcBufferLimit()), size(c.retryBufferSize()), c.connectTimeout(),
+                c.resilience4jRetry());
+    }
+
+    private static @Nullable ServiceConfigProperties serviceConfig(GrpcRetryClientProperties.@Nullable ServiceConfig sc) {
+        if (sc == null) {
+            return null;
+        }
+        GrpcRetryClientProperties.Throttling t = sc.retrythrottling();
+        return new ServiceConfigProperties(each(sc.method(), m -> {
+            GrpcRetryClientProperties.Retry r = m.retry();
+            GrpcRetryClientProperties.Hedging h = m.hedging();
+            return method(each(m.name(), n -> new NameProperties(n.service(), n.method())), m.waitForReady(), m.timeout(),
+                    m.maxRequestMessage(), m.maxResponseMessage(),
+                    r == null ? null : retry(r.maxAttempts(), r.initialBackoff(), r.maxBackoff(), r.backoffMultiplier(),
+                            r.retryableStatusCodes(), r.perAttemptReceiveTimeout()),
+                    h == null ? null : hedging(h.maxAttempts(), h.delay(), h.nonFatalStatusCodes()));
+        }), t == null ? null : throttling(t.maxTokens(), t.tokenRatio()));
+    }
+
+    /** Each element of a bound list mapped ({@code null} stays null, in its place); null for no list. */
+    public static <T, R> @Nullable List<@Nullable R> each(@Nullable Collection<? extends @Nullable T> list,
+            Function<T, R> map) {
+        if (list == null) {
+            return null;
+        }
+        List<@Nullable R> out = new ArrayList<>(list.size());
+        for (T e : list) {
+            out.add(e == null ? null : map.apply(e));
+        }
+        return out;
+    }
+
+    /** A method entry. */
+    public static MethodProperties method(@Nullable List<@Nullable NameProperties> names, @Nullable Boolean waitForReady,
+            @Nullable Duration timeout, @Nullable DataSize maxRequestMessage, @Nullable DataSize maxResponseMessage,
+            @Nullable RetryProperties retry, @Nullable HedgingProperties hedging) {
+        return new MethodProperties(names, waitForReady, timeout, size(maxRequestMessage), size(maxResponseMessage),
+                retry, hedging);
+    }
+
+    /**
+     * A retry policy: one value per field of the retry-policy field table (a {@code Float} multiplier is
+     * taken as the decimal written; status codes as a list or a set).
+     */
+    public static RetryProperties retry(@Nullable Integer maxAttempts, @Nullable Duration initialBackoff,
+            @Nullable Duration maxBackoff, @Nullable Number backoffMultiplier,
+            @Nullable Collection<Status.Code> retryableStatusCodes, @Nullable Duration perAttemptReceiveTimeout) {
+        Map<String, @Nullable Object> set = new LinkedHashMap<>();
+        set.put(RetryPolicyField.MAX_ATTEMPTS.propertyName(), maxAttempts);
+        set.put(RetryPolicyField.INITIAL_BACKOFF.propertyName(), initialBackoff);
+        set.put(RetryPolicyField.MAX_BACKOFF.propertyName(), maxBackoff);
+        set.put(RetryPolicyField.BACKOFF_MULTIPLIER.propertyName(), backoffMultiplier);
+        set.put(RetryPolicyField.RETRYABLE_STATUS_CODES.propertyName(), retryableStatusCodes);
+        set.put(RetryPolicyField.PER_ATTEMPT_RECEIVE_TIMEOUT.propertyName(), perAttemptReceiveTimeout);
+        return RetryProperties.of(set);
+    }
+
+    /** A hedging policy. */
+    public static HedgingProperties hedging(@Nullable Integer maxAttempts, @Nullable Duration delay,
+            @Nullable Collection<Status.Code> nonFatalStatusCodes) {
+        return new HedgingProperties(maxAttempts, delay, nonFatalStatusCodes == null ? null
+                : nonFatalStatusCodes.stream().map(Status.Code::name).toList());
+    }
+
+    /** Retry throttling (a {@code Float} taken as the decimal written). */
+    public static RetryThrottlingProperties throttling(@Nullable Number maxTokens, @Nullable Number tokenRatio) {
+        return new RetryThrottlingProperties(decimal(maxTokens), decimal(tokenRatio));
+    }
+
+    private static @Nullable Double decimal(@Nullable Number n) {
+        return n == null ? null : (Double) RetryPolicyField.Kind.NUMBER.fromProperty(n);
+    }
+
+    private static RetryConfigResolver.@Nullable Size size(@Nullable DataSize size) {
+        return size == null ? null : new RetryConfigResolver.Size(size.toBytes(), size.toString());
+    }
+
+    private static RetryConfigResolver.ServiceConfigFile file(Resource resource) {
+        return RetryConfigResolver.ServiceConfigFile.read(describe(resource), resource.exists(), resource::getInputStream);
     }
 
     /** How a file is named in problems: {@code classpath:sc.json}, {@code file:/x/sc.json}, else Spring's description. */

@@ -4,14 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.gson.Gson;
-import io.github.grpcretry.integration.RetryConfigResolver.BoundValues;
 import io.github.grpcretry.internal.config.ServiceConfigJson;
 import io.github.grpcretry.integration.RetryConfigResolver.ClientProperties;
 import io.github.grpcretry.integration.RetryConfigResolver.MethodProperties;
+import io.github.grpcretry.integration.RetryConfigResolver.NameProperties;
 import io.github.grpcretry.integration.RetryConfigResolver.RetryProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.ServiceConfigFile;
 import io.github.grpcretry.integration.RetryConfigResolver.ServiceConfigProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.Size;
 import io.github.grpcretry.internal.config.ConfigNaming;
 import io.github.grpcretry.internal.config.RetryPolicyField;
 import io.github.grpcretry.policy.ChannelRetryConfig;
@@ -19,6 +17,8 @@ import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.policy.ServiceConfig;
+import io.github.grpcretry.spring.GrpcRetryClientProperties;
+import io.github.grpcretry.spring.SpringBoundValues;
 import io.github.grpcretry.testing.RetryPolicySamples;
 import io.grpc.Status;
 import java.lang.reflect.RecordComponent;
@@ -170,95 +170,37 @@ class RetryPolicyFieldTableTest {
                 .hasMessageContaining("max-attempt").hasMessageContaining("per-attempt-receive-timeout");
     }
 
-    // ------------------------------------------------------------------ the one mapping of bound properties
+    // ------------------------------------------------------------------ the typed mapping of bound properties
 
-    static final BoundValues VALUES = new BoundValues() {
-        @Override
-        public Size size(Object value) {
-            return new Size(((String) value).length(), (String) value);
-        }
-
-        @Override
-        public ServiceConfigFile file(Object value) {
-            return ServiceConfigFile.of((String) value, "{}");
-        }
-    };
-
-    /** A JavaBean with getters, as the Spring Boot 3.5 line binds. */
-    public static final class BeanRetry {
-        public Integer getMaxAttempts() {
-            return 4;
-        }
-
-        public Duration getInitialBackoff() {
-            return Duration.ofMillis(150);
-        }
-
-        public Duration getMaxBackoff() {
-            return Duration.ofMillis(2500);
-        }
-
-        public Double getBackoffMultiplier() {
-            return 1.5;
-        }
-
-        public List<String> getRetryableStatusCodes() {
-            return List.of("unavailable", "RESOURCE_EXHAUSTED");
-        }
-
-        public Duration getPerAttemptReceiveTimeout() {
-            return Duration.ofMillis(750);
-        }
-    }
-
-    /** Records, as the Spring Boot 4.1 line binds (and as Boot's own service config is, with codes as a set). */
-    public record RecordRetry(Integer maxAttempts, Duration initialBackoff, Duration maxBackoff, Float backoffMultiplier,
-            Set<Status.Code> retryableStatusCodes, Duration perAttemptReceiveTimeout) {
-    }
-
-    public record RecordMethod(List<RecordName> name, Boolean waitForReady, Duration timeout, String maxRequestMessage,
-            String maxResponseMessage, Object retry, Object hedging) {
-    }
-
-    public record RecordName(String service, String method) {
-    }
-
-    public record RecordServiceConfig(List<RecordMethod> method, Object retrythrottling) {
-    }
-
-    public record RecordClient(RecordServiceConfig serviceConfig, String serviceConfigFile, Object budget,
-            Integer maxAttemptsCap, String perRpcBufferLimit, String retryBufferSize, Duration connectTimeout,
-            String resilience4jRetry) {
-    }
-
-    static RecordClient client(Object retry) {
-        return new RecordClient(new RecordServiceConfig(List.of(new RecordMethod(List.of(new RecordName("shop.Inventory", null)),
-                null, null, null, null, retry, null)), null), null, null, null, null, null, null, null);
+    /** A bound channel whose one method entry has {@code retry}. */
+    static GrpcRetryClientProperties boundClient(GrpcRetryClientProperties.Retry retry) {
+        GrpcRetryClientProperties.Method method = new GrpcRetryClientProperties.Method(
+                List.of(new GrpcRetryClientProperties.Name("shop.Inventory", null)), null, null, null, null, retry, null);
+        return new GrpcRetryClientProperties(new GrpcRetryClientProperties.ServiceConfig(List.of(method), null), null,
+                null, null, null, null, null, null);
     }
 
     @Test
-    void aJavaBeanAndARecordOfTheSameShapeMapToTheSamePolicy() {
-        RetryPolicy fromBean = policyOf(ClientProperties.fromBound(client(new BeanRetry()), VALUES));
-        RetryPolicy fromRecord = policyOf(ClientProperties.fromBound(client(new RecordRetry(4, Duration.ofMillis(150),
-                Duration.ofMillis(2500), 1.5f, Set.of(Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED),
-                Duration.ofMillis(750))), VALUES));
-        RetryPolicySamples.assertHasEverySample(fromBean);
-        assertThat(fromRecord).isEqualTo(fromBean);
-    }
-
-    /** A property class without an accessor for a field of the table. */
-    public record IncompleteRetry(Integer maxAttempts) {
+    void aBoundChannelAndBootsOwnShapeMapToTheSamePolicy() {
+        RetryPolicy fromBound = policyOf(SpringBoundValues.client(boundClient(new GrpcRetryClientProperties.Retry(4,
+                Duration.ofMillis(150), Duration.ofMillis(2500), 1.5,
+                List.of(Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED), Duration.ofMillis(750)))));
+        // Spring Boot 4's own service config: a Float multiplier and the codes as a set
+        RetryProperties bootShape = SpringBoundValues.retry(4, Duration.ofMillis(150), Duration.ofMillis(2500), 1.5f,
+                Set.of(Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED), Duration.ofMillis(750));
+        MethodProperties method = SpringBoundValues.method(List.of(new NameProperties("shop.Inventory", null)), null,
+                null, null, null, bootShape, null);
+        RetryPolicy fromBootShape = policyOf(new ClientProperties(new ServiceConfigProperties(List.of(method), null),
+                null, null, null, null, null, null, null));
+        RetryPolicySamples.assertHasEverySample(fromBound);
+        assertThat(fromBootShape).isEqualTo(fromBound);
     }
 
     @Test
-    void aPropertyClassWithoutAnAccessorForAFieldFailsNamingIt() {
-        assertThatThrownBy(() -> ClientProperties.fromBound(client(new IncompleteRetry(3)), VALUES))
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining(IncompleteRetry.class.getName())
-                .hasMessageContaining("initialBackoff");
-        // a framework's own service-config type may lack a field: it counts as not set
-        ServiceConfigProperties lenient = ServiceConfigProperties.fromBound(client(new IncompleteRetry(3)).serviceConfig(), VALUES);
-        assertThat(lenient.method().get(0).retry().values()).containsExactly(Map.entry("max-attempts", 3));
+    void aBoundRetryPolicyMapsOnlyTheFieldsItSets() {
+        ClientProperties mapped = SpringBoundValues.client(boundClient(
+                new GrpcRetryClientProperties.Retry(3, null, null, null, null, null)));
+        assertThat(mapped.serviceConfig().method().get(0).retry().values()).containsExactly(Map.entry("max-attempts", 3));
     }
 
     private static RetryPolicy policyOf(ClientProperties client) {

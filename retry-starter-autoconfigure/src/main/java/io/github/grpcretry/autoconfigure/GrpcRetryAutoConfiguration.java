@@ -1,5 +1,6 @@
 package io.github.grpcretry.autoconfigure;
 
+import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.spring.GrpcRetryEngineConfiguration;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.spring.PropertyKeys;
@@ -52,9 +53,11 @@ public class GrpcRetryAutoConfiguration {
             ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment, ListableBeanFactory beanFactory) {
         UnknownProperties check = UnknownPropertyKeys.check(beanFactory);
         List<ConfigProblem> unknownKeys = check.problems(PropertyKeys.keys(environment, check),
-                properties.isIgnoreUnknownProperties(), log::warn);
-        return UnknownProperties.resolveReporting(unknownKeys,
-                () -> GrpcRetryConfigResolver.resolve(properties, customizers.orderedStream().toList(), log::warn));
+                properties.ignoreUnknownProperties(), log::warn);
+        return UnknownProperties.resolveReporting(unknownKeys, () -> {
+            properties.deadline().settings();
+            return GrpcRetryConfigResolver.resolve(properties, customizers.orderedStream().toList(), log::warn);
+        });
     }
 
     /**
@@ -70,13 +73,11 @@ public class GrpcRetryAutoConfiguration {
             RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
             ObjectProvider<AttemptObserver> attemptObserver, PolicySources grpcRetryPolicySources) {
-        ChannelSetup.Engine engine = properties.getEngine() == GrpcRetryProperties.Engine.NATIVE
-                ? ChannelSetup.Engine.NATIVE : ChannelSetup.Engine.INTERCEPTOR;
         GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) -> builder.intercept(
-                ChannelSetup.engineInterceptor(config, engine, limiters,
+                ChannelSetup.engineInterceptor(config, properties.engine(), limiters,
                         eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
                         deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable()));
-        return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, properties.getEngine(), installer,
+        return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, properties.engine(), installer,
                 channelsProperties.getIfAvailable(), grpcRetryPolicySources);
     }
 
@@ -87,9 +88,7 @@ public class GrpcRetryAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public PolicySources grpcRetryPolicySources(GrpcRetryProperties properties, ChannelRetryConfigs grpcRetryChannelConfigs) {
-        ChannelSetup.Engine engine = properties.getEngine() == GrpcRetryProperties.Engine.NATIVE
-                ? ChannelSetup.Engine.NATIVE : ChannelSetup.Engine.INTERCEPTOR;
-        return new PolicySources(engine, channel -> hasPolicy(grpcRetryChannelConfigs.forChannel(channel))
+        return new PolicySources(properties.engine(), channel -> hasPolicy(grpcRetryChannelConfigs.forChannel(channel))
                 ? Set.of(PolicySources.YAML) : Set.of(), log::warn);
     }
 

@@ -65,7 +65,7 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
     }
 
     private final ChannelRetryConfigs configs;
-    private final GrpcRetryProperties.Engine engine;
+    private final ChannelSetup.Engine engine;
     private final InterceptorEngineInstaller interceptorEngine;
     private final GrpcChannelsProperties channelsProperties;
     private final PolicySources policySources;
@@ -76,7 +76,7 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
      * @param channelsProperties net.devh's client properties, used to map an in-process server name
      *     back to the client name (may be null)
      */
-    public GrpcRetryChannelConfigurer(ChannelRetryConfigs configs, GrpcRetryProperties.Engine engine,
+    public GrpcRetryChannelConfigurer(ChannelRetryConfigs configs, ChannelSetup.Engine engine,
             InterceptorEngineInstaller interceptorEngine, GrpcChannelsProperties channelsProperties) {
         this(configs, engine, interceptorEngine, channelsProperties, null);
     }
@@ -85,7 +85,7 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
      * @param policySources puts a service config the channel's name resolver supplies under its control
      *     (null = none)
      */
-    public GrpcRetryChannelConfigurer(ChannelRetryConfigs configs, GrpcRetryProperties.Engine engine,
+    public GrpcRetryChannelConfigurer(ChannelRetryConfigs configs, ChannelSetup.Engine engine,
             InterceptorEngineInstaller interceptorEngine, GrpcChannelsProperties channelsProperties,
             PolicySources policySources) {
         this.configs = Objects.requireNonNull(configs, "configs");
@@ -95,7 +95,7 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
         this.policySources = policySources;
     }
 
-    public GrpcRetryProperties.Engine engine() {
+    public ChannelSetup.Engine engine() {
         return engine;
     }
 
@@ -103,10 +103,8 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
     public void accept(ManagedChannelBuilder<?> builder, String builderName) {
         String channel = channelName(builderName);
         ChannelRetryConfig config = configs.forChannel(channel);
-        ChannelSetup.Engine setup = engine == GrpcRetryProperties.Engine.NATIVE ? ChannelSetup.Engine.NATIVE
-                : ChannelSetup.Engine.INTERCEPTOR;
         // The engine's interceptor goes on after the service config (it reads the retry parts from config).
-        if (ChannelSetup.configure(builder, config, setup) && interceptorEngine != null) {
+        if (ChannelSetup.configure(builder, config, engine) && interceptorEngine != null) {
             interceptorEngine.install(builder, channel, config);
         }
         if (policySources != null) {

@@ -1,8 +1,10 @@
 package io.github.grpcretry.autoconfigure;
 
-import io.github.grpcretry.spring.SpringBoundValues;
-import io.github.grpcretry.autoconfigure.GrpcRetryProperties.ClientProperties;
+import io.github.grpcretry.spring.GrpcRetryProperties;
+import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.RetryConfigResolver;
+import io.github.grpcretry.spring.GrpcRetryClientProperties;
+import io.github.grpcretry.spring.SpringBoundValues;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
 import java.util.List;
@@ -27,16 +29,10 @@ public final class GrpcRetryConfigResolver {
     public static ChannelRetryConfigs resolve(GrpcRetryProperties properties, List<ServiceConfigCustomizer> customizers,
             Consumer<String> warnings) {
         RetryConfigResolver resolver = RetryConfigResolver.create().customizers(customizers).warnings(warnings)
-                .nativeEngine(properties.getEngine() == GrpcRetryProperties.Engine.NATIVE);
-        for (Map.Entry<String, ClientProperties> e : properties.getClients().entrySet()) {
-            ClientProperties client = e.getValue() == null ? new ClientProperties() : e.getValue();
-            resolver.client(e.getKey(), client(client));
+                .nativeEngine(properties.engine() == ChannelSetup.Engine.NATIVE);
+        for (Map.Entry<String, GrpcRetryClientProperties> e : properties.clients().entrySet()) {
+            resolver.client(e.getKey(), SpringBoundValues.client(e.getValue()));
         }
         return resolver.resolve();
-    }
-
-    /** The bound properties of one channel, through the one mapping of both Spring Boot lines. */
-    static RetryConfigResolver.ClientProperties client(ClientProperties c) {
-        return SpringBoundValues.client(c);
     }
 }

@@ -3,6 +3,7 @@ package io.github.grpcretry.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.testing.ScriptedServer;
@@ -46,7 +47,7 @@ class GrpcRetryChannelConfigurerTest {
                     .run(ctx -> {
                         ChannelRetryConfigs configs = ctx.getBean(ChannelRetryConfigs.class);
                         GrpcRetryChannelConfigurer configurer = new GrpcRetryChannelConfigurer(configs,
-                                GrpcRetryProperties.Engine.INTERCEPTOR, (builder, channel, config) -> {
+                                ChannelSetup.Engine.INTERCEPTOR, (builder, channel, config) -> {
                                     installedOn.add(channel + ":" + config.serviceConfig().methodConfigs().size());
                                     builder.intercept(new ClientInterceptor() {
                                         @Override
@@ -102,7 +103,7 @@ class GrpcRetryChannelConfigurerTest {
         RetryTestContexts.runner().run(ctx -> {
             assertThat(ctx).hasBean("grpcRetryChannelConfigs").hasBean("grpcRetryLimiterRegistry")
                     .hasBean("grpcRetryChannelConfigurer");
-            assertThat(ctx.getBean(GrpcRetryChannelConfigurer.class).engine()).isEqualTo(GrpcRetryProperties.Engine.INTERCEPTOR);
+            assertThat(ctx.getBean(GrpcRetryChannelConfigurer.class).engine()).isEqualTo(ChannelSetup.Engine.INTERCEPTOR);
             ChannelRetryConfig any = ctx.getBean(ChannelRetryConfigs.class).forChannel("any");
             assertThat(any.maxAttemptsCap()).isEqualTo(5);
             assertThat(any.perRpcBufferLimit()).isEqualTo(1L << 20);
@@ -114,6 +115,6 @@ class GrpcRetryChannelConfigurerTest {
                         .doesNotHaveBean(ChannelRetryConfigs.class));
         RetryTestContexts.runner().withPropertyValues("grpc.retry.engine=NATIVE")
                 .run(ctx -> assertThat(ctx.getBean(GrpcRetryChannelConfigurer.class).engine())
-                        .isEqualTo(GrpcRetryProperties.Engine.NATIVE));
+                        .isEqualTo(ChannelSetup.Engine.NATIVE));
     }
 }

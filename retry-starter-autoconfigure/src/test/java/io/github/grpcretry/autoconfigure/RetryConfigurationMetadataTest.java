@@ -1,6 +1,7 @@
 package io.github.grpcretry.autoconfigure;
 
-import io.github.grpcretry.autoconfigure.deadline.GrpcRetryDeadlineProperties;
+import io.github.grpcretry.spring.GrpcRetryProperties;
+import io.github.grpcretry.spring.GrpcRetryClientProperties;
 import io.github.grpcretry.testing.PackagedMetadata;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -19,15 +20,14 @@ class RetryConfigurationMetadataTest {
 
     @Test
     void keysAreDescribedGeneratedAndTypedDownToTheStatusCodes() {
-        metadata.assertCompletionContract(GrpcRetryProperties.ClientProperties.class);
+        metadata.assertCompletionContract(GrpcRetryClientProperties.class);
     }
 
     @Test
     void everyDefaultOfTheCodeIsInTheMetadata() {
         Binder empty = new Binder(new MapConfigurationPropertySource());
         metadata.assertDefaultsMatch(Map.of(
-                        "grpc.retry", empty.bindOrCreate("grpc.retry", GrpcRetryProperties.class),
-                        "grpc.retry.deadline", empty.bindOrCreate("grpc.retry.deadline", GrpcRetryDeadlineProperties.class)),
+                        "grpc.retry", empty.bindOrCreate("grpc.retry", GrpcRetryProperties.class)),
                 (value, type) -> ApplicationConversionService.getSharedInstance().convert(value, type));
     }
 }

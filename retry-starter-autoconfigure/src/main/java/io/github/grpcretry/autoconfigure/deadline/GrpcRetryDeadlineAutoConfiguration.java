@@ -5,22 +5,17 @@ import io.github.grpcretry.spring.RetryEventListeners;
 import org.springframework.context.annotation.Import;
 import io.github.grpcretry.spring.GrpcContextPropagationConfiguration;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
-import io.github.grpcretry.attempt.CallTarget;
+import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
-import io.github.grpcretry.integration.GrpcDeadlineHttpFilter;
-import java.util.List;
 import net.devh.boot.grpc.server.interceptor.GrpcGlobalServerInterceptor;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 import org.springframework.core.task.TaskDecorator;
@@ -45,8 +40,8 @@ import org.springframework.core.task.TaskDecorator;
  */
 @AutoConfiguration
 @ConditionalOnGrpcRetryEnabled
-@EnableConfigurationProperties(GrpcRetryDeadlineProperties.class)
-@Import(GrpcContextPropagationConfiguration.class)
+@EnableConfigurationProperties(GrpcRetryProperties.class)
+@Import({GrpcContextPropagationConfiguration.class, GrpcDeadlineHttpRegistration.class})
 public class GrpcRetryDeadlineAutoConfiguration {
 
     /** Order of the server interceptor among net.devh global ones: after security, close to the handler. */
@@ -66,9 +61,9 @@ public class GrpcRetryDeadlineAutoConfiguration {
     static class ClientConfiguration {
 
         @Bean
-        DeadlineChannelConfigurer grpcDeadlineChannelConfigurer(GrpcRetryDeadlineProperties properties,
+        DeadlineChannelConfigurer grpcDeadlineChannelConfigurer(GrpcRetryProperties properties,
                 ObjectProvider<ChannelRetryConfigs> channelConfigs, ObjectProvider<DeadlineEventListener> listeners) {
-            return new DeadlineChannelConfigurer(properties.toSettings(), channelConfigs::getIfAvailable,
+            return new DeadlineChannelConfigurer(properties.deadline().settings(), channelConfigs::getIfAvailable,
                     RetryEventListeners.deadlines(listeners.orderedStream().toList()));
         }
     }
@@ -82,24 +77,6 @@ public class GrpcRetryDeadlineAutoConfiguration {
         @Order(SERVER_INTERCEPTOR_ORDER)
         DeadlineServerInterceptor grpcDeadlineServerInterceptor() {
             return new DeadlineServerInterceptor();
-        }
-    }
-
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-    @ConditionalOnClass(name = "jakarta.servlet.Filter")
-    @Conditional(GrpcDeadlineHttpRegistration.OnHttpHeaderCondition.class)
-    static class HttpConfiguration {
-
-        @Bean
-        GrpcDeadlineHttpFilter grpcDeadlineHttpFilter(GrpcRetryDeadlineProperties properties) {
-            return new GrpcDeadlineHttpFilter(properties.getHttp().getHeader(), properties.getHttp().getMax());
-        }
-
-        @Bean
-        FilterRegistrationBean<GrpcDeadlineHttpFilter> grpcDeadlineHttpFilterRegistration(
-                GrpcDeadlineHttpFilter grpcDeadlineHttpFilter) {
-            return GrpcDeadlineHttpRegistration.of(grpcDeadlineHttpFilter);
         }
     }
 }

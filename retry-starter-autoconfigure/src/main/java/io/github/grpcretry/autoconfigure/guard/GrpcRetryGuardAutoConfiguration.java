@@ -13,7 +13,7 @@ import net.devh.boot.grpc.server.interceptor.GrpcGlobalServerInterceptor;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
@@ -42,7 +42,7 @@ public class GrpcRetryGuardAutoConfiguration {
     public static final int SERVER_INTERCEPTOR_ORDER = -1000;
 
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnProperty(prefix = "grpc.retry.guard", name = "enabled", matchIfMissing = true)
+    @ConditionalOnBooleanProperty(name = "grpc.retry.guard.enabled", matchIfMissing = true)
     @ConditionalOnClass(name = "net.devh.boot.grpc.server.interceptor.GrpcGlobalServerInterceptor")
     static class ServerConfiguration {
 
@@ -55,7 +55,7 @@ public class GrpcRetryGuardAutoConfiguration {
     }
 
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnProperty(prefix = "grpc.retry.guard", name = "enabled", matchIfMissing = true)
+    @ConditionalOnBooleanProperty(name = "grpc.retry.guard.enabled", matchIfMissing = true)
     @ConditionalOnClass(name = "net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer")
     static class ClientConfiguration {
 

@@ -5,7 +5,7 @@ import io.github.grpcretry.spring.Resilience4jSettings;
 import io.github.grpcretry.spring.GrpcRetryResilience4jConfiguration;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
-import io.github.grpcretry.autoconfigure.GrpcRetryProperties;
+import io.github.grpcretry.spring.GrpcRetryProperties;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -39,8 +39,7 @@ public class GrpcRetryResilience4jAutoConfiguration {
     /** The channels' instance names for the shared bridge ({@link GrpcRetryResilience4jConfiguration}). */
     @Bean
     Resilience4jSettings grpcRetryResilience4jSettings(GrpcRetryProperties properties) {
-        return Resilience4jSettings.of(properties.getClients(), GrpcRetryProperties.ClientProperties::getResilience4jRetry, properties.getEngine() == GrpcRetryProperties.Engine.NATIVE,
-                "add io.github.resilience4j:resilience4j-spring-boot3 (it makes a"
+        return Resilience4jSettings.of(properties, "add io.github.resilience4j:resilience4j-spring-boot3 (it makes a"
                 + " RetryRegistry from resilience4j.retry.*)");
     }
 }

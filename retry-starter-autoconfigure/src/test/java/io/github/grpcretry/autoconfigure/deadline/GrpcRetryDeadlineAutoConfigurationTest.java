@@ -2,6 +2,7 @@ package io.github.grpcretry.autoconfigure.deadline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
 import io.github.grpcretry.deadline.GrpcContextPropagation;
 import io.github.grpcretry.integration.GrpcDeadlineHttpFilter;
@@ -67,12 +68,12 @@ class GrpcRetryDeadlineAutoConfigurationTest {
             assertThat(ctx.getBean("grpcDeadlineServerInterceptor")).isInstanceOf(DeadlineServerInterceptor.class);
             assertThat(ContextRegistry.getInstance().getThreadLocalAccessors())
                     .anySatisfy(a -> assertThat(a.key()).isEqualTo(GrpcContextPropagation.THREAD_LOCAL_KEY));
-            GrpcRetryDeadlineProperties p = ctx.getBean(GrpcRetryDeadlineProperties.class);
-            assertThat(p.getReserve()).isZero();
-            assertThat(p.getMinRemaining()).isZero();
-            assertThat(p.getDefaultTimeout()).isNull();
-            assertThat(p.getHttp().getMax()).isEqualTo(Duration.ofSeconds(30));
-            assertThat(p.getHttp().getHeader()).isEmpty();
+            GrpcRetryProperties.Deadline p = ctx.getBean(GrpcRetryProperties.class).deadline();
+            assertThat(p.reserve()).isZero();
+            assertThat(p.minRemaining()).isZero();
+            assertThat(p.defaultTimeout()).isNull();
+            assertThat(p.http().max()).isEqualTo(Duration.ofSeconds(30));
+            assertThat(p.http().header()).isEmpty();
         });
     }
 
@@ -80,7 +81,7 @@ class GrpcRetryDeadlineAutoConfigurationTest {
     void offWhenTheStarterIsDisabled() {
         runner.withPropertyValues("grpc.retry.enabled=false").run(ctx -> {
             assertThat(ctx).hasNotFailed();
-            assertThat(ctx).doesNotHaveBean(GrpcRetryDeadlineProperties.class)
+            assertThat(ctx).doesNotHaveBean(GrpcRetryProperties.class)
                     .doesNotHaveBean("grpcDeadlineChannelConfigurer").doesNotHaveBean("grpcContextTaskDecorator");
         });
     }
@@ -135,11 +136,11 @@ class GrpcRetryDeadlineAutoConfigurationTest {
     void propertiesBind() {
         runner.withPropertyValues("grpc.retry.deadline.default-timeout=5s", "grpc.retry.deadline.reserve=20ms",
                 "grpc.retry.deadline.min-remaining=50", "grpc.retry.deadline.http.max=10s").run(ctx -> {
-                    GrpcRetryDeadlineProperties p = ctx.getBean(GrpcRetryDeadlineProperties.class);
-                    assertThat(p.getDefaultTimeout()).isEqualTo(Duration.ofSeconds(5));
-                    assertThat(p.getReserve()).isEqualTo(Duration.ofMillis(20));
-                    assertThat(p.getMinRemaining()).as("plain numbers are ms").isEqualTo(Duration.ofMillis(50));
-                    assertThat(p.getHttp().getMax()).isEqualTo(Duration.ofSeconds(10));
+                    GrpcRetryProperties.Deadline p = ctx.getBean(GrpcRetryProperties.class).deadline();
+                    assertThat(p.defaultTimeout()).isEqualTo(Duration.ofSeconds(5));
+                    assertThat(p.reserve()).isEqualTo(Duration.ofMillis(20));
+                    assertThat(p.minRemaining()).as("plain numbers are ms").isEqualTo(Duration.ofMillis(50));
+                    assertThat(p.http().max()).isEqualTo(Duration.ofSeconds(10));
                 });
     }
 

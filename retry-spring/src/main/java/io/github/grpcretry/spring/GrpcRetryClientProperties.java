@@ -1,0 +1,133 @@
+package io.github.grpcretry.spring;
+
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.springframework.core.io.Resource;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * The settings of one channel, {@code grpc.retry.clients.<channel>} (or of {@code GLOBAL}), bound alike on
+ * both Spring Boot lines; unset fields (null) are inherited from GLOBAL. Each line's
+ * {@code GrpcRetryProperties} binds its {@code clients} map to this type, and
+ * {@link SpringBoundValues#client} hands a bound channel to the configuration resolver.
+ *
+ * @param serviceConfig the channel's service config: method entries and retry throttling, laid over
+ *     service-config-file (and, on the Spring Boot 4.1 line, over Spring Boot's own service config)
+ * @param serviceConfigFile a standard gRPC service config JSON (classpath: or file:), e.g.
+ *     classpath:service-config.json; the typed service-config properties are laid over it
+ * @param budget a retry budget (beyond A6): retries as a share of calls over a sliding window; off
+ *     unless ratio is set
+ * @param maxAttemptsCap channel-wide cap on attempts (grpc-java's maxRetryAttempts / maxHedgedAttempts);
+ *     larger max-attempts are capped with a start-up warning; at least 1 (1 turns retries off); default 5
+ * @param perRpcBufferLimit buffered request bytes per call; past it the call is committed (no more
+ *     retries); default 1MB
+ * @param retryBufferSize channel-wide total of buffered request bytes for retries; default 16MB
+ * @param connectTimeout TCP connect timeout of the channel (Netty channels; ignored for in-process
+ *     channels)
+ * @param resilience4jRetry name of a resilience4j Retry instance supplying the retry policy of this
+ *     channel's methods that have none of their own
+ */
+public record GrpcRetryClientProperties(
+        @Nullable ServiceConfig serviceConfig,
+        @Nullable Resource serviceConfigFile,
+        @Nullable Budget budget,
+        @Nullable Integer maxAttemptsCap,
+        @Nullable DataSize perRpcBufferLimit,
+        @Nullable DataSize retryBufferSize,
+        @Nullable Duration connectTimeout,
+        @Nullable String resilience4jRetry) {
+
+    /**
+     * A service config: the method entries and retry throttling.
+     *
+     * @param method the method entries; the most specific name matching a call wins (service and method,
+     *     then service, then neither)
+     * @param retrythrottling the A6 token bucket of the channel
+     */
+    public record ServiceConfig(@Nullable List<@Nullable Method> method, @Nullable Throttling retrythrottling) {
+    }
+
+    /**
+     * One method entry.
+     *
+     * @param name the methods it applies to; none = every method of the channel
+     * @param waitForReady whether calls wait for the channel to be ready instead of failing fast
+     * @param timeout default deadline of calls to these methods
+     * @param maxRequestMessage largest request message
+     * @param maxResponseMessage largest response message
+     * @param retry the retry policy (not together with hedging)
+     * @param hedging the hedging policy (not together with retry)
+     */
+    public record Method(
+            @Nullable List<@Nullable Name> name,
+            @Nullable Boolean waitForReady,
+            @Nullable Duration timeout,
+            @Nullable DataSize maxRequestMessage,
+            @Nullable DataSize maxResponseMessage,
+            @Nullable Retry retry,
+            @Nullable Hedging hedging) {
+    }
+
+    /**
+     * Which methods an entry applies to.
+     *
+     * @param service fully-qualified service ("shop.Inventory"); absent = every service
+     * @param method method name ("Reserve"); absent = every method of the service
+     */
+    public record Name(@Nullable String service, @Nullable String method) {
+    }
+
+    /**
+     * A retry policy (gRFC A6).
+     *
+     * @param maxAttempts attempts in all, the first included; at least 2; capped by max-attempts-cap
+     * @param initialBackoff the first backoff; &gt; 0
+     * @param maxBackoff the largest backoff; &gt; 0
+     * @param backoffMultiplier growth of the backoff per attempt; &gt; 0
+     * @param retryableStatusCodes status codes that are retried: names in any case (unavailable,
+     *     UNAVAILABLE) or numbers (14); not empty, never OK
+     * @param perAttemptReceiveTimeout time an attempt may wait for the response before it is retried;
+     *     &gt; 0, optional
+     */
+    public record Retry(
+            @Nullable Integer maxAttempts,
+            @Nullable Duration initialBackoff,
+            @Nullable Duration maxBackoff,
+            @Nullable Double backoffMultiplier,
+            @Nullable List<Status.Code> retryableStatusCodes,
+            @Nullable Duration perAttemptReceiveTimeout) {
+    }
+
+    /**
+     * A hedging policy (gRFC A6).
+     *
+     * @param maxAttempts attempts in all, the first included; at least 2; capped by max-attempts-cap
+     * @param delay time between the start of one attempt and the next; &gt;= 0 (0 sends them all at once)
+     * @param nonFatalStatusCodes status codes after which the other attempts go on: names in any case or
+     *     numbers
+     */
+    public record Hedging(@Nullable Integer maxAttempts, @Nullable Duration delay,
+            @Nullable List<Status.Code> nonFatalStatusCodes) {
+    }
+
+    /**
+     * Retry throttling (gRFC A6): a token bucket per channel.
+     *
+     * @param maxTokens the bucket's capacity, in (0, 1000]
+     * @param tokenRatio tokens a success gives back, &gt; 0 (three decimals kept)
+     */
+    public record Throttling(@Nullable Double maxTokens, @Nullable Double tokenRatio) {
+    }
+
+    /**
+     * A retry budget.
+     *
+     * @param ratio retries allowed as a share of calls, in (0, 1] (0.1 = 10 %); unset = no budget
+     * @param minRetriesPerSecond floor that lets low-traffic clients retry; &gt;= 0; default 10
+     * @param ttl window over which calls count toward the ratio, 1s..60s; default 10s
+     */
+    public record Budget(@Nullable Double ratio, @Nullable Double minRetriesPerSecond, @Nullable Duration ttl) {
+    }
+}

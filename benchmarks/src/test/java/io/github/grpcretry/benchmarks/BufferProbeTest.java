@@ -19,7 +19,7 @@ class BufferProbeTest {
             Set.of("io.grpc.testing.protobuf.SimpleRequest", "java.lang.String", "[B");
 
     @Test
-    void theEngineRetainsTheRequestAndAReferencePerHeldRequestAndReleasesThemWhenTheCallEnds() throws Exception {
+    void heldRequestsAreRetainedAndReleasedWhenTheCallEnds() throws Exception {
         BufferProbe.Result bare = BufferProbe.measure(Variant.BARE, Transport.IN_PROCESS, 4, 1000);
         BufferProbe.Result engine = BufferProbe.measure(Variant.INTERCEPTOR, Transport.IN_PROCESS, 4, 1000);
 

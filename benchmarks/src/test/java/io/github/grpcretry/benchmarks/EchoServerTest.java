@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 class EchoServerTest {
 
     @Test
-    void theSeededFailureSequenceFailsOneArrivalInFiveAndIsTheSameEveryRun() {
+    void seededFailuresHitOneArrivalInFiveTheSameEveryRun() {
         int failures = 0;
         StringBuilder first = new StringBuilder();
         for (long n = 0; n < 100_000; n++) {

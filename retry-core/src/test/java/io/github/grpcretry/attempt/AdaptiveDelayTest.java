@@ -155,7 +155,7 @@ class AdaptiveDelayTest {
     }
 
     @Test
-    void aRefreshWithEqualSettingsKeepsTheStateAndOtherSettingsStartAfresh() {
+    void equalSettingsKeepTheStateAndChangedSettingsStartAfresh() {
         AdaptiveDelay d = method(POLICY, "Reserve");
         calls(d, 200, 50);
         advance(Duration.ofSeconds(1));

@@ -161,7 +161,7 @@ class AdaptiveHedgingEngineTest {
     }
 
     @Test
-    void theConfiguredDelayAppliesUntilTheMethodWasSeenMinSamplesTimes() throws Exception {
+    void theConfiguredDelayAppliesUntilMinSamplesCallsWereSeen() throws Exception {
         AdaptiveHedgingPolicy adaptive = new AdaptiveHedgingPolicy(0.5, Duration.ofMillis(1), null, 100,
                 Duration.ofSeconds(10));
         client(adaptive);

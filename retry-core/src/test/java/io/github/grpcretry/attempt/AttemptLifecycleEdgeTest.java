@@ -86,13 +86,13 @@ class AttemptLifecycleEdgeTest {
     }
 
     @Test
-    void cancellingWhileWaitingForARetryClosesTheListenerEvenWhenTheExecutorRefuses() throws Exception {
+    void cancelDuringRetryWaitClosesListenerWhenExecutorRefuses() throws Exception {
         cancelWhileWaiting(Configs.channel(Configs.policy(3, 60_000, 60_000, 1, Status.Code.UNAVAILABLE)),
                 Action.fail(Status.Code.UNAVAILABLE), "retryScheduled");
     }
 
     @Test
-    void cancellingWhileWaitingForAHedgeClosesTheListenerEvenWhenTheExecutorRefuses() throws Exception {
+    void cancelDuringHedgeWaitClosesListenerWhenExecutorRefuses() throws Exception {
         // the pushback holds the next hedge back for a minute (a non-fatal failure alone would send it at once)
         cancelWhileWaiting(Configs.channel(Configs.hedged(Configs.hedging(3, 60_000, Status.Code.UNAVAILABLE))),
                 Action.fail(Status.Code.UNAVAILABLE).pushback("60000"), "attemptEnded");

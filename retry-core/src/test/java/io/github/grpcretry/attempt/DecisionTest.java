@@ -79,7 +79,7 @@ class DecisionTest {
     }
 
     @Test
-    void pushbackStopIsNegativeMalformedOrRepeatedAndStopsEvenARetryableCode() {
+    void negativeMalformedOrRepeatedPushbackStopsRetryableCode() {
         for (long stop : new long[] {pushback("-1"), pushback("-100"), pushback("abc"), pushback("1.5"),
                 pushback(""), pushback("2147483648"), pushback("10", "20")}) {
             Failure f = failure(Status.Code.UNAVAILABLE, stop);
@@ -251,7 +251,7 @@ class DecisionTest {
     // ---------------------------------------------------------------- commit and buffer
 
     @Test
-    void aFailureAfterTheCommitIsReportedForTheCommitmentsReasonWhenItWouldHaveBeenRetried() {
+    void aFailureAfterCommitIsReportedWithTheCommitReason() {
         assertThat(Decision.afterCommit(null, true)).isEqualTo(SuppressionReason.COMMITTED);
         assertThat(Decision.afterCommit(SuppressionReason.COMMITTED, true)).isEqualTo(SuppressionReason.COMMITTED);
         assertThat(Decision.afterCommit(SuppressionReason.BUFFER_LIMIT, true))
@@ -282,7 +282,7 @@ class DecisionTest {
     }
 
     @Test
-    void aFatalStatusEndsTheCallAndANonFatalOneSendsTheNextHedgeAtOnce() {
+    void fatalStatusEndsCallAndNonFatalSendsNextHedgeAtOnce() {
         assertThat(afterFailure(false, Pushback.ABSENT, true, false, 1, 1, NO_DEADLINE))
                 .isEqualTo(new End(SuppressionReason.NON_RETRYABLE_STATUS));
         assertThat(afterFailure(false, pushback("-1"), false, true, 3, 0, 0))
@@ -323,7 +323,7 @@ class DecisionTest {
     }
 
     @Test
-    void aPushbackDelaySendsTheNextHedgeAfterItUnlessItReachesTheDeadline() {
+    void pushbackDelaySendsNextHedgeAfterItUnlessPastDeadline() {
         assertThat(afterFailure(true, pushback("250"), true, false, 1, 1, NO_DEADLINE)).isEqualTo(new Hedge(250 * MS));
         assertThat(afterFailure(true, pushback("250"), true, false, 1, 0, 251 * MS)).isEqualTo(new Hedge(250 * MS));
         assertThat(afterFailure(true, pushback("250"), true, false, 1, 0, 250 * MS))

@@ -188,7 +188,7 @@ class EngineEdgeTest {
     }
 
     @Test
-    void cancelOnTheFirstMessageUnderHedgingGivesOneMessageThenCancelled() throws Exception {
+    void cancelOnFirstHedgedMessageGivesOneMessageThenCancelled() throws Exception {
         rig = new EdgeRig(hedging(2, 60_000), false).script(i -> sendAllAtOnce(5));
         assertCancelledAfterOneMessage(cancelOnFirstMessage(rig.call(Rpc.SERVER_STREAMING, deadline())));
     }
@@ -328,7 +328,7 @@ class EngineEdgeTest {
      * delivered on the loser's thread, and the application's {@code onHeaders} throws there.
      */
     @Test
-    void aListenerThatThrowsWhileALosingHedgeDeliversCancelsTheWholeCall() throws Exception {
+    void listenerThrowingAsLosingHedgeDeliversCancelsTheCall() throws Exception {
         rig = new EdgeRig(hedging(2, 0), false);
         CountDownLatch readyEntered = new CountDownLatch(1);
         CountDownLatch hedgeArrived = new CountDownLatch(1);

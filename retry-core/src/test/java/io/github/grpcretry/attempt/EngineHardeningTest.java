@@ -64,7 +64,7 @@ class EngineHardeningTest {
     // ---------------------------------------------------------------- the engine owns grpc-previous-rpc-attempts
 
     @Test
-    void retriedCallSendsNoApplicationAttemptHeaderOnTheFirstAttemptAndOnlyItsOwnOnRetries() throws Exception {
+    void retriesSendOnlyTheirOwnAttemptHeaderAndTheFirstNone() throws Exception {
         Engines.Client c = client(Configs.channel(Configs.service(Configs.policy(3, 5, 20, 2, Status.Code.UNAVAILABLE),
                 null)));
         server.script(ScriptedServer.failFirst(2, Status.Code.UNAVAILABLE));
@@ -85,7 +85,7 @@ class EngineHardeningTest {
     }
 
     @Test
-    void hedgedCallSendsNoApplicationAttemptHeaderOnTheFirstAttemptAndOnlyItsOwnOnHedges() throws Exception {
+    void hedgesSendOnlyTheirOwnAttemptHeaderAndTheFirstNone() throws Exception {
         Engines.Client c = client(Configs.channel(Configs.hedged(Configs.hedging(3, 20, Status.Code.UNAVAILABLE))));
         server.script(ScriptedServer.failFirst(2, Status.Code.UNAVAILABLE));
         Rpc.Outcome o = Rpc.start(c.channel(), Rpc.UNARY, CallOptions.DEFAULT, withOwnAttemptHeader("7"))
@@ -113,7 +113,7 @@ class EngineHardeningTest {
     }
 
     @Test
-    void perCallPolicyWithHugeBackoffAndNoDeadlineWaitsSaturatedAndCancelsCleanly() throws Exception {
+    void hugeBackoffWithoutDeadlineSaturatesAndCancelsCleanly() throws Exception {
         Engines.Client c = client(Configs.channel(Configs.service(Configs.fast(3), null)));
         server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
         RetryPolicy huge = new RetryPolicy(3, HUGE, HUGE, 2.0, Set.of(Status.Code.UNAVAILABLE), null);
@@ -151,7 +151,7 @@ class EngineHardeningTest {
     }
 
     @Test
-    void perCallPolicyWithNotANumberMultiplierBacksOffByMaxBackoffNotZero() throws Exception {
+    void nanMultiplierBacksOffByMaxBackoffNotZero() throws Exception {
         Engines.Client c = client(Configs.channel(Configs.service(Configs.fast(3), null)));
         server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
         RetryPolicy nan = new RetryPolicy(3, Duration.ofMillis(5), Duration.ofMillis(40), Double.NaN,

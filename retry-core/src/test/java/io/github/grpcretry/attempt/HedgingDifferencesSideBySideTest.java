@@ -434,7 +434,7 @@ class HedgingDifferencesSideBySideTest {
      */
     @ParameterizedTest
     @EnumSource(Transport.class)
-    void successTokenIsCreditedWhenTheCallEndsOkNotOnTheWinnersHeaders(Transport t) throws Exception {
+    void successTokenIsCreditedOnOkCloseNotOnWinnersHeaders(Transport t) throws Exception {
         ChannelRetryConfig config = hedged(Configs.hedging(2, DELAY, UNAVAILABLE), TIGHT);
         for (Engine engine : Engine.values()) {
             boolean ours = engine == Engine.INTERCEPTOR;

@@ -54,7 +54,7 @@ class MessageCompressionTest {
     }
 
     @Test
-    void compressionSetBeforeStartIsAppliedToEveryAttemptBeforeItsMessages() throws Exception {
+    void compressionSetBeforeStartAppliesToEveryAttempt() throws Exception {
         server.script(a -> a.index <= 2 ? Action.failOnHalfClose(Status.Code.UNAVAILABLE) : Action.ok());
         ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(Rpc.UNARY, CallOptions.DEFAULT);
         call.setMessageCompression(false);
@@ -78,7 +78,7 @@ class MessageCompressionTest {
     }
 
     @Test
-    void compressionSetWhileARetryReplaysIsAppliedByTheReplayingThreadBeforeLaterMessages() throws Exception {
+    void compressionSetDuringReplayAppliesBeforeLaterMessages() throws Exception {
         Rpc.Handle h = streamWhoseFirstAttemptFailed();
         blockOn = m -> attempts.size() == 2 && m.equals("a"); // the retry's replay of "a" waits for us
         assertThat(blocked.await(10, TimeUnit.SECONDS)).as("the retry replays the first message").isTrue();

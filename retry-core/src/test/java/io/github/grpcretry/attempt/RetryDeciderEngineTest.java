@@ -209,7 +209,7 @@ class RetryDeciderEngineTest {
     }
 
     @Test
-    void pushbackStopEndsWithoutAskingAndAPushbackDelayReplacesTheDecidersDelay() throws Exception {
+    void pushbackStopEndsUnaskedAndPushbackDelayReplacesDelay() throws Exception {
         ScriptedDecider decider = new ScriptedDecider(4, 2000);
         RecordingEvents events = new RecordingEvents();
         ManagedChannel ch = channel(noPolicies(), decider, events);

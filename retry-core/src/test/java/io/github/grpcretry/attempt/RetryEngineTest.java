@@ -265,7 +265,7 @@ class RetryEngineTest {
     // ---------------------------------------------------------------- per-call options, pass-through
 
     @Test
-    void disabledCallsAndMethodsWithoutPolicyArePassedThroughUnwrapped() {
+    void disabledCallsAndPolicylessMethodsPassThroughUnwrapped() {
         Engines.Client c = client(Configs.channel(Configs.r1(3)));
         RetryingClientInterceptor interceptor = c.interceptor();
         Channel probe = new Channel() {
@@ -435,7 +435,7 @@ class RetryEngineTest {
     }
 
     @Test
-    void serverStreamFailingBeforeFirstMessageIsRetriedAndAfterItIsNot() throws Exception {
+    void serverStreamIsRetriedBeforeFirstMessageButNotAfter() throws Exception {
         Engines.Client c = client(Configs.channel(Configs.fast(3)));
         server.script(a -> a.index == 1 ? Action.fail(Status.Code.UNAVAILABLE) : Action.ok().responses(4));
         Rpc.Outcome o = Rpc.serverStreaming(c.channel(), CallOptions.DEFAULT, "a");

@@ -97,7 +97,7 @@ class RetryBudgetClockTest {
     }
 
     @Test
-    void anUpdateForAnEpochAWholeRingOldIsDroppedAndAnOlderSlotIsNeverCounted() {
+    void updatesARingOldAreDroppedAndOlderSlotsNeverCounted() {
         RetryBudget b = budget(0.5, 0, Duration.ofSeconds(10)); // ring of 32 slots of 500 ms
         long t0 = now.get();
         now.set(t0 + RetryBudget.RING * 500 * MS); // the same ring index as t0, 32 slots later
@@ -282,7 +282,7 @@ class RetryBudgetClockTest {
     }
 
     @Test
-    void decisionsFromTheTicksClosedSlotSumsAreTheDecisionsOfAFullWindowSum() {
+    void closedSlotSumsDecideAsAFullWindowSumDoes() {
         // two budgets on one clock: one ticked at every slot boundary (decisions read the tick's sum of
         // the closed slots and the current slot), one never ticked (decisions sum all 20 slots)
         RetryBudget ticked = budget(0.2, 1, Duration.ofSeconds(2));

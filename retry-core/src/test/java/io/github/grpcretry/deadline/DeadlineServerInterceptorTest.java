@@ -194,7 +194,7 @@ class DeadlineServerInterceptorTest {
     }
 
     @Test
-    void withoutTheInterceptorTheExpiredStreamingCallReachesTheHandler() throws Exception {
+    void withoutInterceptorExpiredStreamingCallReachesHandler() throws Exception {
         // the control: grpc-java alone invokes a streaming handler whose deadline has already passed
         Hop h = hop("S", slow(300), recorder);
         ManagedChannel ch = h.channel();
@@ -211,7 +211,7 @@ class DeadlineServerInterceptorTest {
     }
 
     @Test
-    void aDownstreamDeadlineFailureEscapingTheHandlerSurfacesAsDeadlineExceeded() throws Exception {
+    void escapingDownstreamDeadlineFailureBecomesDeadlineExceeded() throws Exception {
         Hop c = hop("C").body(r -> {
             Thread.sleep(400); // the server's scripted slowness: past the 100 ms deadline B gives it
             return Hop.resp("late");
@@ -231,7 +231,7 @@ class DeadlineServerInterceptorTest {
     }
 
     @Test
-    void aHandlerFailingAfterItsOwnDeadlineIsClosedWithDeadlineExceeded() throws Exception {
+    void handlerFailingPastItsDeadlineClosesWithDeadlineExceeded() throws Exception {
         Hop h = hop("S", new DeadlineServerInterceptor(), recorder).body(r -> {
             Thread.sleep(400); // the handler's scripted slowness: past the call's 150 ms deadline
             throw Status.UNKNOWN.withDescription("storage gave up").asRuntimeException();

@@ -228,7 +228,7 @@ class GuardInterceptorTest {
     }
 
     @Test
-    void aMethodWithoutRetriesDoesNotMarkSoTheLayerAboveStaysTheOneThatRetries() throws Exception {
+    void aMethodWithoutRetriesDoesNotMarkSoTheLayerAboveRetries() throws Exception {
         c = ScriptedServer.start("guard-c-" + UUID.randomUUID()).script(a -> Action.fail(Status.Code.UNAVAILABLE));
         ManagedChannel toC = channelToC(config(null, null), false, RetryEventListener.NOOP);
         ManagedChannel b = startB(toC, stub -> stub.unaryRpc(req()));
@@ -313,7 +313,7 @@ class GuardInterceptorTest {
     }
 
     @Test
-    void anExceptionEscapingTheHandlerOfAMarkedCallStillCarriesTheStop() throws Exception {
+    void exceptionEscapingAMarkedHandlerStillCarriesTheStop() throws Exception {
         c = ScriptedServer.start("guard-c-" + UUID.randomUUID()).script(a -> Action.fail(Status.Code.UNAVAILABLE));
         ManagedChannel toC = channelToC(config(policy(2, Status.Code.UNAVAILABLE), null), false, RetryEventListener.NOOP);
         ManagedChannel b = startB(toC, stub -> {
@@ -422,7 +422,7 @@ class GuardInterceptorTest {
     }
 
     @Test
-    void aCallWithRetriesDisabledDoesNotMarkButOneWithItsOwnPolicyDoes() throws Exception {
+    void retriesDisabledDoesNotMarkButAnOwnPolicyDoes() throws Exception {
         c = ScriptedServer.start("guard-c-" + UUID.randomUUID()).script(a -> Action.fail(Status.Code.UNAVAILABLE));
         ManagedChannel toC = channelToC(config(policy(3, Status.Code.UNAVAILABLE), null), false, RetryEventListener.NOOP);
         ManagedChannel disabled = startB(toC, stub -> stub

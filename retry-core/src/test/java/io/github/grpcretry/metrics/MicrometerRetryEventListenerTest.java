@@ -45,7 +45,7 @@ class MicrometerRetryEventListenerTest {
     }
 
     @Test
-    void attemptsAreCountedByKindAndFinalStatusWithExactlyTheContractTags() {
+    void attemptsCountedByKindAndFinalStatusWithContractTags() {
         retriedCall(INV, 300_000_000L);
         retriedCall(INV, 100_000_000L);
 

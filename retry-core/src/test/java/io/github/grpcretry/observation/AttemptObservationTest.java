@@ -101,7 +101,7 @@ class AttemptObservationTest {
     }
 
     @Test
-    void aCallThatFailsTwiceThenSucceedsHasThreeAttemptChildrenEachCarryingItsOwnContext() {
+    void twoFailuresThenSuccessGiveThreeChildrenWithOwnContexts() {
         server.script(ScriptedServer.failFirst(2, Status.Code.UNAVAILABLE));
         stub(retrying(3, null), null, true, true).unaryRpc(SimpleRequest.getDefaultInstance());
 

@@ -19,7 +19,7 @@ class ServiceConfigWithoutRetryTest {
     }
 
     @Test
-    void entriesLeftWithOnlyNamesAreDroppedWhenNothingBroaderHasSettings() {
+    void namesOnlyEntriesAreDroppedWhenNothingBroaderHasSettings() {
         ServiceConfig sc = new ServiceConfig(List.of(entry(MethodName.of("shop.Inventory", null), null, RETRY)),
                 new RetryThrottlingPolicy(10, 0.1));
         ServiceConfig stripped = sc.withoutRetry();
@@ -29,7 +29,7 @@ class ServiceConfigWithoutRetryTest {
     }
 
     @Test
-    void aNamesOnlyEntryIsKeptWhereDroppingItWouldHandItsCallsToABroaderEntry() {
+    void namesOnlyEntryIsKeptWhereABroaderEntryWouldTakeItsCalls() {
         MethodConfig exact = entry(MethodName.of("shop.Inventory", "Reserve"), null, RETRY);
         MethodConfig fallback = entry(MethodName.DEFAULT, Duration.ofSeconds(5), null);
         ServiceConfig stripped = new ServiceConfig(List.of(exact, fallback), null).withoutRetry();

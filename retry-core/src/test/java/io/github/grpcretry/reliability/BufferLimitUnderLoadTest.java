@@ -77,7 +77,7 @@ class BufferLimitUnderLoadTest {
     }
 
     @Test
-    void channelLimitHoldsUnderLoadAndCallsPastItAreCommittedNotFailed() throws Exception {
+    void channelLimitHoldsUnderLoadAndExcessCallsAreCommitted() throws Exception {
         RetryScheduler scheduler = RetryScheduler.create(2, "buffer-load");
         ScriptedServer server = ScriptedServer.startNetty();
         Client client = Fixtures.netty(server.target(), Fixtures.channelConfig("buffers",

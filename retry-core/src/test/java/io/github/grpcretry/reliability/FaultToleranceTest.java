@@ -247,7 +247,7 @@ class FaultToleranceTest {
     // ------------------------------------------------------------------ connection refused
 
     @Test
-    void connectionRefusedEndsAfterMaxAttemptsAndNonIdempotentCallsAreSentOnce() throws Exception {
+    void refusedConnectionEndsAtMaxAttemptsNonIdempotentSentOnce() throws Exception {
         String target = "127.0.0.1:" + Fixtures.freePort();
         RetryPolicy fast = Fixtures.policy(4, 50, 400, null, Status.Code.UNAVAILABLE);
         Client r = rig.netty(Engine.INTERCEPTOR, target, Fixtures.channelConfig("r", Fixtures.service(fast, null)));
@@ -281,7 +281,7 @@ class FaultToleranceTest {
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(Engine.class)
-    void connectionResetMidCallIsRetriedAndNonIdempotentCallsAreNotResent(Engine engine) throws Exception {
+    void connectionResetIsRetriedButNonIdempotentCallsAreNotResent(Engine engine) throws Exception {
         ScriptedServer server = ScriptedServer.startNetty();
         rig.closeAfter(server);
         FaultProxy proxy = FaultProxy.start(server.port());
@@ -357,7 +357,7 @@ class FaultToleranceTest {
     // ------------------------------------------------------------------ fault proxy: latency
 
     @Test
-    void latencyIsSurvivedAndSlowAttemptsAreAbandonedByThePerAttemptTimeout() throws Exception {
+    void latencyIsSurvivedAndPerAttemptTimeoutAbandonsSlowOnes() throws Exception {
         ScriptedServer server = ScriptedServer.startNetty();
         rig.closeAfter(server);
         FaultProxy proxy = FaultProxy.start(server.port()).latency(100);

@@ -90,7 +90,7 @@ class HedgingFaultToleranceTest {
     // ------------------------------------------------------------------ slow, failed, fatal
 
     @Test
-    void slowOrFailedAttemptsAreOvertakenByAHedgeAndAFatalStatusEndsTheCall() throws Exception {
+    void hedgesOvertakeSlowOrFailedAttemptsAndFatalStatusEnds() throws Exception {
         ScriptedServer server = ScriptedServer.startNetty();
         rig.closeAfter(server);
         FaultProxy proxy = FaultProxy.start(server.port()).latency(10);
@@ -227,7 +227,7 @@ class HedgingFaultToleranceTest {
     // ------------------------------------------------------------------ refused (hedged, native)
 
     @Test
-    void connectionRefusedSpendsTheHedgesAndTheNativeEngineItsAttempts() throws Exception {
+    void refusedConnectionSpendsHedgesAndNativeAttempts() throws Exception {
         String target = "127.0.0.1:" + Fixtures.freePort();
         Client h = hedged(Engine.INTERCEPTOR, target, "h", Fixtures.hedging(4, 50, Status.Code.UNAVAILABLE), NON_IDEMPOTENT);
         RetryPolicy fast = Fixtures.policy(4, 50, 400, null, Status.Code.UNAVAILABLE);

@@ -335,7 +335,7 @@ class PeerInputFuzzTest {
      * the first attempt carries none: the engine owns the header and strips the application's value.
      */
     @Test
-    void applicationSuppliedAttemptHeaderNeverReachesTheServerOnTheFirstAttempt() throws Exception {
+    void appsAttemptHeaderNeverReachesTheServerOnFirstAttempt() throws Exception {
         Client client = Fixtures.inProcess("peer-fuzz", Fixtures.channelConfig("own",
                 Fixtures.service(Fixtures.policy(3, 1, 2, null, Status.Code.UNAVAILABLE), null)), scheduler);
         try {

@@ -96,7 +96,7 @@ class Resilience4jRetryDeciderTest {
     }
 
     @Test
-    void exponentialBackoffGovernsTheAttemptsAndTheInstanceCountsTheCall() {
+    void exponentialBackoffGovernsAttemptsAndInstanceCounts() {
         Retry retry = connect(RetryConfig.custom()
                 .maxAttempts(4)
                 .intervalFunction(IntervalFunction.ofExponentialBackoff(Duration.ofMillis(100), 2.0))
@@ -163,7 +163,7 @@ class Resilience4jRetryDeciderTest {
     }
 
     @Test
-    void retryExceptionsAndIgnoreExceptionsAreHonouredAsResilience4jComposesThem() {
+    void retryAndIgnoreExceptionsComposeAsInResilience4j() {
         // retry-exceptions naming other types only: a StatusRuntimeException is not retried
         Retry onlyIllegalState = connect(RetryConfig.custom()
                 .maxAttempts(3)

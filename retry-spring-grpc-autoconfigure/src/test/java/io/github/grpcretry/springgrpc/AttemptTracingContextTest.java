@@ -142,7 +142,7 @@ class AttemptTracingContextTest {
     }
 
     @Test
-    void aCallThatFailsTwiceThenSucceedsHasThreeAttemptSpansUnderTheCallAndTheServerSpansUnderThem() {
+    void twoFailuresThenSuccessGiveThreeAttemptSpansUnderTheCall() {
         try (GrpcClientContext client = client("retry.max-attempts=3", "retry.initial-backoff=20ms",
                 "retry.max-backoff=100ms", "retry.backoff-multiplier=2", "retry.retryable-status-codes=UNAVAILABLE")) {
             client.stub(server.inProcessTarget()).withDeadlineAfter(30, TimeUnit.SECONDS).unaryRpc(request("first2"));

@@ -93,7 +93,7 @@ class ChannelByNameContextTest {
     }
 
     @Test
-    void aChannelCreatedByNameWhileTheApplicationStartsLeavesTheOthersAlone() {
+    void aChannelMadeByNameDuringStartUpLeavesTheOthersAlone() {
         EarlyChannel early = new EarlyChannel();
         try (GrpcClientContext client = GrpcClientContext.start(List.of(early), properties())) {
             assertThat(early.channel).isNotNull();

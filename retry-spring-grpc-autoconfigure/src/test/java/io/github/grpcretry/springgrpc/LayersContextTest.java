@@ -96,7 +96,7 @@ class LayersContextTest {
     }
 
     @Test
-    void theGuardSeesWhatSpringGrpcsExceptionHandlingMadeOfAnEscapingException() {
+    void guardSeesTheStatusExceptionHandlingMadeOfAnException() {
         // The middle layers let the downstream's StatusRuntimeException escape their handlers: Spring
         // gRPC's exception-handling interceptor closes the call, and the guard, outside it, marks that close.
         assertThat(amplification(true, "layers-guarded-throwing", 2, true)).isEqualTo(3.0);

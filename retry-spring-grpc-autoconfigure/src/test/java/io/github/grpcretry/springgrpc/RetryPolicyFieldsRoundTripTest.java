@@ -27,7 +27,7 @@ import org.springframework.boot.grpc.client.autoconfigure.GrpcClientProperties;
 class RetryPolicyFieldsRoundTripTest {
 
     @Test
-    void everyRetryPolicyFieldRoundTripsFromPropertiesThroughThePolicyToServiceConfigJsonAndBack() {
+    void everyPolicyFieldRoundTripsFromPropertiesToJsonAndBack() {
         Binder binder = new Binder(new MapConfigurationPropertySource(
                 RetryPolicySamples.properties("grpc.retry.clients.inventory.service-config.method[0].retry")));
         GrpcRetryProperties properties = binder.bind("grpc.retry", GrpcRetryProperties.class).get();
@@ -39,7 +39,7 @@ class RetryPolicyFieldsRoundTripTest {
     }
 
     @Test
-    void everyRetryPolicyFieldSpringBootsOwnServiceConfigHasIsTakenOver() {
+    void everyPolicyFieldOfBootsOwnServiceConfigIsTakenOver() {
         Set<String> bootHas = new HashSet<>();
         for (RecordComponent c : org.springframework.boot.grpc.client.autoconfigure.ServiceConfig.MethodConfig.RetryPolicy.class
                 .getRecordComponents()) {

@@ -128,7 +128,7 @@ class RetryTablesContextTest {
     }
 
     @Test
-    void r1PolicyFirstTwoFailThreeArrivalsWithBackoffsAndAttemptHeaders() {
+    void r1TwoFailuresThreeArrivalsWithBackoffsAndAttemptHeaders() {
         SimpleServiceGrpc.SimpleServiceBlockingStub stub = client.stub("r1-policy");
         for (int i = 0; i < 3; i++) {
             String key = "first2-" + i;
@@ -157,7 +157,7 @@ class RetryTablesContextTest {
     }
 
     @Test
-    void r1DeadlineShorterThanTheSecondBackoffEndsWithTheLastStatusAtOnce() {
+    void r1DeadlineBeforeSecondBackoffEndsWithLastStatusAtOnce() {
         long start = System.nanoTime();
         StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class, () -> client.stub("r1-deadline")
                 .withDeadlineAfter(220, TimeUnit.MILLISECONDS).unaryRpc(request("deadline")));

@@ -101,7 +101,7 @@ class ServiceConfigCustomizerContextTest {
     }
 
     @Test
-    void customizersRunInOrderOnTheMergedConfigBeforeTheCapAndTheEngineRunsTheirResult(CapturedOutput output) {
+    void customizersRunInOrderOnTheMergedConfigBeforeTheCap(CapturedOutput output) {
         String boot = server.inProcessTarget();
         try (GrpcClientContext client = GrpcClientContext.start(List.of(Customizers.class),
                 "spring.grpc.client.channel.props.target=" + server.nettyTarget(),

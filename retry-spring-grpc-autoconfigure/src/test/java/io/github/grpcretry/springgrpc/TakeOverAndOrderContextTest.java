@@ -130,7 +130,7 @@ class TakeOverAndOrderContextTest {
     }
 
     @Test
-    void grpcRetryPropertiesAreLaidOverBootsAndProblemsNameBootsProperty() {
+    void retryPropertiesOverlayBootsAndProblemsNameBootsKey() {
         String channel = server.inProcessTarget();
         try (GrpcClientContext client = GrpcClientContext.start(bootServiceConfig(
                 "grpc.retry.clients.[" + channel + "].service-config.method[0].name[0].service=grpc.testing.SimpleService",
@@ -149,7 +149,7 @@ class TakeOverAndOrderContextTest {
     }
 
     @Test
-    void bootsDefaultEntryIsTheBaseLayerOfAChannelWithoutAnEntryOfItsOwn() {
+    void bootsDefaultEntryIsTheBaseOfAChannelWithoutItsOwn() {
         String d = "spring.grpc.client.channel.default.service-config.method[0].retry.";
         RecordingInterceptor perAttempt = new RecordingInterceptor("per-attempt");
         try (GrpcClientContext client = GrpcClientContext.start(d + "max-attempts=3", d + "initial-backoff=5ms",
@@ -234,7 +234,7 @@ class TakeOverAndOrderContextTest {
     }
 
     @Test
-    void oneObservationAndOneDefaultDeadlinePerCallHoweverManyAttempts() {
+    void oneObservationAndDefaultDeadlinePerCallAcrossAttempts() {
         String channel = server.inProcessTarget();
         String m = "grpc.retry.clients.[" + channel + "].service-config.method[0].retry.";
         RecordingInterceptor perAttempt = new RecordingInterceptor("per-attempt");

@@ -101,7 +101,7 @@ class UnknownKeysContextTest {
     }
 
     @Test
-    void everyRelaxedSpellingAndEnvironmentVariableIsAcceptedAndTakesEffect() {
+    void everyRelaxedSpellingAndEnvVariableIsAcceptedAndApplies() {
         Map<String, Object> env = Map.of(
                 // Overrides the YAML's maxAttemptsCap: 2, so svc's 4 attempts are capped at 3.
                 "GRPC_RETRY_CLIENTS_SVC_MAXATTEMPTSCAP", "3",

@@ -173,11 +173,6 @@ public final class CompositeRetryEventListener implements RetryEventListener {
                 "the event is skipped for this listener, the others and the call go on");
     }
 
-    /** How often each listener threw, by kind of event ({@code <class>@<identity>#<kind>}), since start. */
-    public static java.util.Map<String, Long> callbackFailures() {
-        return CallbackFailures.SHARED.counts();
-    }
-
     @Override
     public String toString() {
         return "CompositeRetryEventListener" + Arrays.toString(delegates);

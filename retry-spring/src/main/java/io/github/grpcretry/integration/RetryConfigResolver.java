@@ -264,17 +264,6 @@ public final class RetryConfigResolver {
         return StatusCodes.parse(text);
     }
 
-    /**
-     * Reads and validates a standard gRPC service config JSON document, for code that builds channels
-     * without Spring.
-     *
-     * @param source how to name the document in problems, e.g. {@code classpath:service-config.json}
-     * @throws InvalidRetryConfigurationException listing every problem
-     */
-    public static ServiceConfig readServiceConfig(String json, String source) {
-        return ServiceConfigJson.read(json, source);
-    }
-
     private static @Nullable ServiceConfigDraft parseMap(BaseLayer base, List<ConfigProblem> problems) {
         return ServiceConfigJson.parse(GSON.toJson(base.serviceConfig()), base.path(), problems);
     }

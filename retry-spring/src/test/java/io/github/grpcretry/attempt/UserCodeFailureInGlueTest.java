@@ -51,7 +51,7 @@ class UserCodeFailureInGlueTest extends UserCodeFailureHarness {
         assertThat(second.code()).isEqualTo(Status.Code.OK);
         assertThat(CallbackFailures.SHARED.count(listener, "attemptEnded")).isEqualTo(4);
         assertThat(CallbackFailures.SHARED.count(listener, "callEnded")).isEqualTo(2);
-        assertThat(CompositeRetryEventListener.callbackFailures()).containsKey(
+        assertThat(CallbackFailures.SHARED.counts()).containsKey(
                 listener.getClass().getName() + "@" + Integer.toHexString(System.identityHashCode(listener)) + "#callEnded");
         assertThat(recordsAbout(listener)).hasSize(2);
     }

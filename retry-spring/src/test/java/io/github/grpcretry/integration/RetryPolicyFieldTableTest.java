@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.gson.Gson;
+import io.github.grpcretry.internal.config.ServiceConfigJson;
 import io.github.grpcretry.integration.RetryConfigResolver.ClientProperties;
 import io.github.grpcretry.integration.RetryConfigResolver.MethodProperties;
 import io.github.grpcretry.integration.RetryConfigResolver.NameProperties;
@@ -97,7 +98,7 @@ class RetryPolicyFieldTableTest {
         assertThat(rendered.keySet()).as("the JSON names of the table, in order")
                 .containsExactly(jsonNames().toArray(String[]::new));
         String json = new Gson().toJson(config.serviceConfig().toServiceConfigMap(true));
-        ServiceConfig read = RetryConfigResolver.readServiceConfig(json, "rendered");
+        ServiceConfig read = ServiceConfigJson.read(json, "rendered");
         assertThat(read).isEqualTo(config.serviceConfig());
         assertThat(read.methodConfigs().get(0).retryPolicy()).isEqualTo(policy);
     }
@@ -138,7 +139,7 @@ class RetryPolicyFieldTableTest {
             retry.put("perAttemptRecvTimeout", "0.75s");
             retry.put(f.jsonName(), INVALID_JSON.get(f.jsonName()));
             String json = new Gson().toJson(Map.of("methodConfig", List.of(Map.of("name", List.of(Map.of()), "retryPolicy", retry))));
-            assertThatThrownBy(() -> RetryConfigResolver.readServiceConfig(json, "sc.json")).as(f.jsonName())
+            assertThatThrownBy(() -> ServiceConfigJson.read(json, "sc.json")).as(f.jsonName())
                     .isInstanceOfSatisfying(InvalidRetryConfigurationException.class, e -> assertThat(e.getProblems())
                             .extracting(ConfigProblem::path)
                             .containsExactly("sc.json $.methodConfig[0].retryPolicy." + f.jsonName()));

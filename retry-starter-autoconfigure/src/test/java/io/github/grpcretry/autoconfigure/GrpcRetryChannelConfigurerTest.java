@@ -33,7 +33,7 @@ class GrpcRetryChannelConfigurerTest {
     private static final String M = "grpc.retry.clients.inventory.service-config.method[0].";
 
     @Test
-    void interceptorEngineKeepsTimeoutsButNotRetriesAndCallsTheInstaller() throws Exception {
+    void interceptorEngineKeepsTimeoutsNotRetriesAndCallsInstaller() throws Exception {
         String name = "configurer-" + UUID.randomUUID();
         List<String> installedOn = new CopyOnWriteArrayList<>();
         List<String> intercepted = new CopyOnWriteArrayList<>();

@@ -103,7 +103,7 @@ class NativeEngineContextTest {
     }
 
     @Test
-    void firstTwoFailThenSuccessWithBackoffGapsAndPreviousAttemptsHeader() {
+    void twoFailuresThenSuccessWithBackoffGapsAndAttemptHeader() {
         server.script(ScriptedServer.failFirst(2, Status.Code.UNAVAILABLE));
         // max-backoff far above the backoffs: a retry that waited max-backoff shows beyond any margin
         withChannel(runner(M + "retry.max-backoff=30s"), stub -> {

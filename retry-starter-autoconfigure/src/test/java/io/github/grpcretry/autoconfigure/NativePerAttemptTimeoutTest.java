@@ -143,7 +143,7 @@ class NativePerAttemptTimeoutTest {
     }
 
     @Test
-    void nativeEngineLetsTheStalledAttemptRunUntilTheDeadlineAndWarnsOnceNamingTheProperty(CapturedOutput output) {
+    void nativeEngineRunsStalledAttemptToDeadlineAndWarnsOnce(CapturedOutput output) {
         runner("native").run(ctx -> {
             assertThat(ctx).hasNotFailed();
             SimpleServiceGrpc.SimpleServiceBlockingStub stub = warmedStub(ctx, "stall");

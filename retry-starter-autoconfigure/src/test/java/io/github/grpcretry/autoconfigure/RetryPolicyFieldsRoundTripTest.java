@@ -19,7 +19,7 @@ import org.springframework.boot.context.properties.source.MapConfigurationProper
 class RetryPolicyFieldsRoundTripTest {
 
     @Test
-    void everyRetryPolicyFieldRoundTripsFromPropertiesThroughThePolicyToServiceConfigJsonAndBack() {
+    void everyPolicyFieldRoundTripsFromPropertiesToJsonAndBack() {
         String retry = "grpc.retry.clients.inventory.service-config.method[0].retry";
         GrpcRetryProperties properties = new Binder(new MapConfigurationPropertySource(RetryPolicySamples.properties(retry)))
                 .bind("grpc.retry", GrpcRetryProperties.class).get();

@@ -98,7 +98,7 @@ class ServiceConfigMergeContextTest {
     }
 
     @Test
-    void channelsInheritGlobalFieldByFieldAndMatchTheirOwnEntriesFirst() {
+    void channelsInheritGlobalPerFieldAndMatchOwnEntriesFirst() {
         RetryTestContexts.runner()
                 .withPropertyValues(
                         G + "max-attempts-cap=3", G + "budget.ratio=0.2", G + "budget.ttl=5s",

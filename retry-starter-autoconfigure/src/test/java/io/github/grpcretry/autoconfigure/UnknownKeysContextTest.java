@@ -101,7 +101,7 @@ class UnknownKeysContextTest {
     }
 
     @Test
-    void everyRelaxedSpellingAndEnvironmentVariableIsAcceptedAndTakesEffect() {
+    void everyRelaxedSpellingAndEnvVariableIsAcceptedAndApplies() {
         // The variable overrides the YAML's maxAttemptsCap: 2, so the 4 attempts are capped at 3.
         try (ConfigurableApplicationContext ctx = start(Map.of("GRPC_RETRY_CLIENTS_INVENTORY_MAXATTEMPTSCAP", "3"),
                 "spring.config.location=classpath:/unknown/relaxed.yml")) {

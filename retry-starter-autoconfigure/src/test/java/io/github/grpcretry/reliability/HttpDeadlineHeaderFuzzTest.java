@@ -118,7 +118,7 @@ class HttpDeadlineHeaderFuzzTest {
     }
 
     @Test
-    void everyHeaderValueGivesTheRuleDeadlineOrNoneAndNeverFailsTheRequest() throws Exception {
+    void everyHeaderGivesRuleDeadlineOrNoneAndNeverFailsRequest() throws Exception {
         ScriptedServer server = ScriptedServer.start("http-fuzz-" + System.nanoTime());
         server.script(a -> a.index % 7 == 0 ? Action.ok().delay(2) : Action.ok());
         RetryScheduler scheduler = RetryScheduler.create(1, "http-fuzz");

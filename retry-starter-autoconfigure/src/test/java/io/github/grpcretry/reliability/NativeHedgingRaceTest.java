@@ -59,7 +59,7 @@ class NativeHedgingRaceTest {
     }
 
     @Test
-    void aPushbackWhileTheHedgingTimerMakesAHedgeEndsTheCallWithUnneededHedging() throws Exception {
+    void pushbackDuringHedgeTimerEndsCallWithUnneededHedging() throws Exception {
         HedgingPolicy policy = Fixtures.hedging(3, 50, Status.Code.UNAVAILABLE);
         CountDownLatch answerFirst = new CountDownLatch(1);
         try (ScriptedServer server = ScriptedServer.startNetty()) {

@@ -82,7 +82,7 @@ class OpsKitFilesTest {
     }
 
     @Test
-    void dashboardPanelsQueryThePrometheusVariableAndOnlyTheStartersMeters() {
+    void panelsQueryThePrometheusVariableAndOnlyStarterMeters() {
         JsonNode d = OpsKit.dashboard();
         assertThat(d.path("uid").asText()).isEqualTo("grpc-retry");
         Set<Integer> ids = new HashSet<>();

@@ -63,7 +63,7 @@ class OpsKitScrapeTest {
     TestRestTemplate http;
 
     @Test
-    void everyMetricLabelAndMatchedValueOfTheRulesAndTheDashboardIsInTheScrape() throws Exception {
+    void everyLabelAndValueOfRulesAndDashboardIsInTheScrape() throws Exception {
         Set<Selector> used = new LinkedHashSet<>();
         OpsKit.alertExpressions().values().forEach(e -> used.addAll(OpsKit.selectors(e)));
         OpsKit.dashboardExpressions().forEach(e -> used.addAll(OpsKit.selectors(e)));

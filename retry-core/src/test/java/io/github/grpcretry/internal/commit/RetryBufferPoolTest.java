@@ -28,7 +28,7 @@ class RetryBufferPoolTest {
     }
 
     @Test
-    void concurrentReservationsNeverGrantMoreThanCapacityAndBalanceOut() throws Exception {
+    void concurrentReservationsStayWithinCapacityAndBalance() throws Exception {
         long capacity = 10_000;
         RetryBufferPool pool = new RetryBufferPool(capacity);
         AtomicLong granted = new AtomicLong();

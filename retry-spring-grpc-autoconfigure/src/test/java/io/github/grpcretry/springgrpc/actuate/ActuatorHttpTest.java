@@ -76,7 +76,7 @@ class ActuatorHttpTest {
     }
 
     @Test
-    void healthShowsTheTokensTheEndpointIsReadOnlyAndTheHttpHeaderIsTheDeadline() throws Exception {
+    void healthShowsTokensEndpointIsReadOnlyHeaderSetsDeadline() throws Exception {
         ScriptedService service = new ScriptedService((key, n) -> key.startsWith("hang") ? hang() : fail(Status.Code.UNAVAILABLE));
         try (GrpcServerContext server = GrpcServerContext.start(service)) {
             String c = "spring.grpc.client.channel.inventory.";

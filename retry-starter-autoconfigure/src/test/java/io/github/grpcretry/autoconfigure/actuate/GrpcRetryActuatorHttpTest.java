@@ -94,7 +94,7 @@ class GrpcRetryActuatorHttpTest {
     }
 
     @Test
-    void healthIsUpThenTheConfiguredStatusWhileThrottlingAndNeverTouchesLiveness() throws Exception {
+    void healthIsUpThenConfiguredWhileThrottledNotInLiveness() throws Exception {
         client.stub.unaryRpc(SimpleRequest.getDefaultInstance());
         RetryThrottle throttle = limiters.throttle("inventory", ObservabilityTestConfigs.THROTTLING).orElseThrow();
 
@@ -133,7 +133,7 @@ class GrpcRetryActuatorHttpTest {
     }
 
     @Test
-    void endpointShowsEffectiveConfigLimiterStateAndCountsAndHasNoWriteOperation() throws Exception {
+    void endpointShowsConfigLimitersAndCountsAndIsReadOnly() throws Exception {
         // Real calls through the interceptor engine (budget 10 % with no floor, so it starts empty):
         // call 1 fails once and its retry is refused by the budget (0.1 < 1); nine calls succeed and
         // fill the budget to 1.0; call 11 fails once and is retried successfully (budget back to 0.1).

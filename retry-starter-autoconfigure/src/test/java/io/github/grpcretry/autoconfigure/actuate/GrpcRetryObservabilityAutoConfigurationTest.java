@@ -74,7 +74,7 @@ class GrpcRetryObservabilityAutoConfigurationTest {
     }
 
     @Test
-    void theEngineGetsOneCompositeListenerOfStatisticsMicrometerAndTheApplicationsOwn() {
+    void engineGetsOneCompositeOfStatsMetersAndOwnListeners() {
         runner.withUserConfiguration(OwnListener.class).run(context -> {
             assertThat(context).hasNotFailed();
             CompositeRetryEventListener composite = context.getBean("grpcRetryEventListener",
@@ -112,7 +112,7 @@ class GrpcRetryObservabilityAutoConfigurationTest {
     }
 
     @Test
-    void withoutMicrometerOnTheClasspathTheMetricsConfigurationBacksOff() {
+    void withoutMicrometerTheMetricsConfigurationBacksOff() {
         new ApplicationContextRunner().withConfiguration(OURS).withUserConfiguration(Limiters.class)
                 .withClassLoader(new FilteredClassLoader(MeterRegistry.class))
                 .run(context -> assertThat(context).hasNotFailed()
@@ -143,7 +143,7 @@ class GrpcRetryObservabilityAutoConfigurationTest {
     }
 
     @Test
-    void healthIsUpUntilAThrottleRefusesRetriesThenTheConfiguredStatus() {
+    void healthIsUpUntilAThrottleRefusesThenConfiguredStatus() {
         runner.withPropertyValues("grpc.retry.health.status-when-throttled=out_of_service").run(context -> {
             GrpcRetryHealthIndicator indicator = context.getBean(GrpcRetryHealthIndicator.class);
             RetryThrottle throttle = context.getBean(RetryLimiterRegistry.class)
@@ -184,7 +184,7 @@ class GrpcRetryObservabilityAutoConfigurationTest {
     }
 
     @Test
-    void limiterGaugesAppearForLimitersCreatedAfterStartUpAndStateGaugesForConfiguredChannels() {
+    void gaugesAppearForLaterLimitersAndForConfiguredChannels() {
         runner.run(context -> {
             MeterRegistry registry = context.getBean(MeterRegistry.class);
             assertThat(registry.find("grpc.client.retry.tokens").gauges()).isEmpty();

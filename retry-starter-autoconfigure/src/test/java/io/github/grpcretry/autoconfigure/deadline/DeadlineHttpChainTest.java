@@ -169,7 +169,7 @@ class DeadlineHttpChainTest {
     }
 
     @Test
-    void aThreadPoolWithTheTaskDecoratorCarriesTheDeadlineAndOneWithoutDoesNot() throws Exception {
+    void onlyAPoolWithTheTaskDecoratorCarriesTheDeadline() throws Exception {
         assertThat(get("/pool", "2000").statusCode()).isEqualTo(200);
         assertThat(recorder.seen.get("c")).isPresent();
         assertHandedOn("http", "c", 100);

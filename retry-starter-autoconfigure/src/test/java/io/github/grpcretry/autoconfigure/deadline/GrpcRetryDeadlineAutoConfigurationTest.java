@@ -96,7 +96,7 @@ class GrpcRetryDeadlineAutoConfigurationTest {
     }
 
     @Test
-    void springsContextPropagatingTaskDecoratorCarriesTheGrpcContextThroughTheRegisteredAccessor() {
+    void taskDecoratorCarriesTheGrpcContextThroughTheAccessor() {
         runner.run(ctx -> {
             TaskDecorator decorator = new org.springframework.core.task.support.ContextPropagatingTaskDecorator();
             java.util.concurrent.ScheduledExecutorService timer =

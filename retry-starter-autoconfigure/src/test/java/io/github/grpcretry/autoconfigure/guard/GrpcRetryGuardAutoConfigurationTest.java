@@ -68,7 +68,7 @@ class GrpcRetryGuardAutoConfigurationTest {
     }
 
     @Test
-    void onByDefaultOutsideTheDeadlineInterceptorAndBetweenEngineAndDeadlineOnChannels() {
+    void guardIsOnByDefaultAndOrderedAroundTheDeadlineRules() {
         runner().run(ctx -> {
             assertThat(ctx).hasNotFailed();
             assertThat(ctx).hasBean("grpcRetryGuardServerInterceptor").hasBean("grpcRetryGuardChannelConfigurer");

@@ -166,7 +166,7 @@ class AttemptTracingContextTest {
     }
 
     @Test
-    void aCallThatFailsTwiceThenSucceedsHasThreeAttemptSpansUnderTheCallAndTheServerSpansUnderThem() {
+    void twoFailuresThenSuccessGiveThreeAttemptSpansUnderTheCall() {
         Scripted.script = n -> n <= 2 ? Status.UNAVAILABLE : Status.OK;
         Scripted.firstDelayMs = 0;
         try (ConfigurableApplicationContext ctx = context(M + "retry.max-attempts=3", M + "retry.initial-backoff=20ms",

@@ -158,7 +158,7 @@ class GrpcRetryResilience4jAutoConfigurationTest {
     }
 
     @Test
-    void theInstanceGovernsAMethodWithoutPolicyAndResilience4jCountsTheCalls() throws Exception {
+    void instanceGovernsMethodWithoutPolicyAndCountsTheCalls() throws Exception {
         runner().run(ctx -> {
             assertThat(ctx).hasNotFailed();
             MeterRegistry meters = ctx.getBean(MeterRegistry.class);

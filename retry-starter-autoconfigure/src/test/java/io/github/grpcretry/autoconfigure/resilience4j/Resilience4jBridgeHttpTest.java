@@ -93,7 +93,7 @@ class Resilience4jBridgeHttpTest {
     }
 
     @Test
-    void grpcCallsShowInTheRetryEventsEndpointAndTheResilience4jMeters() throws Exception {
+    void callsShowInRetryEventsEndpointAndResilience4jMeters() throws Exception {
         server.reset();
         server.script(ScriptedServer.failFirst(2, Status.Code.UNAVAILABLE));
         assertThat(stub().unaryRpc(SimpleRequest.newBuilder().setRequestMessage("a").build()).getResponseMessage())

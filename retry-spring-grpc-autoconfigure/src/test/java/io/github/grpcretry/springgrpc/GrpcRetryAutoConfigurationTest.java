@@ -1,0 +1,78 @@
+package io.github.grpcretry.springgrpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.grpcretry.attempt.RetryScheduler;
+import io.github.grpcretry.integration.ChannelSetup;
+import io.github.grpcretry.integration.ChannelStateSource;
+import io.github.grpcretry.integration.CompositeRetryEventListener;
+import io.github.grpcretry.integration.PolicySources;
+import io.github.grpcretry.integration.RetryReport;
+import io.github.grpcretry.integration.RetryStatistics;
+import io.github.grpcretry.limiter.RetryLimiterRegistry;
+import io.github.grpcretry.policy.ChannelRetryConfigs;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
+import org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
+
+/** {@link GrpcRetryAutoConfiguration} in an ApplicationContextRunner, with Spring Boot's gRPC client. */
+class GrpcRetryAutoConfigurationTest {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class, GrpcClientAutoConfiguration.class,
+                    GrpcRetryAutoConfiguration.class));
+
+    @Test
+    void enabledRegistersTheEngineAndTheChannelHooks() {
+        runner.run(context -> {
+            assertThat(context).hasSingleBean(ChannelRetryConfigs.class).hasSingleBean(RetryReport.class)
+                    .hasSingleBean(PolicySources.class).hasSingleBean(GrpcRetryChannelCustomizer.class)
+                    .hasSingleBean(GrpcRetryServiceConfigCustomizer.class).hasSingleBean(GrpcRetryClientInterceptor.class)
+                    .hasSingleBean(SpringGrpcChannelStates.class).hasSingleBean(RetryLimiterRegistry.class)
+                    .hasSingleBean(RetryScheduler.class).hasSingleBean(RetryStatistics.class);
+            assertThat(context).getBean(GrpcRetryAutoConfiguration.EVENT_LISTENER_BEAN)
+                    .isInstanceOf(CompositeRetryEventListener.class);
+        });
+    }
+
+    @Test
+    void disabledRegistersNothing() {
+        runner.withPropertyValues("grpc.retry.enabled=false").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).doesNotHaveBean(GrpcRetryAutoConfiguration.class)
+                    .doesNotHaveBean(ChannelRetryConfigs.class).doesNotHaveBean(GrpcRetryClientInterceptor.class)
+                    .doesNotHaveBean(GrpcRetryChannelCustomizer.class).doesNotHaveBean(RetryScheduler.class);
+        });
+    }
+
+    @Test
+    void ownReportSourcesAndStatesBackTheStartersOff() {
+        ChannelStateSource states = ChannelStateSource.NONE;
+        PolicySources sources = new PolicySources(ChannelSetup.Engine.INTERCEPTOR, channel -> Set.of(), warning -> { });
+        RetryReport report = new RetryReport(ChannelSetup.Engine.INTERCEPTOR, () -> null, () -> null, () -> null,
+                () -> states);
+        runner.withBean("ownStates", ChannelStateSource.class, () -> states)
+                .withBean("ownSources", PolicySources.class, () -> sources)
+                .withBean("ownReport", RetryReport.class, () -> report)
+                .run(context -> {
+                    assertThat(context).doesNotHaveBean(SpringGrpcChannelStates.class);
+                    assertThat(context).getBean(PolicySources.class).isSameAs(sources);
+                    assertThat(context).getBean(RetryReport.class).isSameAs(report);
+                    assertThat(context).hasSingleBean(GrpcRetryClientInterceptor.class);
+                });
+    }
+
+    @Test
+    void withoutSpringGrpcClientNothingIsRegistered() {
+        runner.withClassLoader(new FilteredClassLoader(GrpcChannelBuilderCustomizer.class)).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).doesNotHaveBean(GrpcRetryAutoConfiguration.class)
+                    .doesNotHaveBean(ChannelRetryConfigs.class);
+        });
+    }
+}

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Start-up cost of the starter on both Spring Boot lines (docs/benchmarks.md, "Start-up cost").
+
+The application in startup/ (a servlet web application with Actuator, Prometheus and one gRPC channel) is
+built for each line (startup/boot3-app: net.devh on Spring Boot 3.5; startup/boot4-app: Spring gRPC on
+Spring Boot 4.1) and started with its whole class path ("with") and with the starter's own jars taken off
+it ("without": retry-core, retry-spring and the line's autoconfigure and starter modules; everything they
+bring stays). Each round starts all four variants once, in a seeded random order, and reads the time from
+the JVM's start to ApplicationReadyEvent and the CPU time the main thread (where the context starts) spent
+until then; the table gives the medians over the rounds and the medians of the per-round differences. A
+shared machine moves the wall time of every run (the main thread's CPU time much less: it does not count
+waiting for a core), so only interleaved medians say anything, and the load average is printed with them.
+
+With --steps N it then starts each line's "with" variant N more times recording Spring's start-up steps
+with their wall and CPU time, and lists the starter's costliest steps by CPU time (the outermost steps
+whose bean or class is the starter's), as medians over the N runs, and the classes each variant loads.
+
+  python3 scripts/startup.py [--rounds 15] [--steps 5] [--no-build] [--seed 1]
+"""
+import argparse
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LINES = {"3.5": "startup/boot3-app", "4.1": "startup/boot4-app"}
+STARTER_MODULES = ("retry-core", "retry-spring", "retry-starter-autoconfigure", "retry-starter",
+                   "retry-spring-grpc-autoconfigure", "retry-spring-grpc-starter")
+MAIN = "io.github.grpcretry.startup.StartupApplication"
+# A step is the starter's when its bean or class is: beans named grpcRetry*/grpcDeadline*, classes of
+# io.github.grpcretry outside this application's own package.
+STARTER_STEP = re.compile(r"(?:beanName|beanType|className|configClass)="
+                          r"(?:grpcRetry|grpcDeadline|io\.github\.grpcretry\.(?!startup\.))")
+
+
+def build():
+    modules = ",".join(LINES.values())
+    subprocess.run([os.path.join(ROOT, "mvnw"), "-B", "-q", "-Pstartup", "-pl", modules, "-am", "package",
+                    "dependency:build-classpath", "-Dmdep.outputFile=target/classpath.txt", "-DskipTests",
+                    "-Dmaven.javadoc.skip=true", "-Dmaven.source.skip=true", "-Djapicmp.skip=true"],
+                   cwd=ROOT, check=True)
+
+
+def starter_entry(entry):
+    rel = os.path.relpath(entry, ROOT)
+    return rel.split(os.sep)[0] in STARTER_MODULES
+
+
+def class_paths(module):
+    with open(os.path.join(ROOT, module, "target", "classpath.txt")) as f:
+        entries = f.read().strip().split(os.pathsep)
+    own = os.path.join(ROOT, module, "target", "classes")
+    starter = [e for e in entries if starter_entry(e)]
+    if not starter:
+        sys.exit(module + ": no starter module on its class path")
+    return {"with": [own] + entries, "without": [own] + [e for e in entries if not starter_entry(e)]}
+
+
+def start(class_path, extra=()):
+    begin = time.monotonic()
+    run = subprocess.run(["java", *extra, "-cp", os.pathsep.join(class_path), MAIN],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    wall = (time.monotonic() - begin) * 1000
+    ready = re.search(r"^READY (\d+) (\d+)$", run.stdout, re.M)
+    if run.returncode != 0 or not ready:
+        sys.exit("start-up failed:\n" + run.stdout[-4000:] + run.stderr[-4000:])
+    return int(ready.group(1)), int(ready.group(2)), wall
+
+
+def load():
+    return "%.1f %.1f %.1f" % os.getloadavg()
+
+
+def rounds(variants, count, seed):
+    rng = random.Random(seed)
+    ready = {v: [] for v in variants}
+    cpu = {v: [] for v in variants}
+    wall = {v: [] for v in variants}
+    loads = [load()]
+    for r in range(count):
+        order = list(variants)
+        rng.shuffle(order)
+        for v in order:
+            ms, c, w = start(variants[v])
+            ready[v].append(ms)
+            cpu[v].append(c)
+            wall[v].append(w)
+        loads.append(load())
+        print("round %d: %s (load %s)" % (r + 1, ", ".join("%s %d ms, CPU %d ms" % (v, ready[v][-1], cpu[v][-1])
+                                                           for v in variants), loads[-1]), file=sys.stderr)
+    return ready, cpu, wall, loads
+
+
+def steps(class_path, runs):
+    """Median CPU and wall time (ms) of each outermost starter step, by step name and bean/class."""
+    per_run = []
+    for _ in range(runs):
+        with tempfile.NamedTemporaryFile(suffix=".tsv", delete=False) as f:
+            out = f.name
+        try:
+            start(class_path, ["-Dstartup.steps=" + out])
+            rows = {}
+            with open(out) as f:
+                for line in f:
+                    sid, parent, name, wall_us, cpu_us, tags = (line.rstrip("\n").split("\t") + [""])[:6]
+                    rows[sid] = (parent, name, (int(cpu_us), int(wall_us)), tags)
+        finally:
+            os.unlink(out)
+        mine = {sid for sid, (_, _, _, tags) in rows.items() if STARTER_STEP.search(tags)}
+        totals = {}
+        for sid in mine:
+            parent = rows[sid][0]
+            outermost = True
+            while parent in rows:
+                if parent in mine:
+                    outermost = False
+                    break
+                parent = rows[parent][0]
+            if outermost:
+                _, name, micros, tags = rows[sid]
+                subject = re.search(r"(?:beanName|beanType|className|configClass)=(\S+)", tags)
+                key = (name, subject.group(1) if subject else tags)
+                c, w = totals.get(key, (0, 0))
+                totals[key] = (c + micros[0], w + micros[1])
+        per_run.append(totals)
+    keys = set().union(*per_run)
+    medians = {k: tuple(statistics.median([r.get(k, (0, 0))[i] for r in per_run]) / 1000 for i in (0, 1))
+               for k in keys}
+    total = tuple(statistics.median([sum(v[i] for v in r.values()) for r in per_run]) / 1000 for i in (0, 1))
+    return sorted(medians.items(), key=lambda kv: -kv[1][0]), total
+
+
+def classes(class_path):
+    with tempfile.NamedTemporaryFile(suffix=".log", delete=False) as f:
+        out = f.name
+    try:
+        start(class_path, ["-Xlog:class+load=info:file=" + out])
+        with open(out) as f:
+            lines = f.readlines()
+    finally:
+        os.unlink(out)
+    starter = sum(1 for line in lines if any("/%s/" % m in line or "/%s-" % m in line for m in STARTER_MODULES))
+    return len(lines), starter
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--rounds", type=int, default=15)
+    p.add_argument("--steps", type=int, default=5)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--no-build", action="store_true")
+    a = p.parse_args()
+    if not a.no_build:
+        build()
+    variants = {}
+    for line, module in LINES.items():
+        for kind, cp in class_paths(module).items():
+            variants["%s %s" % (line, kind)] = cp
+    if a.steps:
+        for line in LINES:
+            top, total = steps(variants[line + " with"], a.steps)
+            loaded_with, starter_classes = classes(variants[line + " with"])
+            loaded_without, _ = classes(variants[line + " without"])
+            print("Spring Boot %s: the starter's outermost start-up steps, median of %d runs (sum: CPU %.1f ms, "
+                  "wall %.1f ms); classes loaded %d with (%d of them the starter's), %d without\n"
+                  % (line, a.steps, total[0], total[1], loaded_with, starter_classes, loaded_without))
+            print("| step | bean or class | CPU ms | wall ms |")
+            print("|---|---|---:|---:|")
+            for (name, subject), (c, w) in top[:8]:
+                print("| %s | %s | %.1f | %.1f |" % (name, subject, c, w))
+            print()
+            sys.stdout.flush()
+
+    ready, cpu, wall, loads = rounds(variants, a.rounds, a.seed)
+    print("Start-up to ApplicationReadyEvent, median of %d interleaved rounds (load average %s at the start, "
+          "%s at the end)\n" % (a.rounds, loads[0], loads[-1]))
+    print("| Spring Boot | wall, without (ms) | wall, with (ms) | wall, with - without (ms) "
+          "| main-thread CPU, without (ms) | main-thread CPU, with (ms) | CPU, with - without (ms) "
+          "| process wall, without / with (ms) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for line in LINES:
+        w, o = line + " with", line + " without"
+        print("| %s | %d | %d | %+d | %d | %d | %+d | %d / %d |" % (
+            line, statistics.median(ready[o]), statistics.median(ready[w]),
+            statistics.median([x - y for x, y in zip(ready[w], ready[o])]),
+            statistics.median(cpu[o]), statistics.median(cpu[w]),
+            statistics.median([x - y for x, y in zip(cpu[w], cpu[o])]),
+            statistics.median(wall[o]), statistics.median(wall[w])))
+
+
+if __name__ == "__main__":
+    main()

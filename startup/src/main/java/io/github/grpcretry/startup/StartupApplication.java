@@ -1,0 +1,169 @@
+package io.github.grpcretry.startup;
+
+import io.grpc.Channel;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import java.util.stream.StreamSupport;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.metrics.ApplicationStartup;
+import org.springframework.core.metrics.StartupStep;
+import org.springframework.util.ClassUtils;
+
+/**
+ * A small web application with one gRPC channel, the same on both Spring Boot lines: the channel comes from
+ * the line's channel factory (net.devh's on 3.5, Spring gRPC's on 4.1), as {@code @GrpcClient} or an
+ * application's own {@code createChannel} would make it. At {@link ApplicationReadyEvent} it prints
+ * {@code READY <ms since the JVM started> <CPU ms of the main thread>} and exits; the main thread's CPU time
+ * (the context starts on it) does not count time spent waiting for a core, so it moves far less than the
+ * wall time on a shared machine. With {@code -Dstartup.steps=<file>} it records Spring's start-up steps
+ * (an {@link ApplicationStartup} like Spring Boot's {@code BufferingApplicationStartup} that also reads the
+ * thread's CPU time) and writes one line per step: id, parent id, name, wall and CPU microseconds, tags.
+ */
+@SpringBootApplication
+public class StartupApplication {
+
+    private static final String[] CHANNEL_FACTORIES = {
+        "org.springframework.grpc.client.GrpcChannelFactory", // Spring gRPC (Spring Boot 4.1)
+        "net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory", // net.devh (Spring Boot 3.5)
+    };
+
+    /** The application's one channel, made while the context starts. */
+    @Bean
+    Channel inventoryChannel(ApplicationContext context) throws ReflectiveOperationException {
+        for (String name : CHANNEL_FACTORIES) {
+            if (ClassUtils.isPresent(name, StartupApplication.class.getClassLoader())) {
+                Class<?> type = ClassUtils.forName(name, StartupApplication.class.getClassLoader());
+                Object factory = context.getBean(type);
+                return (Channel) type.getMethod("createChannel", String.class).invoke(factory, "inventory");
+            }
+        }
+        throw new IllegalStateException("no gRPC channel factory on the class path");
+    }
+
+    public static void main(String[] args) throws IOException {
+        String stepsFile = System.getProperty("startup.steps");
+        SpringApplication application = new SpringApplication(StartupApplication.class);
+        CpuStartup steps = stepsFile == null ? null : new CpuStartup();
+        if (steps != null) {
+            application.setApplicationStartup(steps);
+        }
+        application.addListeners(event -> {
+            if (event instanceof ApplicationReadyEvent) {
+                long ms = System.currentTimeMillis() - ManagementFactory.getRuntimeMXBean().getStartTime();
+                long cpuMs = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() / 1_000_000;
+                System.out.println("READY " + ms + " " + cpuMs);
+            }
+        });
+        ConfigurableApplicationContext context = application.run(args);
+        if (steps != null) {
+            Files.write(Path.of(stepsFile), steps.lines);
+        }
+        context.close();
+        System.exit(0);
+    }
+
+    /** Records every step with its wall and CPU time (of the thread it ran on), its parent and its tags. */
+    static final class CpuStartup implements ApplicationStartup {
+
+        private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        private final AtomicLong ids = new AtomicLong();
+        private final ThreadLocal<Deque<Step>> open = ThreadLocal.withInitial(ArrayDeque::new);
+        final List<String> lines = Collections.synchronizedList(new ArrayList<>());
+
+        @Override
+        public StartupStep start(String name) {
+            Deque<Step> stack = open.get();
+            Step step = new Step(ids.incrementAndGet(), stack.isEmpty() ? null : stack.peek().id, name);
+            stack.push(step);
+            return step;
+        }
+
+        final class Step implements StartupStep {
+            private final long id;
+            private final Long parentId;
+            private final String name;
+            private final List<Tag> tags = new ArrayList<>();
+            private final long wall = System.nanoTime();
+            private final long cpu = threads.getCurrentThreadCpuTime();
+
+            Step(long id, Long parentId, String name) {
+                this.id = id;
+                this.parentId = parentId;
+                this.name = name;
+            }
+
+            @Override
+            public String getName() {
+                return name;
+            }
+
+            @Override
+            public long getId() {
+                return id;
+            }
+
+            @Override
+            public Long getParentId() {
+                return parentId;
+            }
+
+            @Override
+            public StartupStep tag(String key, String value) {
+                tags.add(new Tag() {
+                    @Override
+                    public String getKey() {
+                        return key;
+                    }
+
+                    @Override
+                    public String getValue() {
+                        return value;
+                    }
+                });
+                return this;
+            }
+
+            @Override
+            public StartupStep tag(String key, Supplier<String> value) {
+                return tag(key, value.get());
+            }
+
+            @Override
+            public Tags getTags() {
+                return new Tags() {
+                    @Override
+                    public Iterator<Tag> iterator() {
+                        return tags.iterator();
+                    }
+                };
+            }
+
+            @Override
+            public void end() {
+                long wallMicros = (System.nanoTime() - wall) / 1000;
+                long cpuMicros = (threads.getCurrentThreadCpuTime() - cpu) / 1000;
+                open.get().remove(this);
+                String tagText = StreamSupport.stream(tags.spliterator(), false)
+                        .map(tag -> tag.getKey() + "=" + tag.getValue()).collect(Collectors.joining(" "));
+                lines.add(id + "\t" + parentId + "\t" + name + "\t" + wallMicros + "\t" + cpuMicros + "\t" + tagText);
+            }
+        }
+    }
+}

@@ -3,6 +3,10 @@ package io.github.grpcretry.sample;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.sample.OpsKit.Selector;
+import io.github.grpcretry.sample.proto.FlakyGrpc;
+import io.github.grpcretry.sample.proto.FlakyReply;
+import io.github.grpcretry.sample.proto.FlakyRequest;
+import io.github.grpcretry.sample.proto.Script;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,8 +16,10 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import net.devh.boot.grpc.client.inject.GrpcClient;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -33,7 +39,9 @@ import org.springframework.test.context.DynamicPropertySource;
  *
  * <p>The demo runs on its budget channel against a backend that fails 60 % of attempts, which makes the
  * engine record first attempts, retries, and retries refused for the budget and at the attempt cap; the
- * showcase and throttled channels carry throttles, and every demo call has a deadline.
+ * showcase and throttled channels carry throttles, and every demo call has a deadline. One call on the
+ * hedging channel (adaptive hedging on), whose first attempt fails UNAVAILABLE (non-fatal, so a hedge
+ * goes out at once), records a hedge and registers the method's adaptive hedging delay gauge.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         "sample.showcase.enabled=false",
@@ -62,13 +70,21 @@ class OpsKitScrapeTest {
     @Autowired
     TestRestTemplate http;
 
+    @GrpcClient("flaky-hedging")
+    FlakyGrpc.FlakyBlockingStub hedging;
+
     @Test
     void everyMetricLabelAndMatchedValueOfTheRulesAndTheDashboardIsInTheScrape() throws Exception {
         Set<Selector> used = new LinkedHashSet<>();
         OpsKit.alertExpressions().values().forEach(e -> used.addAll(OpsKit.selectors(e)));
         OpsKit.dashboardExpressions().forEach(e -> used.addAll(OpsKit.selectors(e)));
         assertThat(used).extracting(Selector::metric).contains("grpc_client_retry_attempts_total",
-                "grpc_client_retry_tokens", "grpc_client_retry_budget_balance", "grpc_client_deadline_fast_fail_total");
+                "grpc_client_retry_tokens", "grpc_client_retry_budget_balance", "grpc_client_deadline_fast_fail_total",
+                "grpc_client_hedging_delay_seconds");
+
+        FlakyReply hedged = hedging.withDeadlineAfter(30, TimeUnit.SECONDS).call(FlakyRequest.newBuilder()
+                .setKey("ops-kit-hedged").setScript(Script.newBuilder().setFailFirst(1)).build());
+        assertThat(hedged.getAttempt()).as("the answer came from the hedge").isEqualTo(2);
 
         // the scrape grows as the demo's calls make the engine register meters: poll it, bounded
         long end = System.nanoTime() + Duration.ofSeconds(120).toNanos();

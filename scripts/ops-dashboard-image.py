@@ -4,13 +4,14 @@ from a real run, as docs/ops-dashboard.png.
 
 No Grafana is involved. The script starts the sample application (sample-app, Spring Boot 3.5) and a real
 Prometheus server (Debian's prometheus package) that scrapes its /actuator/prometheus every 2 s and
-evaluates the kit's alert rules (ops/prometheus/grpc-retry-alerts.yml). It drives the demo through five
+evaluates the kit's alert rules (ops/prometheus/grpc-retry-alerts.yml). It drives the demo through six
 phases over its REST API, then runs each panel's own queries, exactly as the dashboard file holds them,
 through Prometheus's HTTP API (query_range, a 5 s step) with the dashboard's variables set to "All"
 ($job and $client match everything) and $__rate_interval set to 30s, and draws each panel at its grid
 position as an SVG chart (lines, legend from the panel's legendFormat, the panel's threshold line, phase
-markers added by this script). Headless Chromium takes the screenshot. A table under the panels lists
-each alert rule's state as Prometheus evaluated it at the end of the run.
+markers added by this script; a panel whose queries have different units gets plain-number ticks).
+Headless Chromium takes the screenshot. A table under the panels lists each alert rule's state as
+Prometheus evaluated it at the end of the run.
 
   ./mvnw -B -q -pl sample-app -am package -DskipTests        # builds sample-app/target/sample-app.jar
   python3 scripts/ops-dashboard-image.py [out.png]           # about 6 minutes
@@ -44,7 +45,8 @@ PHASES = [
     ("50 % failures, retry + throttling", 75, {"strategy": "THROTTLED", "failureRate": 0.5, "slowShare": 0.05}),
     ("50 % failures, retry + budget", 75, {"strategy": "BUDGET", "failureRate": 0.5, "slowShare": 0.05}),
     ("30 % failures, plain retry", 60, {"strategy": "RETRY", "failureRate": 0.3, "slowShare": 0.05}),
-    ("30 % slow, hedging", 60, {"strategy": "HEDGING", "failureRate": 0.02, "slowShare": 0.3}),
+    ("5 % slow, hedging (adaptive delay)", 45, {"strategy": "HEDGING", "failureRate": 0.02, "slowShare": 0.05}),
+    ("30 % slow, hedging (adaptive delay)", 45, {"strategy": "HEDGING", "failureRate": 0.02, "slowShare": 0.3}),
 ]
 
 COLORS = ["#73bf69", "#f2cc0c", "#8ab8ff", "#ff780a", "#f2495c", "#5794f2", "#b877d9", "#705da0",
@@ -115,6 +117,8 @@ def nice_ticks(lo, hi, n=4):
 def panel_svg(panel, series, t0, t1, phase_marks, width, height):
     defaults = panel.get("fieldConfig", {}).get("defaults", {})
     unit = defaults.get("unit")
+    if any(p.get("id") == "unit" for o in panel.get("fieldConfig", {}).get("overrides", []) for p in o.get("properties", [])):
+        unit = None  # queries in different units share the one axis drawn here: plain numbers
     threshold = None
     steps = defaults.get("thresholds", {}).get("steps", [])
     if defaults.get("custom", {}).get("thresholdsStyle", {}).get("mode") == "line" and len(steps) > 1:

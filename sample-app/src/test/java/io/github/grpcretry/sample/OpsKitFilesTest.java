@@ -98,14 +98,14 @@ class OpsKitFilesTest {
                 assertThat(target.path("expr").asText()).contains("$client");
             }
         }
-        assertThat(titles).hasSize(10);
+        assertThat(titles).hasSize(11);
         for (String expr : OpsKit.dashboardExpressions()) {
             List<Selector> selectors = OpsKit.selectors(expr);
             assertThat(selectors).as(expr).isNotEmpty();
             // the A96 histograms' tags will change; the kit stays on the meters whose tags are fixed
             assertThat(selectors).extracting(Selector::metric).as(expr)
                     .allMatch(m -> m.startsWith("grpc_client_retry_") || m.startsWith("grpc_client_deadline_")
-                            || m.equals("grpc_client_channel_state"));
+                            || m.equals("grpc_client_channel_state") || m.equals("grpc_client_hedging_delay_seconds"));
         }
     }
 

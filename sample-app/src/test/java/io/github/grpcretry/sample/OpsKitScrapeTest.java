@@ -3,6 +3,12 @@ package io.github.grpcretry.sample;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.sample.OpsKit.Selector;
+import io.github.grpcretry.sample.proto.FlakyGrpc;
+import io.github.grpcretry.sample.proto.FlakyReply;
+import io.github.grpcretry.sample.proto.FlakyRequest;
+import io.github.grpcretry.sample.proto.Script;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,8 +18,10 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import net.devh.boot.grpc.client.inject.GrpcClient;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -33,7 +41,9 @@ import org.springframework.test.context.DynamicPropertySource;
  *
  * <p>The demo runs on its budget channel against a backend that fails 60 % of attempts, which makes the
  * engine record first attempts, retries, and retries refused for the budget and at the attempt cap; the
- * showcase and throttled channels carry throttles, and every demo call has a deadline.
+ * showcase and throttled channels carry throttles, and every demo call has a deadline. Calls on the
+ * hedging channel (adaptive hedging on) register the method's adaptive hedging delay gauge and record a
+ * hedge.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         "sample.showcase.enabled=false",
@@ -62,13 +72,19 @@ class OpsKitScrapeTest {
     @Autowired
     TestRestTemplate http;
 
+    @GrpcClient("flaky-hedging")
+    FlakyGrpc.FlakyBlockingStub hedging;
+
     @Test
     void everyLabelAndValueOfRulesAndDashboardIsInTheScrape() throws Exception {
         Set<Selector> used = new LinkedHashSet<>();
         OpsKit.alertExpressions().values().forEach(e -> used.addAll(OpsKit.selectors(e)));
         OpsKit.dashboardExpressions().forEach(e -> used.addAll(OpsKit.selectors(e)));
         assertThat(used).extracting(Selector::metric).contains("grpc_client_retry_attempts_total",
-                "grpc_client_retry_tokens", "grpc_client_retry_budget_balance", "grpc_client_deadline_fast_fail_total");
+                "grpc_client_retry_tokens", "grpc_client_retry_budget_balance", "grpc_client_deadline_fast_fail_total",
+                "grpc_client_hedging_delay_seconds");
+
+        assertThat(hedgedCall()).as("a call answered by its hedge").isTrue();
 
         // the scrape grows as the demo's calls make the engine register meters: poll it, bounded
         long end = System.nanoTime() + Duration.ofSeconds(120).toNanos();
@@ -84,6 +100,26 @@ class OpsKitScrapeTest {
         }
         assertThat(missing).as("used by the operations kit but not in /actuator/prometheus").isEmpty();
         assertThat(scrape.series.keySet()).as("the scrape parsed").hasSizeGreaterThan(used.size());
+    }
+
+    /**
+     * Calls on the hedging channel whose first attempt fails UNAVAILABLE (non-fatal: the hedge goes at once)
+     * until one is answered by its hedge. The extra-load cap (max-extra-load 0.1) lets a method hedge only
+     * once it has ten calls in the window, so the first calls end with their first attempt's failure.
+     */
+    private boolean hedgedCall() {
+        for (int i = 0; i < 100; i++) {
+            try {
+                FlakyReply reply = hedging.withDeadlineAfter(30, TimeUnit.SECONDS).call(FlakyRequest.newBuilder()
+                        .setKey("ops-kit-hedged-" + i).setScript(Script.newBuilder().setFailFirst(1)).build());
+                if (reply.getAttempt() == 2) {
+                    return true;
+                }
+            } catch (StatusRuntimeException e) {
+                assertThat(e.getStatus().getCode()).as("a first attempt's scripted failure").isEqualTo(Status.Code.UNAVAILABLE);
+            }
+        }
+        return false;
     }
 
     /** The check itself: a scrape without a name, a label or a matched value is reported, one with all of them is not. */

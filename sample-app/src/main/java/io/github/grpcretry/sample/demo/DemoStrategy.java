@@ -10,7 +10,7 @@ public enum DemoStrategy {
     RETRY("retry", "flaky-retry", "retryPolicy: 3 attempts, exponential backoff, 500 ms per attempt"),
     THROTTLED("retry + throttling", "flaky-throttled", "retryPolicy + retryThrottling (max-tokens 10, token-ratio 0.1)"),
     BUDGET("retry + budget", "flaky-budget", "retryPolicy + retry budget (10 % of calls, floor 1 retry/s)"),
-    HEDGING("hedging", "flaky-hedging", "hedgingPolicy: up to 3 attempts, one every 100 ms");
+    HEDGING("hedging", "flaky-hedging", "hedgingPolicy: up to 3 attempts; adaptive delay, the p90 of recent latency (100 ms until 100 calls)");
 
     private final String label;
     private final String channel;

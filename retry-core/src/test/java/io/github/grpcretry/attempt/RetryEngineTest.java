@@ -24,6 +24,7 @@ import io.grpc.testing.protobuf.SimpleResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -220,7 +221,10 @@ class RetryEngineTest {
             default -> Action.ok();
         });
         assertThat(Rpc.unary(c.channel(), CallOptions.DEFAULT, "a").code()).isEqualTo(Status.Code.OK);
-        List<RecordingEvents.Event> scheduled = c.events().ofType("retryScheduled");
+        // by attempt: after a 0 ms pushback the next attempt can fail and report its retry before the thread
+        // that scheduled it reports its own (listeners are called outside the engine's lock)
+        List<RecordingEvents.Event> scheduled = c.events().ofType("retryScheduled").stream()
+                .sorted(Comparator.comparingInt(RecordingEvents.Event::attempt)).toList();
         assertThat(scheduled).hasSize(3);
         long ms = TimeUnit.MILLISECONDS.toNanos(1);
         assertThat(scheduled.get(0).nanos()).isBetween(80 * ms, 120 * ms); // initial × U(0.8,1.2)

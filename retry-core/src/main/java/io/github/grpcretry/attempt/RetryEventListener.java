@@ -5,7 +5,10 @@ import io.grpc.Status;
 /**
  * Everything the retry engine does, as events: the one seam through which meters, the Actuator
  * endpoint and tests observe it. Implementations must be thread-safe, fast and must not throw; the
- * engine calls them on the call's executor or the thread that ended the attempt. The success path
+ * engine calls them on the call's executor or the thread that ended the attempt, outside its lock, so
+ * events of one call from different threads can arrive out of order (a retry sent at once after a 0 ms
+ * pushback may report its own end before the thread that scheduled it reports {@code retryScheduled}):
+ * read the attempt numbers, not the arrival order. The success path
  * passes only primitives, enums and the pre-built {@link CallTarget}, so a listener that keeps
  * pre-registered meters allocates nothing.
  */

@@ -59,8 +59,6 @@ public final class RetryConfigResolver {
     /** The prefix of a channel's properties: {@code grpc.retry.clients.<channel>}. */
     public static final String CLIENTS_PREFIX = "grpc.retry.clients.";
 
-    private static final Gson GSON = new Gson();
-
     private final Map<String, ClientProperties> clients = new LinkedHashMap<>();
     private final Map<String, BaseLayer> bases = new LinkedHashMap<>();
     private List<ServiceConfigCustomizer> customizers = List.of();
@@ -265,7 +263,12 @@ public final class RetryConfigResolver {
     }
 
     private static @Nullable ServiceConfigDraft parseMap(BaseLayer base, List<ConfigProblem> problems) {
-        return ServiceConfigJson.parse(GSON.toJson(base.serviceConfig()), base.path(), problems);
+        return ServiceConfigJson.parse(Json.GSON.toJson(base.serviceConfig()), base.path(), problems);
+    }
+
+    /** Made the first time a service-config map is read: most applications never need it at start-up. */
+    private static final class Json {
+        static final Gson GSON = new Gson();
     }
 
     private static ChannelDraft channelDraft(String channel, String path, ClientProperties c, List<ConfigProblem> problems) {

@@ -41,7 +41,6 @@ import org.jspecify.annotations.Nullable;
 public final class ServiceConfigJson {
 
     private static final Pattern DURATION = Pattern.compile("(-)?(\\d{1,12})(?:\\.(\\d{1,9}))?s");
-    private static final Gson GSON = new Gson();
 
     private final String source;
     private final List<ConfigProblem> problems;
@@ -91,7 +90,7 @@ public final class ServiceConfigJson {
         JsonReader reader = new JsonReader(new StringReader(json));
         reader.setStrictness(Strictness.STRICT);
         try {
-            root = GSON.getAdapter(JsonElement.class).read(reader);
+            root = Json.GSON.getAdapter(JsonElement.class).read(reader);
             if (reader.peek() != JsonToken.END_DOCUMENT) {
                 problems.add(new ConfigProblem(at(reader.getPath()), null, "unexpected content after the JSON value",
                         "remove everything after the closing brace"));
@@ -356,5 +355,10 @@ public final class ServiceConfigJson {
     private static String abbreviate(JsonElement e) {
         String s = e.toString();
         return s.length() > 80 ? s.substring(0, 77) + "..." : s;
+    }
+
+    /** Made the first time a service config is parsed: a channel configured by properties alone never needs it. */
+    private static final class Json {
+        static final Gson GSON = new Gson();
     }
 }

@@ -36,6 +36,8 @@ public final class RetryMeterNames {
     public static final String RETRY_DELAYS = "grpc.client.retry.delays";
     /** Gauge; client, method: the current adaptive hedging delay, in seconds. */
     public static final String HEDGING_DELAY = "grpc.client.hedging.delay";
+    /** Counter; client, outcome (applied, rejected, restart_required): run-time changes of a channel's configuration. */
+    public static final String CONFIG_RELOADS = "grpc.client.retry.config.reloads";
 
     public static final String TAG_CLIENT = "client";
     public static final String TAG_METHOD = "method";
@@ -44,6 +46,7 @@ public final class RetryMeterNames {
     public static final String TAG_REASON = "reason";
     public static final String TAG_STATE = "state";
     public static final String TAG_SOURCE = "source";
+    public static final String TAG_OUTCOME = "outcome";
     /** gRFC A66's method attribute of the A96 meters: the full method name, {@code other} for a non-generated one. */
     public static final String TAG_GRPC_METHOD = "grpc.method";
     /** gRFC A66's target attribute of the A96 meters: the channel's canonical target URI. */

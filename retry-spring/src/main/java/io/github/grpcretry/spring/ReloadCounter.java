@@ -1,6 +1,7 @@
 package io.github.grpcretry.spring;
 
 import io.github.grpcretry.integration.ReloadableChannels;
+import io.github.grpcretry.metrics.RetryMeterNames;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -8,13 +9,11 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * {@value #NAME} (tags {@code client}, {@code outcome} = applied, rejected, restart_required): run-time
+ * {@value RetryMeterNames#CONFIG_RELOADS} (tags {@code client}, {@code outcome} = applied, rejected, restart_required): run-time
  * reloads per channel. Every configured channel's three counters are registered at 0 when bound, so a
  * rate or an increase over them is defined before the first reload.
  */
 final class ReloadCounter implements MeterBinder {
-
-    static final String NAME = "grpc.client.retry.config.reloads";
 
     private final ReloadableChannels channels;
     private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
@@ -40,10 +39,10 @@ final class ReloadCounter implements MeterBinder {
     }
 
     private static Counter counter(MeterRegistry registry, String channel, ReloadableChannels.Outcome outcome) {
-        return Counter.builder(NAME)
+        return Counter.builder(RetryMeterNames.CONFIG_RELOADS)
                 .description("Run-time changes of the channel's retry configuration, by outcome")
-                .tag("client", channel)
-                .tag("outcome", outcome.tag())
+                .tag(RetryMeterNames.TAG_CLIENT, channel)
+                .tag(RetryMeterNames.TAG_OUTCOME, outcome.tag())
                 .register(registry);
     }
 }

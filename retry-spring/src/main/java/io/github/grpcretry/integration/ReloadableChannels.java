@@ -1,5 +1,6 @@
 package io.github.grpcretry.integration;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfig;
@@ -158,8 +159,22 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
      */
     public ClientInterceptor interceptor(String channel, StackFactory factory) {
         Slot slot = slot(channel);
-        slot.factory(factory);
+        if (slot.factory(factory)) {
+            createLimiters(slot.config);
+        }
         return slot;
+    }
+
+    /*
+     * The channel's throttle and budget are made when its interceptor goes on, not with the engine on the
+     * first call: their gauges and the health contributor show them from start-up on. The engine asks the
+     * registry for the same objects.
+     */
+    private void createLimiters(ChannelRetryConfig config) {
+        if (engine == ChannelSetup.Engine.INTERCEPTOR && limiters != null) {
+            limiters.throttle(config.channel(), config.serviceConfig().retryThrottling());
+            limiters.budget(config.channel(), config.budget());
+        }
     }
 
     /** The last reload that concerned {@code channel}; absent when none did. */
@@ -261,7 +276,7 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
     }
 
     private void apply(Slot slot, ChannelRetryConfig config) {
-        if (engine == ChannelSetup.Engine.INTERCEPTOR && limiters != null && slot.generation != null) {
+        if (engine == ChannelSetup.Engine.INTERCEPTOR && limiters != null && slot.hasFactory()) {
             limiters.replaceThrottle(config.channel(), config.serviceConfig().retryThrottling());
             limiters.replaceBudget(config.channel(), config.budget());
         }
@@ -389,11 +404,16 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
         return "ReloadableChannels" + slots.keySet();
     }
 
-    /** One channel: the configuration it runs and its interceptors, swapped together. */
+    /**
+     * One channel: the configuration it runs and its interceptors, swapped together. The interceptors are
+     * made on the channel's first call (a start-up loads none of the engine) and again after each applied
+     * reload of a channel that has made them.
+     */
     private static final class Slot implements ClientInterceptor {
 
         volatile ChannelRetryConfig config;
         volatile boolean built;
+        @GuardedBy("this")
         private @Nullable StackFactory factory;
         volatile @Nullable Generation generation;
 
@@ -401,11 +421,17 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
             this.config = config;
         }
 
-        synchronized void factory(StackFactory factory) {
-            if (this.factory == null) {
-                this.factory = factory;
-                this.generation = new Generation(factory.stack(config, null));
+        /** Takes the channel's stack factory, the first one given; whether it was taken. */
+        synchronized boolean factory(StackFactory factory) {
+            if (this.factory != null) {
+                return false;
             }
+            this.factory = factory;
+            return true;
+        }
+
+        synchronized boolean hasFactory() {
+            return factory != null;
         }
 
         synchronized void swap(ChannelRetryConfig next) {
@@ -416,10 +442,23 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
             config = next;
         }
 
+        /** The current interceptors, made now on the channel's first call; null while no factory is given. */
+        private synchronized @Nullable Generation first() {
+            Generation g = generation;
+            if (g == null && factory != null) {
+                g = new Generation(factory.stack(config, null));
+                generation = g;
+            }
+            return g;
+        }
+
         @Override
         public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
                 CallOptions callOptions, Channel next) {
             Generation g = generation;
+            if (g == null) {
+                g = first();
+            }
             return g == null ? next.newCall(method, callOptions) : g.over(next).newCall(method, callOptions);
         }
     }

@@ -34,12 +34,14 @@ public final class RetryScheduler implements AutoCloseable {
     public static final int SHARED_TIMER_THREADS = 2;
 
     private static final class SharedHolder {
-        static final RetryScheduler INSTANCE = create(SHARED_TIMER_THREADS, "grpc-retry");
+        static final RetryScheduler INSTANCE = create(SHARED_TIMER_THREADS, "grpc-retry", true);
     }
 
     private final ScheduledExecutorService timers;
     private final Executor work;
     private final boolean owned;
+    /** The process-wide one: {@link #close()} leaves it running. */
+    private final boolean shared;
     private final AtomicInteger outstanding = new AtomicInteger();
     /** Timers that have neither fired nor been cancelled: told when this scheduler closes. */
     private final Set<Timer> pending = ConcurrentHashMap.newKeySet();
@@ -47,10 +49,11 @@ public final class RetryScheduler implements AutoCloseable {
     private final ConcurrentLinkedQueue<CompletableFuture<Void>> budgetClocks = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
-    private RetryScheduler(ScheduledExecutorService timers, Executor work, boolean owned) {
+    private RetryScheduler(ScheduledExecutorService timers, Executor work, boolean owned, boolean shared) {
         this.timers = timers;
         this.work = work;
         this.owned = owned;
+        this.shared = shared;
     }
 
     /** The process-wide scheduler (daemon threads, never shut down). */
@@ -64,6 +67,10 @@ public final class RetryScheduler implements AutoCloseable {
      * {@link #close()} shuts both down.
      */
     public static RetryScheduler create(int timerThreads, String namePrefix) {
+        return create(timerThreads, namePrefix, false);
+    }
+
+    private static RetryScheduler create(int timerThreads, String namePrefix, boolean shared) {
         if (timerThreads < 1) {
             throw new IllegalArgumentException("timerThreads must be >= 1");
         }
@@ -72,7 +79,7 @@ public final class RetryScheduler implements AutoCloseable {
         timers.setRemoveOnCancelPolicy(true);
         timers.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         ExecutorService work = Executors.newCachedThreadPool(daemonFactory(namePrefix + "-worker-"));
-        return new RetryScheduler(timers, work, true);
+        return new RetryScheduler(timers, work, true, shared);
     }
 
     /**
@@ -83,7 +90,7 @@ public final class RetryScheduler implements AutoCloseable {
      */
     public static RetryScheduler of(ScheduledExecutorService timers, Executor work) {
         return new RetryScheduler(Objects.requireNonNull(timers, "timers"), Objects.requireNonNull(work, "work"),
-                false);
+                false, false);
     }
 
     /** The executor for timer-triggered work of calls without an executor of their own. */
@@ -152,7 +159,7 @@ public final class RetryScheduler implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (this == SharedHolder.INSTANCE) {
+        if (shared) {
             return;
         }
         closed = true;

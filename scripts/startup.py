@@ -11,11 +11,21 @@ until then; the table gives the medians over the rounds and the medians of the p
 shared machine moves the wall time of every run (the main thread's CPU time much less: it does not count
 waiting for a core), so only interleaved medians say anything, and the load average is printed with them.
 
+With --before DIR (another checkout of this repository, its starter modules packaged there with
+`./mvnw -B -q package -DskipTests -pl retry-starter,retry-spring-grpc-starter -am`) each round also starts
+"with, before": the same class path with the starter's jars taken from DIR; the table then adds the
+medians of with - before per round, so a change to the starter is measured against the commit before it
+in the same rounds.
+
+With --pairs N (an even number) each line's "with" variant is started 4 times and goes on to start N further
+contexts in pairs, one of each pair with the starter's auto-configurations excluded: the per-context cost a
+test suite pays once the classes are loaded, measured within one JVM a few hundred ms apart.
+
 With --steps N it then starts each line's "with" variant N more times recording Spring's start-up steps
 with their wall and CPU time, and lists the starter's costliest steps by CPU time (the outermost steps
 whose bean or class is the starter's), as medians over the N runs, and the classes each variant loads.
 
-  python3 scripts/startup.py [--rounds 15] [--steps 5] [--no-build] [--seed 1]
+  python3 scripts/startup.py [--rounds 15] [--steps 5] [--no-build] [--seed 1] [--before DIR] [--pairs N]
 """
 import argparse
 import os
@@ -51,14 +61,21 @@ def starter_entry(entry):
     return rel.split(os.sep)[0] in STARTER_MODULES
 
 
-def class_paths(module):
+def class_paths(module, before=None):
     with open(os.path.join(ROOT, module, "target", "classpath.txt")) as f:
         entries = f.read().strip().split(os.pathsep)
     own = os.path.join(ROOT, module, "target", "classes")
     starter = [e for e in entries if starter_entry(e)]
     if not starter:
         sys.exit(module + ": no starter module on its class path")
-    return {"with": [own] + entries, "without": [own] + [e for e in entries if not starter_entry(e)]}
+    paths = {"with": [own] + entries, "without": [own] + [e for e in entries if not starter_entry(e)]}
+    if before:
+        moved = [os.path.join(before, os.path.relpath(e, ROOT)) if starter_entry(e) else e for e in entries]
+        missing = [e for e in moved if e not in entries and not os.path.exists(e)]
+        if missing:
+            sys.exit("--before: not packaged there: " + ", ".join(missing))
+        paths["before"] = [own] + moved
+    return paths
 
 
 def start(class_path, extra=()):
@@ -154,12 +171,15 @@ def main():
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-build", action="store_true")
+    p.add_argument("--before", help="a checkout whose packaged starter jars are the 'before' variant")
+    p.add_argument("--pairs", type=int, default=0,
+                   help="further contexts per JVM, in with/excluded pairs (the per-context cost in a test suite)")
     a = p.parse_args()
     if not a.no_build:
         build()
     variants = {}
     for line, module in LINES.items():
-        for kind, cp in class_paths(module).items():
+        for kind, cp in class_paths(module, a.before).items():
             variants["%s %s" % (line, kind)] = cp
     if a.steps:
         for line in LINES:
@@ -176,6 +196,10 @@ def main():
             print()
             sys.stdout.flush()
 
+    if a.pairs:
+        pairs(variants, a.pairs)
+    if not a.rounds:
+        return
     ready, cpu, wall, loads = rounds(variants, a.rounds, a.seed)
     print("Start-up to ApplicationReadyEvent, median of %d interleaved rounds (load average %s at the start, "
           "%s at the end)\n" % (a.rounds, loads[0], loads[-1]))
@@ -185,12 +209,56 @@ def main():
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for line in LINES:
         w, o = line + " with", line + " without"
-        print("| %s | %d | %d | %+d | %d | %d | %+d | %d / %d |" % (
+        print("| %s | %d | %d | %+d | %d | %d | %s | %d / %d |" % (
             line, statistics.median(ready[o]), statistics.median(ready[w]),
             statistics.median([x - y for x, y in zip(ready[w], ready[o])]),
-            statistics.median(cpu[o]), statistics.median(cpu[w]),
-            statistics.median([x - y for x, y in zip(cpu[w], cpu[o])]),
+            statistics.median(cpu[o]), statistics.median(cpu[w]), spread(cpu[w], cpu[o]),
             statistics.median(wall[o]), statistics.median(wall[w])))
+    if a.before:
+        print("\nThe same rounds, the starter's jars of --before against these (main-thread CPU, ms; median of the "
+              "per-round differences, interquartile range in brackets)\n")
+        print("| Spring Boot | CPU, with before | CPU, with | before - without | with - without | with - before |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for line in LINES:
+            w, o, b = line + " with", line + " without", line + " before"
+            print("| %s | %d | %d | %s | %s | %s |" % (line, statistics.median(cpu[b]), statistics.median(cpu[w]),
+                                                      spread(cpu[b], cpu[o]), spread(cpu[w], cpu[o]),
+                                                      spread(cpu[w], cpu[b])))
+
+
+def pairs(variants, contexts, jvms=4):
+    """Per line, the 'with' variant started jvms times, each going on to start `contexts` further contexts in pairs
+    (one of each pair with the starter's auto-configurations excluded): the median of the per-pair differences
+    in main-thread CPU, the first third of each JVM's contexts left out while the JIT warms up."""
+    print("\nA further context in the same JVM, with the starter's auto-configurations and without them "
+          "(spring.autoconfigure.exclude), in pairs a few hundred ms apart (%d JVMs x %d contexts, the first third "
+          "of each left out): main-thread CPU from run() to ApplicationReadyEvent, ms\n" % (jvms, contexts))
+    print("| Spring Boot | pairs | with | excluded | with - excluded, median (interquartile range) |")
+    print("|---|---:|---:|---:|---:|")
+    for line in LINES:
+        w, x, d = [], [], []
+        for _ in range(jvms):
+            run = subprocess.run(["java", "-Dstartup.again=%d" % contexts, "-Dstartup.pairs=true", "-cp",
+                                  os.pathsep.join(variants[line + " with"]), MAIN],
+                                 capture_output=True, text=True, cwd=ROOT, timeout=900)
+            rows = re.findall(r"^AGAIN \d+ (\d+) (with|excluded)$", run.stdout, re.M)
+            if run.returncode != 0 or len(rows) != contexts:
+                sys.exit("start-up failed:\n" + run.stdout[-4000:] + run.stderr[-4000:])
+            rows = rows[(contexts // 3) // 2 * 2:]
+            for a, b in zip(rows[0::2], rows[1::2]):
+                cw, ce = (int(a[0]), int(b[0])) if a[1] == "with" else (int(b[0]), int(a[0]))
+                w.append(cw)
+                x.append(ce)
+                d.append(cw - ce)
+        print("| %s | %d | %d | %d | %s |" % (line, len(d), statistics.median(w), statistics.median(x), spread(w, x)))
+        sys.stdout.flush()
+
+
+def spread(xs, ys):
+    """The median of the per-round differences xs - ys, and their interquartile range."""
+    d = [x - y for x, y in zip(xs, ys)]
+    q = statistics.quantiles(d, n=4) if len(d) > 1 else [d[0]] * 3
+    return "%+d (%+d to %+d)" % (statistics.median(d), q[0], q[2])
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ import org.springframework.util.ClassUtils;
  * wall time on a shared machine. With {@code -Dstartup.steps=<file>} it records Spring's start-up steps
  * (an {@link ApplicationStartup} like Spring Boot's {@code BufferingApplicationStartup} that also reads the
  * thread's CPU time) and writes one line per step: id, parent id, name, wall and CPU microseconds, tags.
+ * With {@code -Dstartup.again=N} it then starts the application N more times in the same JVM (see main).
  */
 @SpringBootApplication
 public class StartupApplication {
@@ -76,7 +77,58 @@ public class StartupApplication {
             Files.write(Path.of(stepsFile), steps.lines);
         }
         context.close();
+        // -Dstartup.again=N: N further contexts of the same application in this JVM, one after the other, as a
+        // test suite starts its @SpringBootTest contexts (the classes are loaded by then); each prints
+        // AGAIN <wall ms> <CPU ms of the main thread> <with|excluded> from run() to ApplicationReadyEvent. With
+        // -Dstartup.pairs=true every other one excludes the starter's auto-configurations
+        // (spring.autoconfigure.exclude), in an order that alternates from pair to pair: the two contexts of a
+        // pair run seconds apart in one JVM, so what the machine does meanwhile moves both alike.
+        int again = Integer.getInteger("startup.again", 0);
+        boolean pairs = Boolean.getBoolean("startup.pairs");
+        String starterAutoConfigurations = pairs ? starterAutoConfigurations() : "";
+        for (int i = 0; i < again; i++) {
+            boolean exclude = pairs && (i % 2 == 1) != ((i / 2) % 2 == 1);
+            long wall = System.nanoTime();
+            long cpu = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
+            SpringApplication next = new SpringApplication(StartupApplication.class);
+            if (exclude) {
+                next.setDefaultProperties(java.util.Map.of("spring.autoconfigure.exclude", starterAutoConfigurations));
+            }
+            CpuStartup againSteps = stepsFile != null && i == again - 1 ? new CpuStartup() : null;
+            if (againSteps != null) {
+                next.setApplicationStartup(againSteps); // the last further context's steps: <file>.again
+            }
+            next.addListeners(event -> {
+                if (event instanceof ApplicationReadyEvent) {
+                    System.out.println("AGAIN " + (System.nanoTime() - wall) / 1_000_000 + " "
+                            + (ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() - cpu) / 1_000_000
+                            + (exclude ? " excluded" : " with"));
+                }
+            });
+            ConfigurableApplicationContext nextContext = next.run(args);
+            if (againSteps != null) {
+                Files.write(Path.of(stepsFile + ".again"), againSteps.lines);
+            }
+            nextContext.close();
+        }
         System.exit(0);
+    }
+
+    /** The starter's auto-configurations on the class path, comma-separated (none without the starter). */
+    private static String starterAutoConfigurations() throws IOException {
+        List<String> names = new ArrayList<>();
+        var resources = StartupApplication.class.getClassLoader()
+                .getResources("META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports");
+        while (resources.hasMoreElements()) {
+            try (var in = resources.nextElement().openStream()) {
+                for (String line : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
+                    if (line.trim().startsWith("io.github.grpcretry.")) {
+                        names.add(line.trim());
+                    }
+                }
+            }
+        }
+        return String.join(",", names);
     }
 
     /** Records every step with its wall and CPU time (of the thread it ran on), its parent and its tags. */

@@ -32,7 +32,13 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -207,6 +213,77 @@ class ReloadableChannelsTest {
                 List.of("grpc.retry.clients.inv.max-attempts-cap"));
         assertThat(result.channels().get(CHANNEL).outcome()).isEqualTo(Outcome.APPLIED);
         assertThat(channels.forChannel(CHANNEL).maxAttemptsCap()).isEqualTo(3);
+    }
+
+    /** The channel with a stack factory that counts its stacks and records the configuration of each. */
+    List<ChannelRetryConfig> buildCounting(ChannelRetryConfig initial) {
+        List<ChannelRetryConfig> made = new CopyOnWriteArrayList<>();
+        channels = new ReloadableChannels(only(initial), ChannelSetup.Engine.INTERCEPTOR, limiters);
+        channels.built(CHANNEL);
+        channel = InProcessChannelBuilder.forName(server.inProcessName()).directExecutor()
+                .intercept(channels.interceptor(CHANNEL, (config, previous) -> {
+                    made.add(config);
+                    return List.of(ChannelSetup.engineInterceptor(config, ChannelSetup.Engine.INTERCEPTOR, limiters,
+                            RetryEventListener.NOOP, null, List.of(), null, null, previous, null));
+                }))
+                .build();
+        return made;
+    }
+
+    @Test
+    void theEngineIsMadeOnTheFirstCallItsLimitersAtBuild() {
+        List<ChannelRetryConfig> made = buildCounting(config(2));
+        assertThat(made).isEmpty();
+        assertThat(channels.interceptorsOf(CHANNEL)).isEmpty();
+        // the gauges and health read the limiters from start-up on, before any call
+        assertThat(limiters.throttle(CHANNEL)).isPresent().get().extracting(RetryThrottle::tokens).isEqualTo(100.0);
+        assertThat(limiters.budget(CHANNEL)).isPresent();
+        RetryThrottle throttle = limiters.throttle(CHANNEL).orElseThrow();
+
+        assertThat(attemptsOfAFailingCall()).isEqualTo(2);
+        assertThat(attemptsOfAFailingCall()).isEqualTo(2);
+        assertThat(made).containsExactly(config(2));
+        assertThat(channels.interceptorsOf(CHANNEL)).hasSize(1);
+        assertThat(limiters.throttle(CHANNEL)).containsSame(throttle); // the engine took the same throttle
+        assertThat(throttle.tokens()).isLessThan(100);
+    }
+
+    @Test
+    void racingFirstCallsMakeTheEngineOnce() throws Exception {
+        List<ChannelRetryConfig> made = buildCounting(config(2));
+        int threads = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            CountDownLatch go = new CountDownLatch(1);
+            List<Future<Status.Code>> calls = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                calls.add(pool.submit(() -> {
+                    go.await();
+                    return catchThrowableOfType(StatusRuntimeException.class, () -> SimpleServiceGrpc.newBlockingStub(channel)
+                            .withDeadlineAfter(10, TimeUnit.SECONDS).unaryRpc(SimpleRequest.getDefaultInstance()))
+                            .getStatus().getCode();
+                }));
+            }
+            go.countDown();
+            for (Future<Status.Code> call : calls) {
+                assertThat(call.get(30, TimeUnit.SECONDS)).isEqualTo(Status.Code.UNAVAILABLE);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(made).hasSize(1);
+        assertThat(server.arrivalCount()).isEqualTo(2 * threads); // every call ran the engine: 2 attempts each
+    }
+
+    @Test
+    void aReloadBeforeTheFirstCallIsWhatTheFirstCallRuns() {
+        List<ChannelRetryConfig> made = buildCounting(config(2));
+        ReloadableChannels.Result result = channels.reload(() -> only(config(3)), List.of(KEY));
+        assertThat(result.channels().get(CHANNEL).outcome()).isEqualTo(Outcome.APPLIED);
+        assertThat(made).isEmpty();
+
+        assertThat(attemptsOfAFailingCall()).isEqualTo(3);
+        assertThat(made).containsExactly(config(3));
     }
 
     @Test

@@ -4,6 +4,7 @@ import io.grpc.Channel;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
@@ -12,6 +13,7 @@ import java.util.Collections;
 import java.util.Deque;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -92,11 +94,7 @@ public class StartupApplication {
             long cpu = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
             SpringApplication next = new SpringApplication(StartupApplication.class);
             if (exclude) {
-                next.setDefaultProperties(java.util.Map.of("spring.autoconfigure.exclude", starterAutoConfigurations));
-            }
-            CpuStartup againSteps = stepsFile != null && i == again - 1 ? new CpuStartup() : null;
-            if (againSteps != null) {
-                next.setApplicationStartup(againSteps); // the last further context's steps: <file>.again
+                next.setDefaultProperties(Map.of("spring.autoconfigure.exclude", starterAutoConfigurations));
             }
             next.addListeners(event -> {
                 if (event instanceof ApplicationReadyEvent) {
@@ -105,11 +103,7 @@ public class StartupApplication {
                             + (exclude ? " excluded" : " with"));
                 }
             });
-            ConfigurableApplicationContext nextContext = next.run(args);
-            if (againSteps != null) {
-                Files.write(Path.of(stepsFile + ".again"), againSteps.lines);
-            }
-            nextContext.close();
+            next.run(args).close();
         }
         System.exit(0);
     }
@@ -121,7 +115,7 @@ public class StartupApplication {
                 .getResources("META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports");
         while (resources.hasMoreElements()) {
             try (var in = resources.nextElement().openStream()) {
-                for (String line : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
+                for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
                     if (line.trim().startsWith("io.github.grpcretry.")) {
                         names.add(line.trim());
                     }

@@ -1,6 +1,5 @@
 package io.github.grpcretry.integration;
 
-import com.google.gson.Gson;
 import io.github.grpcretry.internal.config.ChannelDraft;
 import io.github.grpcretry.internal.config.ConfigNaming;
 import io.github.grpcretry.internal.config.HedgingPolicyDraft;
@@ -263,12 +262,8 @@ public final class RetryConfigResolver {
     }
 
     private static @Nullable ServiceConfigDraft parseMap(BaseLayer base, List<ConfigProblem> problems) {
-        return ServiceConfigJson.parse(Json.GSON.toJson(base.serviceConfig()), base.path(), problems);
-    }
-
-    /** Made the first time a service-config map is read: most applications never need it at start-up. */
-    private static final class Json {
-        static final Gson GSON = new Gson();
+        Map<String, ?> map = Objects.requireNonNull(base.serviceConfig(), "a base layer without typed properties has a map");
+        return ServiceConfigJson.parse(map, base.path(), problems);
     }
 
     private static ChannelDraft channelDraft(String channel, String path, ClientProperties c, List<ConfigProblem> problems) {

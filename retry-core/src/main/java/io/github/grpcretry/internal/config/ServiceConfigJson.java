@@ -61,6 +61,17 @@ public final class ServiceConfigJson {
     }
 
     /**
+     * Parses a service config given as a map in the shape grpc-java's {@code defaultServiceConfig} takes (the
+     * JSON names), as {@link #parse(String, String, List)} parses its JSON text.
+     *
+     * @param source how to name the map in problems, e.g. its property path
+     */
+    public static @Nullable ServiceConfigDraft parse(Map<String, ?> serviceConfig, String source,
+            List<ConfigProblem> problems) {
+        return parse(Json.GSON.toJson(serviceConfig), source, problems);
+    }
+
+    /**
      * Parses and validates {@code json} into a service config (for use without Spring).
      *
      * @throws InvalidRetryConfigurationException listing every problem
@@ -357,7 +368,7 @@ public final class ServiceConfigJson {
         return s.length() > 80 ? s.substring(0, 77) + "..." : s;
     }
 
-    /** Made the first time a service config is parsed: a channel configured by properties alone never needs it. */
+    /** Made the first time a service config is parsed (text or map): a channel configured by properties alone never needs it. */
     private static final class Json {
         static final Gson GSON = new Gson();
     }

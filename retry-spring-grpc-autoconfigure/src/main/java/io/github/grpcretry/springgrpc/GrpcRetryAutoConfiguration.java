@@ -110,9 +110,8 @@ public class GrpcRetryAutoConfiguration {
 
     private static ChannelRetryConfigs resolve(GrpcRetryProperties properties, BootChannelProperties boot,
             ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment, ListableBeanFactory beanFactory) {
-        UnknownProperties check = UnknownPropertyKeys.check(beanFactory);
-        List<ConfigProblem> unknownKeys = check.problems(PropertyKeys.keys(environment, check),
-                properties.ignoreUnknownProperties(), log::warn);
+        List<ConfigProblem> unknownKeys = PropertyKeys.unknownKeyProblems(environment, beanFactory,
+                UnknownPropertyKeys::bootServiceConfig, properties.ignoreUnknownProperties(), log::warn);
         return UnknownProperties.resolveReporting(unknownKeys, () -> {
             properties.deadline().settings();
             return SpringGrpcRetryConfigs.resolve(properties, boot, customizers.orderedStream().toList(), log::warn);

@@ -220,6 +220,20 @@ public final class UnknownProperties {
         return scopeOf(uniform) != null;
     }
 
+    /**
+     * Whether a key whose first element is {@code uniformFirst} (Spring Boot's uniform form) can lie in a
+     * checked scope: a line's cheap test before it spells a key out for {@link #inScope}.
+     */
+    public boolean mayBeInScope(String uniformFirst) {
+        for (Scope s : scopes) {
+            String first = s.pattern().get(0);
+            if (first.equals("*") || first.equals(uniformFirst)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private @Nullable Scope scopeOf(List<String> uniform) {
         for (Scope s : scopes) {
             if (s.matches(uniform)) {

@@ -1,11 +1,14 @@
 package io.github.grpcretry.spring;
 
 import io.github.grpcretry.integration.UnknownProperties;
+import io.github.grpcretry.policy.ConfigProblem;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
@@ -23,7 +26,33 @@ import org.springframework.util.ClassUtils;
  */
 public final class PropertyKeys {
 
+    /** The tree the starter binds and checks. */
+    public static final String ROOT = "grpc.retry";
+
     private PropertyKeys() {
+    }
+
+    /**
+     * The start-up problems of the keys under {@value #ROOT} (and under the line's own scopes) that bind
+     * to nothing ({@link UnknownProperties#problems}). The keys are first checked against
+     * {@link GrpcRetryProperties} alone; only when one of them binds to nothing there are the context's
+     * other {@code @ConfigurationProperties} beans bound under {@value #ROOT} looked up (an application's
+     * own properties bean may claim it), so a valid configuration costs no pass over every bean definition.
+     *
+     * @param lineScopes adds the line's further checked scopes to a builder
+     */
+    public static List<ConfigProblem> unknownKeyProblems(Environment environment, ListableBeanFactory beans,
+            UnaryOperator<UnknownProperties.Builder> lineScopes, boolean ignore, Consumer<String> warnings) {
+        UnknownProperties check = lineScopes.apply(UnknownProperties.builder().scope(ROOT, GrpcRetryProperties.class))
+                .build();
+        List<UnknownProperties.Key> keys = keys(environment, check);
+        if (!check.check(keys).isEmpty()) {
+            UnknownProperties.Builder scopes = UnknownProperties.builder();
+            boundUnder(ROOT, beans, GrpcRetryProperties.class).forEach(scopes::scope);
+            // the beans' scopes lie inside ROOT's, so the keys in scope are the same
+            check = lineScopes.apply(scopes).build();
+        }
+        return check.problems(keys, ignore, warnings);
     }
 
     /**
@@ -52,6 +81,9 @@ public final class PropertyKeys {
                 continue;
             }
             iterable.stream().forEach(name -> {
+                if (name.isEmpty() || !check.mayBeInScope(name.getElement(0, ConfigurationPropertyName.Form.UNIFORM))) {
+                    return;
+                }
                 List<String> elements = new ArrayList<>(name.getNumberOfElements());
                 for (int i = 0; i < name.getNumberOfElements(); i++) {
                     String e = name.getElement(i, ConfigurationPropertyName.Form.ORIGINAL);

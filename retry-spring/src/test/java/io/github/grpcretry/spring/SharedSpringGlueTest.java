@@ -19,6 +19,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -48,6 +50,16 @@ class SharedSpringGlueTest {
     @EnableConfigurationProperties(Codes.class)
     @Import(StatusCodeBinding.class)
     static class CodesConfiguration {
+    }
+
+    /** An application's own properties bound inside the starter's tree. */
+    @ConfigurationProperties("grpc.retry.team")
+    record TeamProperties(String owner) {
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableConfigurationProperties(TeamProperties.class)
+    static class TeamConfiguration {
     }
 
     static final class Recording implements RetryEventListener {
@@ -131,5 +143,59 @@ class SharedSpringGlueTest {
 
         assertThat(keys).extracting(UnknownProperties.Key::name).contains("grpc.retry.clients.inventory.max-atempts-cap")
                 .doesNotContain("other.key");
+    }
+
+    @Test
+    void unknownKeyCheckNamesATypoWithTheClosestKey() {
+        new ApplicationContextRunner()
+                .withPropertyValues("grpc.retry.clients.inventory.max-atempts-cap=3", "grpc.retry.engine=native")
+                .run(context -> {
+                    List<ConfigProblem> problems = PropertyKeys.unknownKeyProblems(context.getEnvironment(), context,
+                            scopes -> scopes, false, warning -> { });
+
+                    assertThat(problems).extracting(ConfigProblem::path)
+                            .containsExactly("grpc.retry.clients.inventory.max-atempts-cap");
+                    assertThat(problems.get(0).fix()).contains("grpc.retry.clients.inventory.max-attempts-cap");
+                });
+    }
+
+    @Test
+    void unknownKeyCheckLeavesKeysOfAnAppsOwnPropertiesBean() {
+        new ApplicationContextRunner().withUserConfiguration(TeamConfiguration.class)
+                .withPropertyValues("grpc.retry.team.owner=payments", "grpc.retry.team.ownr=x")
+                .run(context -> {
+                    List<ConfigProblem> problems = PropertyKeys.unknownKeyProblems(context.getEnvironment(), context,
+                            scopes -> scopes, false, warning -> { });
+
+                    assertThat(problems).extracting(ConfigProblem::path).containsExactly("grpc.retry.team.ownr");
+                    assertThat(problems.get(0).fix()).contains("grpc.retry.team.owner");
+                });
+    }
+
+    @Test
+    void validKeysAreCheckedWithoutListingTheBeanDefinitions() {
+        new ApplicationContextRunner(() -> new AnnotationConfigApplicationContext(new CountingBeanFactory()))
+                .withPropertyValues("grpc.retry.clients.inventory.max-attempts-cap=3", "grpc.retry.engine=native")
+                .run(context -> {
+                    CountingBeanFactory beans = (CountingBeanFactory) context.getBeanFactory();
+                    beans.listed = 0;
+
+                    List<ConfigProblem> problems = PropertyKeys.unknownKeyProblems(context.getEnvironment(), context,
+                            scopes -> scopes, false, warning -> { });
+
+                    assertThat(problems).isEmpty();
+                    assertThat(beans.listed).isZero();
+                });
+    }
+
+    /** A bean factory that counts how often its bean definitions are listed. */
+    static final class CountingBeanFactory extends DefaultListableBeanFactory {
+        int listed;
+
+        @Override
+        public String[] getBeanDefinitionNames() {
+            listed++;
+            return super.getBeanDefinitionNames();
+        }
     }
 }

@@ -74,8 +74,7 @@ public class GrpcRetryAutoConfiguration {
 
     private static ChannelRetryConfigs resolve(GrpcRetryProperties properties, ObjectProvider<ServiceConfigCustomizer> customizers,
             Environment environment, ListableBeanFactory beanFactory) {
-        UnknownProperties check = UnknownPropertyKeys.check(beanFactory);
-        List<ConfigProblem> unknownKeys = check.problems(PropertyKeys.keys(environment, check),
+        List<ConfigProblem> unknownKeys = PropertyKeys.unknownKeyProblems(environment, beanFactory, scopes -> scopes,
                 properties.ignoreUnknownProperties(), log::warn);
         return UnknownProperties.resolveReporting(unknownKeys, () -> {
             properties.deadline().settings();

@@ -21,11 +21,15 @@ With --pairs N (an even number) each line's "with" variant is started 4 times an
 contexts in pairs, one of each pair with the starter's auto-configurations excluded: the per-context cost a
 test suite pays once the classes are loaded, measured within one JVM a few hundred ms apart.
 
+With --together N each line's variants are also started at the same moment, N rounds per line: runs that
+share the machine's moment share its speed, so the differences carry little of the drift that moves runs
+minutes apart (the starts above), and each run's process CPU time (all its threads) is read too.
+
 With --steps N it then starts each line's "with" variant N more times recording Spring's start-up steps
 with their wall and CPU time, and lists the starter's costliest steps by CPU time (the outermost steps
 whose bean or class is the starter's), as medians over the N runs, and the classes each variant loads.
 
-  python3 scripts/startup.py [--rounds 15] [--steps 5] [--no-build] [--seed 1] [--before DIR] [--pairs N]
+  python3 scripts/startup.py [--rounds 15] [--steps 5] [--no-build] [--seed 1] [--before DIR] [--pairs N] [--together N]
 """
 import argparse
 import os
@@ -87,6 +91,66 @@ def start(class_path, extra=()):
     if run.returncode != 0 or not ready:
         sys.exit("start-up failed:\n" + run.stdout[-4000:] + run.stderr[-4000:])
     return int(ready.group(1)), int(ready.group(2)), wall
+
+
+def start_together(class_paths, order):
+    """Starts one JVM per variant at the same moment and waits for all: {variant: (ready ms, main-thread CPU ms,
+    process CPU ms)}. Runs that share the machine's moment share its speed, so their differences carry little
+    of the drift that moves runs minutes apart."""
+    running = {}
+    for v in order:
+        out = tempfile.TemporaryFile(mode="w+")
+        proc = subprocess.Popen(["java", "-cp", os.pathsep.join(class_paths[v]), MAIN], stdout=out,
+                                stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+        running[v] = (proc, out)
+    results = {}
+    for v, (proc, out) in running.items():
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read()
+        out.close()
+        ready = re.search(r"^READY (\d+) (\d+)$", text, re.M)
+        if proc.returncode != 0 or not ready:
+            sys.exit("start-up failed:\n" + text[-4000:])
+        results[v] = (int(ready.group(1)), int(ready.group(2)), (usage.ru_utime + usage.ru_stime) * 1000)
+    return results
+
+
+def together(variants, count, seed):
+    """Per line, `count` rounds that start the line's variants together (see start_together); the medians of
+    the per-round differences against 'without' in main-thread CPU, process CPU and time to ready."""
+    rng = random.Random(seed)
+    print("Start-up with the variants of a line started together (%d rounds per line, load average %s): medians of "
+          "the per-round differences against 'without', ms (interquartile range)\n" % (count, load()))
+    print("| Spring Boot | variant | main-thread CPU, without | main-thread CPU | process CPU | time to ready |")
+    print("|---|---|---:|---:|---:|---:|")
+    for line in LINES:
+        mine = {v: cp for v, cp in variants.items() if v.startswith(line + " ")}
+        rows = {v: [] for v in mine}
+        for r in range(count):
+            order = list(mine)
+            rng.shuffle(order)
+            for v, result in start_together(mine, order).items():
+                rows[v].append(result)
+            print("round %d: %s (load %s)" % (r + 1, ", ".join("%s CPU %d ms, process %d ms" % (v, rows[v][-1][1],
+                  rows[v][-1][2]) for v in mine), load()), file=sys.stderr)
+        base = rows[line + " without"]
+        for v in mine:
+            if v.endswith(" without"):
+                continue
+            print("| %s | %s | %d | %s | %s | %s |" % (
+                line, v.split(" ", 1)[1], statistics.median(r[1] for r in base),
+                spread([r[1] for r in rows[v]], [r[1] for r in base]),
+                spread([r[2] for r in rows[v]], [r[2] for r in base]),
+                spread([r[0] for r in rows[v]], [r[0] for r in base])))
+            if v.endswith(" with") and line + " before" in mine:
+                b = rows[line + " before"]
+                print("| %s | with - before | | %s | %s | %s |" % (
+                    line, spread([r[1] for r in rows[v]], [r[1] for r in b]),
+                    spread([r[2] for r in rows[v]], [r[2] for r in b]),
+                    spread([r[0] for r in rows[v]], [r[0] for r in b])))
+        sys.stdout.flush()
 
 
 def load():
@@ -172,6 +236,8 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-build", action="store_true")
     p.add_argument("--before", help="a checkout whose packaged starter jars are the 'before' variant")
+    p.add_argument("--together", type=int, default=0,
+                   help="rounds per line that start the line's variants at the same moment")
     p.add_argument("--pairs", type=int, default=0,
                    help="further contexts per JVM, in with/excluded pairs (the per-context cost in a test suite)")
     a = p.parse_args()
@@ -198,6 +264,8 @@ def main():
 
     if a.pairs:
         pairs(variants, a.pairs)
+    if a.together:
+        together(variants, a.together, a.seed)
     if not a.rounds:
         return
     ready, cpu, wall, loads = rounds(variants, a.rounds, a.seed)

@@ -46,10 +46,10 @@ LINES = {"3.5": "startup/boot3-app", "4.1": "startup/boot4-app"}
 STARTER_MODULES = ("retry-core", "retry-spring", "retry-starter-autoconfigure", "retry-starter",
                    "retry-spring-grpc-autoconfigure", "retry-spring-grpc-starter")
 MAIN = "io.github.grpcretry.startup.StartupApplication"
-# A step is the starter's when its bean or class is: beans named grpcRetry*/grpcDeadline*, classes of
-# io.github.grpcretry outside this application's own package.
+# A step is the starter's when its bean or class is: beans named grpcRetry*/grpcDeadline*, the grpc.retry
+# properties bean, classes of io.github.grpcretry outside this application's own package.
 STARTER_STEP = re.compile(r"(?:beanName|beanType|className|configClass)="
-                          r"(?:grpcRetry|grpcDeadline|io\.github\.grpcretry\.(?!startup\.))")
+                          r"(?:grpcRetry|grpcDeadline|grpc\.retry-|io\.github\.grpcretry\.(?!startup\.))")
 
 
 def build():

@@ -136,20 +136,18 @@ def together(variants, count, seed):
             print("round %d: %s (load %s)" % (r + 1, ", ".join("%s CPU %d ms, process %d ms" % (v, rows[v][-1][1],
                   rows[v][-1][2]) for v in mine), load()), file=sys.stderr)
         base = rows[line + " without"]
+
+        def differences(xs, ys):
+            """Main-thread CPU, process CPU and time to ready of xs - ys, per round."""
+            return " | ".join(spread([x[i] for x in xs], [y[i] for y in ys]) for i in (1, 2, 0))
+
         for v in mine:
             if v.endswith(" without"):
                 continue
-            print("| %s | %s | %d | %s | %s | %s |" % (
-                line, v.split(" ", 1)[1], statistics.median(r[1] for r in base),
-                spread([r[1] for r in rows[v]], [r[1] for r in base]),
-                spread([r[2] for r in rows[v]], [r[2] for r in base]),
-                spread([r[0] for r in rows[v]], [r[0] for r in base])))
+            print("| %s | %s | %d | %s |" % (line, v.split(" ", 1)[1], statistics.median(r[1] for r in base),
+                                             differences(rows[v], base)))
             if v.endswith(" with") and line + " before" in mine:
-                b = rows[line + " before"]
-                print("| %s | with - before | | %s | %s | %s |" % (
-                    line, spread([r[1] for r in rows[v]], [r[1] for r in b]),
-                    spread([r[2] for r in rows[v]], [r[2] for r in b]),
-                    spread([r[0] for r in rows[v]], [r[0] for r in b])))
+                print("| %s | with - before | | %s |" % (line, differences(rows[v], rows[line + " before"])))
         sys.stdout.flush()
 
 

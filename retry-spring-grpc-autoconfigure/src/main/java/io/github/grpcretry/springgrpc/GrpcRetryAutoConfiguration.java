@@ -103,7 +103,7 @@ public class GrpcRetryAutoConfiguration {
     @Bean
     RetryConfigRebinding grpcRetryRebinding(ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment,
             ListableBeanFactory beanFactory) {
-        return binder -> resolve(binder.bindOrCreate("grpc.retry", GrpcRetryProperties.class),
+        return binder -> resolve(binder.bindOrCreate(GrpcRetryProperties.PREFIX, GrpcRetryProperties.class),
                 new BootChannelProperties(binder.bindOrCreate("spring.grpc.client", GrpcClientProperties.class)),
                 customizers, environment, beanFactory);
     }

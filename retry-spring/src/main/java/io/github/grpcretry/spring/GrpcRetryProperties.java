@@ -39,7 +39,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     hedging and retrythrottling parts of spring.grpc.client.channel.&lt;name&gt;.service-config) that binds
  *     to nothing is logged as one WARN instead of stopping start-up
  */
-@ConfigurationProperties("grpc.retry")
+@ConfigurationProperties(GrpcRetryProperties.PREFIX)
 public record GrpcRetryProperties(
         @DefaultValue("true") boolean enabled,
         @DefaultValue("interceptor") ChannelSetup.Engine engine,
@@ -49,6 +49,9 @@ public record GrpcRetryProperties(
         @DefaultValue Health health,
         @DefaultValue Observation observation,
         @DefaultValue("false") boolean ignoreUnknownProperties) {
+
+    /** Where the starter's properties are bound. */
+    public static final String PREFIX = "grpc.retry";
 
     public GrpcRetryProperties {
         clients = clients == null ? Map.of() : clients;

@@ -26,33 +26,30 @@ import org.springframework.util.ClassUtils;
  */
 public final class PropertyKeys {
 
-    /** The tree the starter binds and checks. */
-    public static final String ROOT = "grpc.retry";
-
     private PropertyKeys() {
     }
 
     /**
-     * The start-up problems of the keys under {@value #ROOT} (and under the line's own scopes) that bind
-     * to nothing ({@link UnknownProperties#problems}). The keys are first checked against
-     * {@link GrpcRetryProperties} alone; only when one of them binds to nothing there are the context's
-     * other {@code @ConfigurationProperties} beans bound under {@value #ROOT} looked up (an application's
-     * own properties bean may claim it), so a valid configuration costs no pass over every bean definition.
+     * The start-up problems of the keys under {@value GrpcRetryProperties#PREFIX} (and under the line's own
+     * scopes) that bind to nothing ({@link UnknownProperties#problems}). The keys are first checked against
+     * {@link GrpcRetryProperties} alone; only when one of them binds to nothing there are the context's other
+     * {@code @ConfigurationProperties} beans bound under the prefix looked up (an application's own
+     * properties bean may claim it), so a valid configuration costs no pass over every bean definition.
      *
      * @param lineScopes adds the line's further checked scopes to a builder
      */
     public static List<ConfigProblem> unknownKeyProblems(Environment environment, ListableBeanFactory beans,
             UnaryOperator<UnknownProperties.Builder> lineScopes, boolean ignore, Consumer<String> warnings) {
-        UnknownProperties check = lineScopes.apply(UnknownProperties.builder().scope(ROOT, GrpcRetryProperties.class))
-                .build();
+        UnknownProperties check = lineScopes.apply(
+                UnknownProperties.builder().scope(GrpcRetryProperties.PREFIX, GrpcRetryProperties.class)).build();
         List<UnknownProperties.Key> keys = keys(environment, check);
-        if (!check.check(keys).isEmpty()) {
-            UnknownProperties.Builder scopes = UnknownProperties.builder();
-            boundUnder(ROOT, beans, GrpcRetryProperties.class).forEach(scopes::scope);
-            // the beans' scopes lie inside ROOT's, so the keys in scope are the same
-            check = lineScopes.apply(scopes).build();
+        if (check.check(keys).isEmpty()) {
+            return List.of();
         }
-        return check.problems(keys, ignore, warnings);
+        UnknownProperties.Builder scopes = UnknownProperties.builder();
+        boundUnder(GrpcRetryProperties.PREFIX, beans, GrpcRetryProperties.class).forEach(scopes::scope);
+        // the beans' scopes lie inside the prefix's, so the keys in scope are the same
+        return lineScopes.apply(scopes).build().problems(keys, ignore, warnings);
     }
 
     /**

@@ -68,7 +68,7 @@ public class GrpcRetryAutoConfiguration {
     @Bean
     RetryConfigRebinding grpcRetryRebinding(ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment,
             ListableBeanFactory beanFactory) {
-        return binder -> resolve(binder.bindOrCreate("grpc.retry", GrpcRetryProperties.class), customizers, environment,
+        return binder -> resolve(binder.bindOrCreate(GrpcRetryProperties.PREFIX, GrpcRetryProperties.class), customizers, environment,
                 beanFactory);
     }
 

@@ -25,16 +25,23 @@ With --together N each line's variants are also started at the same moment, N ro
 share the machine's moment share its speed, so the differences carry little of the drift that moves runs
 minutes apart (the starts above), and each run's process CPU time (all its threads) is read too.
 
+With --cds every variant runs with Spring Boot's recommended class data sharing (CDS): the application's classes
+are put in a jar (CDS takes no directories), one training run per variant writes its archive
+(-XX:ArchiveClassesAtExit) and every later start of the variant maps it (-XX:SharedArchiveFile), so the classes
+every run loads come from the archive, the starter's included.
+
 With --steps N it then starts each line's "with" variant N more times recording Spring's start-up steps
 with their wall and CPU time, and lists the starter's costliest steps by CPU time (the outermost steps
 whose bean or class is the starter's), as medians over the N runs, and the classes each variant loads.
 
   python3 scripts/startup.py [--rounds 15] [--steps 5] [--no-build] [--seed 1] [--before DIR] [--pairs N] [--together N]
+                             [--cds]
 """
 import argparse
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,6 +55,7 @@ STARTER_MODULES = ("retry-core", "retry-spring", "retry-starter-autoconfigure", 
 MAIN = "io.github.grpcretry.startup.StartupApplication"
 # A step is the starter's when its bean or class is: beans named grpcRetry*/grpcDeadline*, the grpc.retry
 # properties bean, classes of io.github.grpcretry outside this application's own package.
+STARTER_CLASS = re.compile(r"\] io\.github\.grpcretry\.(?!startup\.)")
 STARTER_STEP = re.compile(r"(?:beanName|beanType|className|configClass)="
                           r"(?:grpcRetry|grpcDeadline|grpc\.retry-|io\.github\.grpcretry\.(?!startup\.))")
 
@@ -82,9 +90,37 @@ def class_paths(module, before=None):
     return paths
 
 
+# With --cds: the CDS archive of each variant's class path.
+ARCHIVES = {}
+
+
+def java(class_path, *extra):
+    """The command that starts the application on class_path (mapping its CDS archive, with --cds)."""
+    archive = ARCHIVES.get(tuple(class_path))
+    return ["java", *(["-XX:SharedArchiveFile=" + archive] if archive else []), *extra, "-cp",
+            os.pathsep.join(class_path), MAIN]
+
+
+def with_cds(variants, directory):
+    """The variants on class paths that CDS accepts (the application's classes as a jar), each with the archive
+    its training run wrote."""
+    jars = {}
+    out = {}
+    for name, class_path in variants.items():
+        own = class_path[0]
+        if own not in jars:
+            jars[own] = os.path.join(directory, "application-%d.jar" % len(jars))
+            subprocess.run(["jar", "cf", jars[own], "-C", own, "."], check=True)
+        out[name] = [jars[own]] + class_path[1:]
+        archive = os.path.join(directory, name.replace(" ", "-") + ".jsa")
+        start(out[name], ["-XX:ArchiveClassesAtExit=" + archive])
+        ARCHIVES[tuple(out[name])] = archive
+    return out
+
+
 def start(class_path, extra=()):
     begin = time.monotonic()
-    run = subprocess.run(["java", *extra, "-cp", os.pathsep.join(class_path), MAIN],
+    run = subprocess.run(java(class_path, *extra),
                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     wall = (time.monotonic() - begin) * 1000
     ready = re.search(r"^READY (\d+) (\d+)$", run.stdout, re.M)
@@ -100,7 +136,7 @@ def start_together(class_paths, order):
     running = {}
     for v in order:
         out = tempfile.TemporaryFile(mode="w+")
-        proc = subprocess.Popen(["java", "-cp", os.pathsep.join(class_paths[v]), MAIN], stdout=out,
+        proc = subprocess.Popen(java(class_paths[v]), stdout=out,
                                 stderr=subprocess.STDOUT, text=True, cwd=ROOT)
         running[v] = (proc, out)
     results = {}
@@ -223,7 +259,8 @@ def classes(class_path):
             lines = f.readlines()
     finally:
         os.unlink(out)
-    starter = sum(1 for line in lines if any("/%s/" % m in line or "/%s-" % m in line for m in STARTER_MODULES))
+    # by name, wherever it was loaded from (a jar, or the CDS archive): the starter's classes, not its lambdas
+    starter = sum(1 for line in lines if STARTER_CLASS.search(line) and "$$Lambda" not in line)
     return len(lines), starter
 
 
@@ -238,6 +275,7 @@ def main():
                    help="rounds per line that start the line's variants at the same moment")
     p.add_argument("--pairs", type=int, default=0,
                    help="further contexts per JVM, in with/excluded pairs (the per-context cost in a test suite)")
+    p.add_argument("--cds", action="store_true", help="every variant with its own CDS archive (class data sharing)")
     a = p.parse_args()
     if not a.no_build:
         build()
@@ -245,6 +283,18 @@ def main():
     for line, module in LINES.items():
         for kind, cp in class_paths(module, a.before).items():
             variants["%s %s" % (line, kind)] = cp
+    if a.cds:
+        directory = tempfile.mkdtemp(prefix="startup-cds-")
+        try:
+            variants = with_cds(variants, directory)
+            measure(a, variants)
+        finally:
+            shutil.rmtree(directory)
+    else:
+        measure(a, variants)
+
+
+def measure(a, variants):
     if a.steps:
         for line in LINES:
             top, total = steps(variants[line + " with"], a.steps)
@@ -304,8 +354,8 @@ def pairs(variants, contexts, jvms=4):
     for line in LINES:
         w, x, d = [], [], []
         for _ in range(jvms):
-            run = subprocess.run(["java", "-Dstartup.again=%d" % contexts, "-Dstartup.pairs=true", "-cp",
-                                  os.pathsep.join(variants[line + " with"]), MAIN],
+            run = subprocess.run(java(variants[line + " with"], "-Dstartup.again=%d" % contexts,
+                                      "-Dstartup.pairs=true"),
                                  capture_output=True, text=True, cwd=ROOT, timeout=900)
             rows = re.findall(r"^AGAIN \d+ (\d+) (with|excluded)$", run.stdout, re.M)
             if run.returncode != 0 or len(rows) != contexts:

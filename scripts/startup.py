@@ -55,9 +55,10 @@ STARTER_MODULES = ("retry-core", "retry-spring", "retry-starter-autoconfigure", 
 MAIN = "io.github.grpcretry.startup.StartupApplication"
 # A step is the starter's when its bean or class is: beans named grpcRetry*/grpcDeadline*, the grpc.retry
 # properties bean, classes of io.github.grpcretry outside this application's own package.
-STARTER_CLASS = re.compile(r"\] io\.github\.grpcretry\.(?!startup\.)")
 STARTER_STEP = re.compile(r"(?:beanName|beanType|className|configClass)="
                           r"(?:grpcRetry|grpcDeadline|grpc\.retry-|io\.github\.grpcretry\.(?!startup\.))")
+# A line of -Xlog:class+load that loads one of the starter's classes.
+STARTER_CLASS = re.compile(r"\] io\.github\.grpcretry\.(?!startup\.)")
 
 
 def build():

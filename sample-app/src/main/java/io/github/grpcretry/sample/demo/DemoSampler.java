@@ -9,19 +9,16 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.distribution.ValueAtPercentile;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.ApplicationEvent;
 import org.springframework.context.ApplicationListener;
-import org.springframework.context.event.ContextClosedEvent;
 
 /**
  * Once a second, turns the cumulative meters into one point of the dashboard's time series and keeps
@@ -83,7 +80,7 @@ public class DemoSampler implements ApplicationListener<ApplicationEvent> {
     private final ArrivalLog arrivals;
     private final QueueingBackend backend;
     private final Deque<Point> points = new ArrayDeque<>();
-    private ScheduledExecutorService ticker;
+    private final DemoTicker ticker = new DemoTicker("demo-sampler", Duration.ofSeconds(1), this::sample);
     private double lastCalls;
     private double lastOk;
     private double lastArrivals;
@@ -189,35 +186,6 @@ public class DemoSampler implements ApplicationListener<ApplicationEvent> {
 
     @Override
     public void onApplicationEvent(ApplicationEvent event) {
-        if (event instanceof ApplicationReadyEvent) {
-            start();
-        } else if (event instanceof ContextClosedEvent) {
-            stop();
-        }
-    }
-
-    private synchronized void start() {
-        if (ticker != null) {
-            return;
-        }
-        ticker = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "demo-sampler");
-            t.setDaemon(true);
-            return t;
-        });
-        ticker.scheduleAtFixedRate(() -> {
-            try {
-                sample();
-            } catch (RuntimeException e) {
-                org.slf4j.LoggerFactory.getLogger(DemoSampler.class).warn("sampling failed", e);
-            }
-        }, 1, 1, TimeUnit.SECONDS);
-    }
-
-    private synchronized void stop() {
-        if (ticker != null) {
-            ticker.shutdownNow();
-            ticker = null;
-        }
+        ticker.on(event);
     }
 }

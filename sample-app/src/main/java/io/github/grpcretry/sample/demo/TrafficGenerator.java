@@ -16,21 +16,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import net.devh.boot.grpc.client.inject.GrpcClient;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.ApplicationEvent;
 import org.springframework.context.ApplicationListener;
-import org.springframework.context.event.ContextClosedEvent;
 
 /**
  * Offers {@link DemoSettings#rate()} calls per second to the flaky backend through the channel of the
@@ -40,7 +33,6 @@ import org.springframework.context.event.ContextClosedEvent;
  */
 public class TrafficGenerator implements ApplicationListener<ApplicationEvent> {
 
-    private static final Logger log = LoggerFactory.getLogger(TrafficGenerator.class);
     static final String CALLS = "sample.demo.calls";
     static final String LATENCY = "sample.demo.latency";
     static final int MAX_IN_FLIGHT = 2000;
@@ -68,10 +60,11 @@ public class TrafficGenerator implements ApplicationListener<ApplicationEvent> {
     private final List<Consumer<DemoStrategy>> strategyListeners = new CopyOnWriteArrayList<>();
     /** The current strategy's calls run in this context; a strategy change cancels it (calls and pending retries). */
     private volatile Context.CancellableContext callScope = Context.ROOT.withCancellation();
-    private volatile ScheduledExecutorService ticker;
-    private volatile ScheduledFuture<?> task;
+    private final DemoTicker ticker = new DemoTicker("demo-traffic", Duration.ofMillis(10), this::offer);
+    // the ticker thread's own: the credit of calls not yet offered, and when it last offered
     private double credit;
     private long lastTick;
+    private boolean offering;
 
     public TrafficGenerator(DemoSettings initial, MeterRegistry registry, Duration deadline) {
         this.settings = new AtomicReference<>(initial);
@@ -137,18 +130,12 @@ public class TrafficGenerator implements ApplicationListener<ApplicationEvent> {
         };
     }
 
-    private void tick() {
-        try {
-            offer();
-        } catch (RuntimeException e) {
-            log.warn("traffic generator tick failed", e);
-        }
-    }
-
     private void offer() {
         long now = System.nanoTime();
         DemoSettings s = settings.get();
-        credit = Math.min(credit + s.rate() * (now - lastTick) / 1e9, Math.max(1, s.rate()));
+        long elapsed = offering ? now - lastTick : 0;
+        offering = true;
+        credit = Math.min(credit + s.rate() * elapsed / 1e9, Math.max(1, s.rate()));
         lastTick = now;
         while (credit >= 1) {
             credit -= 1;
@@ -203,38 +190,9 @@ public class TrafficGenerator implements ApplicationListener<ApplicationEvent> {
                 .tag("strategy", strategy.name().toLowerCase()).tag("status", code.name()).register(registry)).increment();
     }
 
-    /** Starts when the application is ready (the gRPC server is listening), stops when the context closes. */
+    /** Offers calls from when the application is ready (the gRPC server is listening) until the context closes. */
     @Override
     public void onApplicationEvent(ApplicationEvent event) {
-        if (event instanceof ApplicationReadyEvent) {
-            start();
-        } else if (event instanceof ContextClosedEvent) {
-            stop();
-        }
-    }
-
-    public synchronized void start() {
-        if (ticker != null) {
-            return;
-        }
-        ticker = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "demo-traffic");
-            t.setDaemon(true);
-            return t;
-        });
-        lastTick = System.nanoTime();
-        task = ticker.scheduleAtFixedRate(this::tick, 10, 10, TimeUnit.MILLISECONDS);
-    }
-
-    public synchronized void stop() {
-        if (ticker != null) {
-            task.cancel(false);
-            ticker.shutdownNow();
-            ticker = null;
-        }
-    }
-
-    public boolean isRunning() {
-        return ticker != null;
+        ticker.on(event);
     }
 }

@@ -119,15 +119,20 @@ def with_cds(variants, directory):
     return out
 
 
+def ready(returncode, output):
+    """The READY line a start printed: (ms since the JVM started, main-thread CPU ms); exits if it failed."""
+    line = re.search(r"^READY (\d+) (\d+)$", output, re.M)
+    if returncode != 0 or not line:
+        sys.exit("start-up failed:\n" + output[-8000:])
+    return int(line.group(1)), int(line.group(2))
+
+
 def start(class_path, extra=()):
     begin = time.monotonic()
-    run = subprocess.run(java(class_path, *extra),
-                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    run = subprocess.run(java(class_path, *extra), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         cwd=ROOT, timeout=300)
     wall = (time.monotonic() - begin) * 1000
-    ready = re.search(r"^READY (\d+) (\d+)$", run.stdout, re.M)
-    if run.returncode != 0 or not ready:
-        sys.exit("start-up failed:\n" + run.stdout[-4000:] + run.stderr[-4000:])
-    return int(ready.group(1)), int(ready.group(2)), wall
+    return (*ready(run.returncode, run.stdout), wall)
 
 
 def start_together(class_paths, order):
@@ -143,14 +148,10 @@ def start_together(class_paths, order):
     results = {}
     for v, (proc, out) in running.items():
         _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         text = out.read()
         out.close()
-        ready = re.search(r"^READY (\d+) (\d+)$", text, re.M)
-        if proc.returncode != 0 or not ready:
-            sys.exit("start-up failed:\n" + text[-4000:])
-        results[v] = (int(ready.group(1)), int(ready.group(2)), (usage.ru_utime + usage.ru_stime) * 1000)
+        results[v] = (*ready(os.waitstatus_to_exitcode(status), text), (usage.ru_utime + usage.ru_stime) * 1000)
     return results
 
 

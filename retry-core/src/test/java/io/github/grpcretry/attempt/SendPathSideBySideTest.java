@@ -33,7 +33,6 @@ import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -62,7 +61,7 @@ class SendPathSideBySideTest {
     private static final ChannelRetryConfig FAST = Configs.channel(Configs.fast(3));
 
     /** Unary {@code SimpleService} with a pass-through request marshaller: the stream handed in is what is sent. */
-    private static final MethodDescriptor<InputStream, byte[]> PASS_THROUGH = MethodDescriptor.<InputStream, byte[]>newBuilder()
+    private static final MethodDescriptor<InputStream, SimpleResponse> PASS_THROUGH = MethodDescriptor.<InputStream, SimpleResponse>newBuilder()
             .setType(MethodDescriptor.MethodType.UNARY)
             .setFullMethodName(Rpc.UNARY.getFullMethodName())
             .setRequestMarshaller(new MethodDescriptor.Marshaller<>() {
@@ -76,21 +75,7 @@ class SendPathSideBySideTest {
                     return stream;
                 }
             })
-            .setResponseMarshaller(new MethodDescriptor.Marshaller<>() {
-                @Override
-                public InputStream stream(byte[] value) {
-                    return new java.io.ByteArrayInputStream(value);
-                }
-
-                @Override
-                public byte[] parse(InputStream stream) {
-                    try {
-                        return stream.readAllBytes();
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
-                    }
-                }
-            })
+            .setResponseMarshaller(Rpc.UNARY.getResponseMarshaller())
             .build();
 
     /** A stream over a buffer that can be read once: closing it gives the buffer back (a pooled buffer's stream). */
@@ -156,9 +141,10 @@ class SendPathSideBySideTest {
             try (Engines.Client c = client(engine, t, FAST)) {
                 byte[] hello = Rpc.request("hello").toByteArray();
                 InputStream message = knownLength ? new KnownLengthReadOnce(hello) : new ReadOnce(hello);
-                byte[] response = ClientCalls.blockingUnaryCall(c.channel(), PASS_THROUGH, CallOptions.DEFAULT, message);
+                SimpleResponse response = ClientCalls.blockingUnaryCall(c.channel(), PASS_THROUGH, CallOptions.DEFAULT,
+                        message);
 
-                assertThat(SimpleResponse.parseFrom(response).getResponseMessage()).as(engine.name()).isEqualTo("hello");
+                assertThat(response.getResponseMessage()).as(engine.name()).isEqualTo("hello");
                 assertThat(server.arrivals()).as(engine.name()).hasSize(1);
                 received.add(String.join(",", server.arrivals().get(0).messages));
                 if (c.interceptor() != null) {

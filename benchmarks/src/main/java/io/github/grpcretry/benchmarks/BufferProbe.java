@@ -36,7 +36,6 @@ public final class BufferProbe {
     /** 56 characters; each request appends 8 digits of its own. */
     private static final int TOP_CLASSES = 24;
     private static final String PREFIX = BenchConfig.REQUEST.getRequestMessage().substring(0, 56);
-    private static final String SIZE_TRACING = "GRPC_EXPERIMENTAL_SUPPORT_TRACING_MESSAGE_SIZES";
 
     private BufferProbe() {
     }
@@ -53,13 +52,13 @@ public final class BufferProbe {
         int calls = args.length > 0 ? Integer.parseInt(args[0]) : 20;
         int messages = args.length > 1 ? Integer.parseInt(args[1]) : 1000;
         String[] transports = args.length > 2 ? args[2].split(",") : new String[] {"IN_PROCESS", "NETTY"};
-        // the in-process transport reports what it wrote (which the engine counts against its buffer limits, as
-        // grpc-java's own retry does) only with this flag set before its classes load; Netty always does
-        System.setProperty(SIZE_TRACING, System.getProperty(SIZE_TRACING, "true"));
-        int counted = request(0).getSerializedSize(); // uncompressed, a message is written as its serialised bytes
+        // the engine counts what the transport reports written, as grpc-java's own retry does: uncompressed, the
+        // serialised size. The in-process transport reports it only with GRPC_EXPERIMENTAL_SUPPORT_TRACING_MESSAGE_SIZES
+        // set, which also turns grpc-java's retry (and its buffer) on in an in-process channel: left as it is here
+        int counted = request(0).getSerializedSize();
         System.out.printf(Locale.ROOT, "%d calls x %d requests; the engine counts %d B per request against its "
-                + "buffer limits (what the transport reports written: the serialised size)%n%n", calls, messages,
-                counted);
+                + "buffer limits over Netty (what the transport reports written: the serialised size)%n%n", calls,
+                messages, counted);
         System.out.println("| transport | variant | retained B/request | − (a) | left after the calls B/request |");
         System.out.println("|---|---|---|---|---|");
         List<Result> results = new ArrayList<>();

@@ -31,10 +31,11 @@ import org.jspecify.annotations.Nullable;
  * that owns its drain, which also issues its cancel); <b>deliver</b> ({@link #emit}: every callback to the
  * listener, serialised; an exception from it cancels the whole call; after a cancel only the close); the
  * <b>end of an attempt</b> ({@link #closed}: reported once; the attempt that settles the call ends it).
- * A response, or a message past a buffer limit, commits the call to an attempt and the others are
- * cancelled; once it has caught up and nothing is being delivered, {@link #passThrough} makes every
- * method a volatile read and a direct call. A call that succeeds at once allocates this object, its
- * record and one {@link Attempt}; failures, cancellation and contention use an {@link Extra}.
+ * A response, or an attempt's write past a buffer limit (its transport's count, {@link #wrote}), commits the
+ * call to that attempt and the others are cancelled; once it has caught up and nothing is being delivered,
+ * {@link #passThrough} makes every method a volatile read and a direct call. A call that succeeds at once
+ * allocates this object, its record, one {@link Attempt} and its stream tracer (with the copy of the call
+ * options grpc-java makes to add it); failures, cancellation and contention use an {@link Extra}.
  */
 abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 

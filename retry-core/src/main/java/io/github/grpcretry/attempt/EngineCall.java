@@ -2,7 +2,6 @@ package io.github.grpcretry.attempt;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.github.grpcretry.internal.commit.CallBuffer;
-import io.github.grpcretry.internal.commit.MessageSizes;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -32,10 +31,11 @@ import org.jspecify.annotations.Nullable;
  * that owns its drain, which also issues its cancel); <b>deliver</b> ({@link #emit}: every callback to the
  * listener, serialised; an exception from it cancels the whole call; after a cancel only the close); the
  * <b>end of an attempt</b> ({@link #closed}: reported once; the attempt that settles the call ends it).
- * A response, or a message past a buffer limit, commits the call to an attempt and the others are
- * cancelled; once it has caught up and nothing is being delivered, {@link #passThrough} makes every
- * method a volatile read and a direct call. A call that succeeds at once allocates this object, its
- * record and one {@link Attempt}; failures, cancellation and contention use an {@link Extra}.
+ * A response, or an attempt's write past a buffer limit (its transport's count, {@link #wrote}), commits the
+ * call to that attempt and the others are cancelled; once it has caught up and nothing is being delivered,
+ * {@link #passThrough} makes every method a volatile read and a direct call. A call that succeeds at once
+ * allocates this object, its record, one {@link Attempt} and its stream tracer (with the copy of the call
+ * options grpc-java makes to add it); failures, cancellation and contention use an {@link Extra}.
  */
 abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
@@ -76,7 +76,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** The call's state beyond the success path, made on first use; guarded as {@link Attempt}'s fields are. */
     class Extra {
         @Nullable SuppressionReason commitReason; // why the call was committed, when not by a response
-        boolean bufferExceeded; // a buffer limit passed with no attempt in flight: the next one commits at once
         /** The call's one pending timer (a retry's backoff, the next hedge) and its generation. */
         RetryScheduler.@Nullable Timer timer;
         int timerGeneration;
@@ -240,18 +239,17 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         op(CallBuffer.COMPRESSION, enabled ? 1 : 0, null);
     }
 
-    /** An operation of the application's: to the pass-through, else recorded and drained (a buffer limit commits). */
-    @SuppressWarnings("unchecked")
+    /** An operation of the application's: to the pass-through, else recorded and drained to every attempt. */
     private void op(int op, int n, @Nullable Object message) {
         Attempt p = passThrough;
         if (p != null) {
-            apply(p.call, op, n, message);
+            send(p, false, op, n, message);
             return;
         }
-        long size = op == CallBuffer.MESSAGE
-                ? MessageSizes.sizeOf(method.getRequestMarshaller(), (ReqT) Objects.requireNonNull(message)) : 0;
+        if (op == CallBuffer.MESSAGE) {
+            Objects.requireNonNull(message, "message"); // kept as it is: each attempt's call marshals it (§2)
+        }
         Attempt head;
-        Attempt newlyCommitted = null;
         Attempt mine = null; // the newest attempt, idle and caught up: this thread sends it this operation
         boolean uncommitted = false; // mine may end its drain without the lock (committed: the end may begin the pass-through)
         synchronized (this) {
@@ -261,16 +259,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (record.halfClosed() && (op == CallBuffer.MESSAGE || op == CallBuffer.HALF_CLOSE)) {
                 throw new IllegalStateException(op == CallBuffer.MESSAGE ? "call was half-closed" : "call already half-closed");
             }
-            if (op == CallBuffer.MESSAGE && committed == null && (extra == null || !extra.bufferExceeded)
-                    && !record.tryAdd(size, engine.perRpcBufferLimit, engine.bufferPool)) {
-                newlyCommitted = mostAdvancedLocked();
-                if (newlyCommitted != null) {
-                    commitLocked(newlyCommitted, SuppressionReason.BUFFER_LIMIT);
-                } else {
-                    extra().bufferExceeded = true;
-                }
-            }
-            p = passThrough; // the commit may have begun it
+            p = passThrough; // begun meanwhile
             head = newest;
             if (p == null && head != null && !head.closed && head.cancel == null && caughtUpLocked(head)
                     && takeOrNoteLocked(head)) {
@@ -288,17 +277,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 uncommitted = committed == null;
             }
         }
-        if (newlyCommitted != null) {
-            engine.events.committed(target(), newlyCommitted.number);
+        if (p != null) {
+            send(p, false, op, n, message);
         }
-        Attempt to = p != null ? p : mine;
-        if (to != null) {
-            apply(to.call, op, n, message);
+        // the older attempts first, as grpc-java sends to its drained attempts: with a buffer limit the
+        // first attempt to write past it is committed (§2)
+        drainAll(head);
+        if (mine == null) {
+            return;
         }
-        if (mine != null) {
+        if (send(mine, true, op, n, message)) {
             sendMine(mine, uncommitted);
         }
-        drainAll(head);
     }
 
     /**
@@ -309,6 +299,35 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private void sendMine(Attempt mine, boolean uncommitted) {
         if (!uncommitted || !DRAIN.compareAndSet(mine, OWNED, FREE)) {
             drain(mine, true);
+        }
+    }
+
+    /**
+     * Sends {@code a} one operation; false when its call threw. As grpc-java's {@code ClientCallImpl} does when its
+     * stream fails to take a message, that attempt is cancelled (here when this thread is its drain's
+     * {@code owner}, else by the thread that takes the drain) and the call ends {@code CANCELLED} with the
+     * exception as the cause; an {@link Error} is thrown on after that.
+     */
+    private boolean send(Attempt a, boolean owner, int op, int n, @Nullable Object message) {
+        try {
+            apply(a.call, op, n, message);
+            return true;
+        } catch (RuntimeException | Error e) {
+            Status failure = Status.CANCELLED.withDescription(op == CallBuffer.MESSAGE ? "Failed to stream message"
+                    : op == CallBuffer.REQUEST ? "Failed to request messages"
+                    : op == CallBuffer.HALF_CLOSE ? "Failed to half-close" : "Failed to set message compression")
+                    .withCause(e);
+            synchronized (this) {
+                if (!a.closed && a.cancel == null) {
+                    a.cancel = failure;
+                }
+            }
+            cancelWith(failure); // may find the call ended already: a's cancel is issued below all the same
+            drain(a, owner);
+            if (e instanceof Error err) {
+                throw err;
+            }
+            return false;
         }
     }
 
@@ -383,16 +402,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         endLater(status);
     }
 
-    /** Counts and links a new attempt; committed at once when a buffer limit was passed meanwhile (under lock). */
+    /** Counts and links a new attempt (under lock). */
     @GuardedBy("this")
     final Attempt openLocked() {
         Attempt a = new Attempt(attempts() + 1, newest);
         newest = a;
-        Extra x = extra;
-        if (x != null && x.bufferExceeded && committed == null) {
-            commitLocked(a, SuppressionReason.BUFFER_LIMIT); // none other in flight: none to cancel
-            a.committedAtStart = true;
-        }
         openedLocked(a);
         return a;
     }
@@ -400,13 +414,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** Starts {@code a} in the call's Context (the first with the application's headers), replays the record. */
     final void launch(Attempt a, @Nullable Metadata firstHeaders) {
         Metadata headers = firstHeaders;
-        boolean committedAtStart = false; // the first attempt is opened before any message
         long delay = -1;
         DelaySource source = null;
         ObservedCall followed = null;
         if (a.number > 1 || engine.observer != null) {
             synchronized (this) {
-                committedAtStart = a.committedAtStart;
                 followed = extra == null ? null : extra.observed;
                 if (a.number > 1 && extra != null) {
                     delay = extra.lastWaitNanos;
@@ -421,19 +433,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
         }
         engine.events.attemptStarted(target(), kind(a), a.number);
-        if (committedAtStart) {
-            engine.events.committed(target(), a.number);
-        }
         // headers: the application's for the first attempt, the record's copy for the later ones
         AttemptObserver.Scope scope = followed == null ? null
                 : followed.starting(kind(a), a.number, delay, source, Objects.requireNonNull(headers));
         Context previous = context == Context.current() ? null : context.attach();
         boolean callStarted = false;
         try {
-            CallOptions options = attemptOptions(a);
-            if (engine.watchTransparentRetries || followed != null) {
-                options = options.withStreamTracerFactory(new TransparentRetries(a, followed));
-            }
+            // every attempt's streams are traced: the bytes they write count against the buffer limits (§2)
+            CallOptions options = attemptOptions(a).withStreamTracerFactory(new Streams(a, followed));
             a.call = next.newCall(method, options);
             a.call.start(a, headers);
             callStarted = true;
@@ -452,10 +459,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         launched(a);
     }
 
-    /** Drains every attempt from {@code head} on: each is sent what it lacks, or its cancel. */
+    /** Drains every attempt from {@code head} back, the oldest first: each is sent what it lacks, or its cancel. */
     private void drainAll(@Nullable Attempt head) {
-        for (Attempt a = head; a != null; a = a.prev) {
-            drain(a, false);
+        if (head != null) {
+            drainAll(head.prev); // as deep as the call has attempts (within the channel's cap)
+            drain(head, false);
         }
     }
 
@@ -482,18 +490,23 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 if (a.cancel != null) {
                     a.cancelIssued = true; // its drain stays owned: nothing more is sent to it
                     op = -1;
-                } else if (a.sentCompression != record.compression()) {
-                    a.sentCompression = record.compression();
-                    op = CallBuffer.COMPRESSION;
-                    n = a.sentCompression - 1;
                 } else if (a.sentDemand != record.demand()) {
                     long more = record.demand() - a.sentDemand;
                     n = (int) Math.min(more, Integer.MAX_VALUE);
                     a.sentDemand += n;
                     op = CallBuffer.REQUEST;
+                } else if (a.sentMessages < record.count()
+                        && a.sentCompression != record.compressionOf(a.sentMessages)) {
+                    a.sentCompression = record.compressionOf(a.sentMessages); // each message as it was sent
+                    op = CallBuffer.COMPRESSION;
+                    n = a.sentCompression - 1;
                 } else if (a.sentMessages < record.count()) {
                     message = record.message(a.sentMessages++);
                     op = CallBuffer.MESSAGE;
+                } else if (a.sentCompression != record.compression()) {
+                    a.sentCompression = record.compression(); // set after the last message
+                    op = CallBuffer.COMPRESSION;
+                    n = a.sentCompression - 1;
                 } else if (a.sentHalfClose != record.halfClosed()) {
                     a.sentHalfClose = true;
                     op = CallBuffer.HALF_CLOSE;
@@ -518,10 +531,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     passThroughLocked();
                 }
             }
-            if (op == -2) {
+            if (op == -2 || !send(a, true, op, n, message)) {
                 return;
             }
-            apply(a.call, op, n, message);
         }
     }
 
@@ -651,6 +663,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** Under lock: what follows a failure of uncommitted {@code a}, admitted and timed; null: scheduler closed. */
     @GuardedBy("this")
     private @Nullable Decision decideLocked(Attempt a, Status status, Metadata trailers) {
+        if (a.cancel == null && status.getCode() == Status.Code.CANCELLED && status.getCause() != null) {
+            // cancelled on this side, below the engine: its call failed to send (grpc-java's ClientCallImpl, when the
+            // marshaller throws) or an interceptor gave up on it; grpc-java's retry ends such a call, never retries it
+            return new Decision.End(SuppressionReason.NON_RETRYABLE_STATUS);
+        }
         Decision d = afterFailureLocked(a, status, trailers);
         d = d instanceof Decision.Retry ? Decision.admit(d, engine.budget) : d;
         long delay = d instanceof Decision.Retry r ? r.delayNanos() : d instanceof Decision.Hedge h ? h.delayNanos() : -1;
@@ -801,7 +818,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (reason != SuppressionReason.COMMITTED || extra != null) {
             Extra x = extra();
             x.commitReason = reason;
-            x.bufferExceeded = false;
         }
         stopWaitingLocked();
         passThroughLocked();
@@ -851,18 +867,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private boolean caughtUpLocked(Attempt a) {
         return a.sentMessages == record.count() && a.sentDemand == record.demand() && a.sentHalfClose == record.halfClosed()
                 && a.sentCompression == record.compression();
-    }
-
-    /** The attempt in flight that has sent the most messages (the oldest on a tie), or null. */
-    @GuardedBy("this")
-    private @Nullable Attempt mostAdvancedLocked() {
-        Attempt best = null;
-        for (Attempt a = newest; a != null; a = a.prev) {
-            if (!a.closed && a.cancel == null && (best == null || a.sentMessages >= best.sentMessages)) {
-                best = a;
-            }
-        }
-        return best;
     }
 
     /**
@@ -981,20 +985,45 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return b == null ? left : Math.min(left, b.timeRemaining(TimeUnit.NANOSECONDS));
     }
 
-    /** The tracer of a stream: the engine only counts streams, it traces none. */
-    private static final ClientStreamTracer NO_TRACER = new ClientStreamTracer() {
-    };
+    /**
+     * A stream of {@code a} wrote {@code bytes} more of its messages, as its transport counts them after the write
+     * (grpc-java's own retry counts its buffer the same way): the call holds, against the per-RPC limit and the
+     * channel's pool, as many bytes as its attempt that wrote the most; the attempt whose write passes a limit is
+     * committed (§2). Called on the thread that writes (the one that sends, or a transport's), at times under the
+     * transport's own lock: it takes the call's lock only until the commit, then cancels the others as a commit
+     * by a response does.
+     */
+    private void wrote(Attempt a, Written stream, long bytes) {
+        if (passThrough != null) {
+            return; // committed: nothing is held any more
+        }
+        Attempt head;
+        synchronized (this) {
+            if (committed != null || finished || a.closed) {
+                return;
+            }
+            stream.bytes += bytes;
+            long more = stream.bytes - record.held();
+            if (more <= 0 || record.tryAdd(more, engine.perRpcBufferLimit, engine.bufferPool)) {
+                return;
+            }
+            head = commitLocked(a, SuppressionReason.BUFFER_LIMIT) ? newest : null;
+        }
+        drainAll(head);
+        engine.events.committed(target(), a.number);
+    }
 
     /**
-     * Asked by grpc-java for a tracer of each stream of one attempt: a stream that is a transparent retry
-     * (the server refused the one before it unprocessed) is counted for the call and told to the attempt's observer.
-     * Called on the thread that makes the stream (a transport thread for a transparent retry): no blocking.
+     * Asked by grpc-java for a tracer of each stream of one attempt: each counts what it writes ({@link #wrote}); a
+     * stream that is a transparent retry (the server refused the one before it unprocessed) writes the attempt's
+     * messages again from zero, and is counted for the call and told to the attempt's observer. Called on the
+     * thread that makes the stream (a transport thread for a transparent retry): no blocking.
      */
-    private final class TransparentRetries extends ClientStreamTracer.Factory {
+    private final class Streams extends ClientStreamTracer.Factory {
         private final Attempt attempt;
         private final @Nullable ObservedCall followed;
 
-        TransparentRetries(Attempt attempt, @Nullable ObservedCall followed) {
+        Streams(Attempt attempt, @Nullable ObservedCall followed) {
             this.attempt = attempt;
             this.followed = followed;
         }
@@ -1009,7 +1038,22 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     followed.transparentRetry(attempt.number);
                 }
             }
-            return NO_TRACER;
+            return new Written(attempt);
+        }
+    }
+
+    /** The bytes one stream of an attempt wrote; guarded by the call's lock. */
+    private final class Written extends ClientStreamTracer {
+        private final Attempt attempt;
+        long bytes;
+
+        Written(Attempt attempt) {
+            this.attempt = attempt;
+        }
+
+        @Override
+        public void outboundWireSize(long bytes) {
+            wrote(attempt, this, bytes);
         }
     }
 
@@ -1026,7 +1070,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean replayed; // it caught up with the record once: it may be the call's ready source
         boolean readyMissed; // it signalled ready before it had caught up
         boolean closed;
-        boolean committedAtStart;
         /** The replay cursor: what of the record it was sent. */
         int sentMessages;
         long sentDemand;
@@ -1056,6 +1099,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 if (missing > 0) {
                     call.request(missing);
                 }
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, "request() of an attempt being cancelled threw", e); // it is cancelled all the same
             } finally {
                 call.cancel(why.getDescription(), why.getCause());
             }

@@ -56,11 +56,6 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     private final AdaptiveHedgingRegistry.@Nullable ChannelDelays adaptive;
     /** The channel's target as grpc-java canonicalized it, for {@link CallTarget#target()}. */
     private final String target;
-    /**
-     * Whether a listener is told of transparent retries: then each attempt of every call counts them (a call its
-     * observer follows counts them too); with neither, nothing is added to an attempt.
-     */
-    final boolean watchTransparentRetries;
     private final boolean anyRetryPolicy; // or hedging policy, or a fallback decider
     private final @Nullable Function<MethodDescriptor<?, ?>, @Nullable RetryDecider> fallbackDecider;
     private final ConcurrentHashMap<String, MethodPlan> plans = new ConcurrentHashMap<>();
@@ -89,7 +84,6 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.retryInfo = config.retryInfo() && RetryInfoDelay.available();
         this.retryInfoMaxDelayNanos = Nanos.saturated(config.retryInfoMaxDelay());
         this.target = b.target != null ? b.target : config.channel();
-        this.watchTransparentRetries = events != RetryEventListener.NOOP;
         this.fallbackDecider = b.fallbackDecider;
         AdaptiveHedgingPolicy adaptivePolicy = config.adaptiveHedging();
         this.adaptive = adaptivePolicy == null ? null : (b.adaptiveHedging != null ? b.adaptiveHedging

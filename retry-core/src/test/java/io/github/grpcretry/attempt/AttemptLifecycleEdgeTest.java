@@ -74,7 +74,10 @@ class AttemptLifecycleEdgeTest {
         handle.call.setMessageCompression(true);
         Rpc.Outcome outcome = handle.send("a").halfClose().await();
 
-        assertThat(outcome.code()).isEqualTo(Status.Code.INTERNAL);
+        // the call below threw as the retry replayed: that attempt is cancelled, the call ends (issue 35)
+        assertThat(outcome.code()).isEqualTo(Status.Code.CANCELLED);
+        assertThat(outcome.status().getDescription()).isEqualTo("Failed to set message compression");
+        assertThat(outcome.status().getCause()).hasMessage("scripted failure setting the retry's compression");
         assertThat(outcome.listener().closeCount()).isEqualTo(1);
         Arrival retry = awaitArrival(2);
         assertThat(waitFor(() -> retry.cancelled)).as("the retry's started stream was cancelled, not left open")

@@ -641,8 +641,9 @@ class HedgingSideBySideTest {
     /**
      * A message passes the per-RPC buffer limit while two attempts are in flight: the call commits to
      * the one that has sent the most (the first), the other is cancelled and no more hedges go (A6;
-     * grpc-java commits to the attempt whose outbound bytes passed the limit first: the same one).
-     * Over Netty, where grpc-java knows the wire size of each message.
+     * both engines commit to the attempt whose written bytes pass the limit first, and send a new message to
+     * the older attempts first: the same one). Both transports report what they write (in-process: with the
+     * size-tracing flag this module's tests run with).
      */
     @Test
     void bufferLimitCommitsToTheMostAdvancedAttemptAndStopsHedging() throws Exception {
@@ -669,9 +670,8 @@ class HedgingSideBySideTest {
         assertThat(ours.codes()).containsExactly(Status.Code.OK);
         assertThat(ours.serverMessages().get(0)).hasSize(2);
         assertThat(ours.events().ofType("committed")).extracting(RecordingEvents.Event::attempt).containsExactly(1);
-        // in-process (ours only: grpc-java does not size in-process messages)
-        Observed inProc = run(Engine.INTERCEPTOR, Transport.IN_PROCESS, config, a -> Action.ok(), drive);
-        assertThat(inProc.comparable()).isEqualTo(ours.comparable());
+        Observed[] inProc = same(Transport.IN_PROCESS, config, a -> Action.ok(), drive);
+        assertThat(inProc[1].comparable()).isEqualTo(ours.comparable());
     }
 
     // ---------------------------------------------------------------- cancellation

@@ -32,8 +32,11 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 /**
- * What the engine adds to a unary call that succeeds at once (issue 9: at most ~200 B over a bare
- * channel). In-process with a direct-executor server and a blocking stub the whole call runs on the
+ * What the engine adds to a unary call that succeeds at once (issue 9 set ~200 B over a bare channel; since
+ * issue 35 every attempt's streams are traced, so that the buffer is counted from what the transport writes,
+ * which costs ~240 B of it: the copy of the call options grpc-java makes to add a stream tracer factory, the
+ * factory and the stream's tracer; a listener, which the Spring Boot lines always have, adds nothing more since
+ * the same tracer counts transparent retries). In-process with a direct-executor server and a blocking stub the whole call runs on the
  * calling thread, so that thread's allocation counter sees every byte of it (no sampling); the
  * figure is the difference between the same calls with and without the engine (throttle, budget and
  * the channel's service config as the starter renders it).
@@ -52,7 +55,7 @@ class SuccessPathAllocationTest {
             .setRequestMessage("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef").build();
 
     @Test
-    void engineAddsAtMost200BytesToAUnaryCallThatSucceedsAtOnce() throws Exception {
+    void engineAddsAtMost448BytesToAUnaryCallThatSucceedsAtOnce() throws Exception {
         String java = ProcessHandle.current().info().command().orElse("java");
         Process p = new ProcessBuilder(java, "-XX:-DoEscapeAnalysis", "-Xmx256m",
                 "-cp", System.getProperty("java.class.path"), SuccessPathAllocationTest.class.getName())
@@ -73,16 +76,16 @@ class SuccessPathAllocationTest {
         assertThat(p.exitValue()).as(output.toString()).isZero();
         System.out.print(output);
         long added = figures.get("engine") - figures.get("bare");
-        assertThat(added).as("bytes the engine adds per unary call, escape analysis off").isBetween(0L, 200L);
+        assertThat(added).as("bytes the engine adds per unary call, escape analysis off").isBetween(0L, 448L);
         assertThat(figures.get("held")).as("bytes held for replay after the calls").isZero();
         assertThat(figures.get("observer") - figures.get("engine"))
                 .as("bytes the attempt observer adds to a call with no observation of its own (docs/observability.md)")
                 .isLessThanOrEqualTo(0L);
-        // a listener (meters, the endpoint's counts) makes each attempt count grpc-java's transparent retries:
-        // a stream tracer factory on the attempt's call options (docs/observability.md)
+        // a listener (meters, the endpoint's counts) has each attempt count grpc-java's transparent retries: the
+        // stream tracer every attempt has anyway (docs/observability.md)
         assertThat(figures.get("listener") - figures.get("engine"))
-                .as("bytes a listener adds per call: the transparent-retry counter of its attempt")
-                .isBetween(0L, 256L);
+                .as("bytes a listener adds per call")
+                .isLessThanOrEqualTo(0L);
     }
 
     /** Runs in the forked JVM: prints {@code bare N}, {@code engine N} (bytes per call) and {@code held N}. */

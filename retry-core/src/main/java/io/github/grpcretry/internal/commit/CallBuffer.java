@@ -6,9 +6,10 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The replay record of one call: what the application gave it (start headers, request messages,
- * demand, half-close, compression), for attempts that have not been sent it yet, and the request bytes
- * held for it, counted against the per-RPC limit and the channel's {@link RetryBufferPool}. An attempt
+ * The replay record of one call: what the application gave it (start headers, request messages as the
+ * application passed them, each with the compression it was sent with, demand, half-close, compression), for
+ * attempts that have not been sent it yet, and the request bytes held for it (as many as its attempt that
+ * wrote the most has written), counted against the per-RPC limit and the channel's {@link RetryBufferPool}. An attempt
  * replays the record by comparing its own cursor with the counts here; the call's drain loop sends one
  * operation at a time. Not thread-safe: the call guards it with its own lock.
  */
@@ -26,6 +27,9 @@ public final class CallBuffer {
     private boolean halfClosed;
     /** The message compression the application set: 0 never set, 1 off, 2 on. */
     private byte compression;
+    /** The compression each message was recorded with (a retry replays it so); later ones only once set. */
+    private byte firstCompression;
+    private byte @Nullable [] laterCompression;
     private long held;
     private boolean exceeded;
 
@@ -53,9 +57,16 @@ public final class CallBuffer {
             case MESSAGE -> {
                 if (count == 0) {
                     first = message;
+                    firstCompression = compression;
                 } else {
                     later = later == null ? new Object[4] : count > later.length ? Arrays.copyOf(later, count * 2) : later;
                     later[count - 1] = message;
+                    if (laterCompression != null || compression != 0) {
+                        laterCompression = laterCompression == null ? new byte[later.length]
+                                : later.length > laterCompression.length ? Arrays.copyOf(laterCompression, later.length)
+                                : laterCompression;
+                        laterCompression[count - 1] = compression;
+                    }
                 }
                 count++;
             }
@@ -87,6 +98,12 @@ public final class CallBuffer {
         return compression;
     }
 
+    /** The compression message {@code i} (0-based) was recorded with, as {@link #compression()} gives it. */
+    public byte compressionOf(int i) {
+        byte[] c = laterCompression;
+        return i == 0 ? firstCompression : c == null ? 0 : c[i - 1];
+    }
+
     /** Reserves {@code bytes} more when they fit under both limits; else false, from then on (nothing reserved). */
     public boolean tryAdd(long bytes, long perRpcLimit, RetryBufferPool pool) {
         if (exceeded || !fits(held, bytes, perRpcLimit, pool)) {
@@ -110,6 +127,7 @@ public final class CallBuffer {
         pool.release(h);
         first = null;
         later = null;
+        laterCompression = null;
         count = 0;
     }
 

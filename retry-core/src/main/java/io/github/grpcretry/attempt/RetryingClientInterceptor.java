@@ -14,6 +14,7 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -45,6 +46,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     /** Follows calls attempt by attempt (per-attempt tracing); null = off, nothing is asked per call. */
     final @Nullable AttemptObserver observer;
     final RetryScheduler scheduler;
+    private volatile @Nullable ChannelShutdown shutdownWatch;
     final RetryBufferPool bufferPool;
     final long perRpcBufferLimit;
     final int maxAttemptsCap;
@@ -169,6 +171,16 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         return plan;
     }
 
+    /** The watch of {@code channel}'s shut-down (one at a time: an engine serves one channel). */
+    ChannelShutdown shutdownWatch(ManagedChannel channel) {
+        ChannelShutdown w = shutdownWatch;
+        if (w == null || w.channel() != channel) {
+            w = new ChannelShutdown(channel);
+            shutdownWatch = w;
+        }
+        return w;
+    }
+
     public ChannelRetryConfig config() {
         return config;
     }
@@ -268,7 +280,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
             return this;
         }
 
-        /** The timers (default {@link RetryScheduler#shared()}). */
+        /** The timers (default: a {@link RetryScheduler#shared()} of this engine's own; {@link #scheduler()}'s close ends its calls' waits). */
         public Builder scheduler(@Nullable RetryScheduler scheduler) {
             this.scheduler = scheduler;
             return this;

@@ -85,7 +85,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         long waitedNanos;
         long lastWaitNanos; // what the last timer waited, until an attempt takes it (observed calls)
         @Nullable DelaySource delaySource; // where the pending retry's delay came from, until the retry takes it
-        boolean shutDown; // the scheduler refused a timer: it is closed, the call ends SHUTTING_DOWN
+        boolean shutDown; // the scheduler refused a timer: it is closed, a failure that needs one ends SHUTTING_DOWN
         Context.@Nullable CancellationListener contextListener;
         @Nullable Runnable onChannelShutdown; // while the call waits alone for a timer on a watched channel
         @Nullable Status listenerFailure; // the listener threw (not in onClose): its close gets this, nothing else

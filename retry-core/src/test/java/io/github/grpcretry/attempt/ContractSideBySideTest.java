@@ -461,11 +461,12 @@ class ContractSideBySideTest {
     // ------------------------------------------------------------------ 9: nothing but the close after cancel()
 
     /** Records what the application hears after its cancel() returned, besides the close; blocks in one callback. */
-    private static final class AfterCancel extends ClientCall.Listener<SimpleResponse> {
+    private static final class AfterCancel {
         final AtomicBoolean cancelReturned = new AtomicBoolean();
         final List<String> after = java.util.Collections.synchronizedList(new ArrayList<>());
         final CountDownLatch entered = new CountDownLatch(1);
         final CountDownLatch leave = new CountDownLatch(1);
+        final ContractListener<SimpleResponse> listener = new ContractListener<>(new NamedCallbacks(this::heard));
         private final String blockIn;
 
         AfterCancel(String blockIn) {
@@ -473,7 +474,7 @@ class ContractSideBySideTest {
         }
 
         private void heard(String callback) {
-            if (cancelReturned.get()) {
+            if (cancelReturned.get() && !callback.equals("onClose")) {
                 after.add(callback);
             }
             if (callback.equals(blockIn) && entered.getCount() > 0) { // the application is busy in it
@@ -486,28 +487,13 @@ class ContractSideBySideTest {
             }
         }
 
-        @Override
-        public void onReady() {
-            heard("onReady");
-        }
-
-        @Override
-        public void onHeaders(Metadata headers) {
-            heard("onHeaders");
-        }
-
-        @Override
-        public void onMessage(SimpleResponse message) {
-            heard("onMessage");
-        }
-
         /** Cancels from this thread, then lets the blocked callback return; what came after, once closed CANCELLED. */
-        List<String> cancel(ClientCall<?, ?> call, ContractListener<?> contract) throws InterruptedException {
+        List<String> cancel(ClientCall<?, ?> call) throws InterruptedException {
             call.cancel("the application gives up", null);
             cancelReturned.set(true);
             leave.countDown();
-            assertThat(contract.awaitClose(WAIT_S, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.CANCELLED);
-            contract.assertContract();
+            assertThat(listener.awaitClose(WAIT_S, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.CANCELLED);
+            listener.assertContract();
             return List.copyOf(after);
         }
     }
@@ -522,15 +508,14 @@ class ContractSideBySideTest {
         };
         Channel ch = client(w, retry(3, 5), scheduler());
         AfterCancel app = new AfterCancel("onHeaders");
-        ContractListener<SimpleResponse> listener = new ContractListener<>(app);
         ClientCall<SimpleRequest, SimpleResponse> call = ch.newCall(Rpc.UNARY, CallOptions.DEFAULT);
-        call.start(listener, new Metadata());
+        call.start(app.listener, new Metadata());
         call.request(1);
         call.sendMessage(Rpc.request("q"));
         call.halfClose();
         assertThat(app.entered.await(WAIT_S, TimeUnit.SECONDS)).as(w + ": in onHeaders").isTrue();
         arrival.get().call.sendMessage(SimpleResponse.newBuilder().setResponseMessage("r").build()); // queued behind it
-        return app.cancel(call, listener);
+        return app.cancel(call);
     }
 
     @Test
@@ -556,10 +541,9 @@ class ContractSideBySideTest {
         };
         Channel ch = client(Wiring.BUILDER, hedging(2, 50), scheduler());
         AfterCancel app = new AfterCancel("onReady");
-        ContractListener<SimpleResponse> listener = new ContractListener<>(app);
         ClientCall<SimpleRequest, SimpleResponse> call = ch.newCall(Rpc.BIDI, CallOptions.DEFAULT); // a unary hears no onReady
         this.app.execute(() -> { // the application's thread: its onReady may come from within start()
-            call.start(listener, new Metadata());
+            call.start(app.listener, new Metadata());
             call.request(1);
             call.sendMessage(Rpc.request("q"));
             call.halfClose();
@@ -567,6 +551,6 @@ class ContractSideBySideTest {
         assertThat(app.entered.await(WAIT_S, TimeUnit.SECONDS)).as("the first onReady").isTrue();
         assertThat(headersSent.await(WAIT_S, TimeUnit.SECONDS)).as("the hedge's headers").isTrue();
         awaitEvent("committed 2"); // the hedge's headers are queued behind the onReady being delivered
-        assertThat(app.cancel(call, listener)).isEmpty();
+        assertThat(app.cancel(call)).isEmpty();
     }
 }

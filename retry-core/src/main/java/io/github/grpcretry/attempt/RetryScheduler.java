@@ -22,7 +22,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The timers of the retry engine: one small pool of daemon threads shared by every channel
  * ({@link #shared()}: a scheduler of its own over those threads for each engine), plus the executor
- * that runs the work a timer triggers when the call has no executor of its own. A timer thread only hands work over; it never starts an attempt itself.
+ * that runs the work a timer triggers when the call has no executor of its own. A timer thread only
+ * hands work over; it never starts an attempt itself.
  *
  * <p>Every timer is counted from scheduling until it fires or is cancelled, so tests can check
  * that no call leaves a timer behind. The timer threads also drive the coarse clocks of retry

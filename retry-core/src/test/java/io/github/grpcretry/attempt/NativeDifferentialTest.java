@@ -38,7 +38,8 @@ import org.junit.jupiter.api.Test;
  * cause when it threw), after the same arrivals and responses.</li>
  * <li>the same, where grpc-java also delivers messages after the cancel (a server-streaming call the application
  * cancels from a callback while it has asked for more: grpc-java hands over what it had asked for, then never closes;
- * docs/differences.md, row "the application cancels ... while its stream holds the server's close"): our engine must
+ * docs/differences.md, row "a server-streaming call the application cancels from a callback while it has asked for
+ * more messages"): our engine must
  * close it once with CANCELLED after the same arrivals, having delivered exactly the responses the application had
  * heard when it cancelled, which are grpc-java's first ones ({@code -Ddifferential.seed=7773396} is one).</li>
  * <li>an application that cancels after the server's status reached the client but before the

@@ -292,27 +292,31 @@ class ContractSideBySideTest {
     @Test
     void shutdownNowEndsACallWithAnAttemptInFlightAsGrpcJavasDoes() throws Exception {
         answer = a -> { }; // never answers
-        List<Ended> seen = new ArrayList<>();
-        for (Wiring w : Wiring.values()) {
-            Heard h = call(client(w, retry(5, LONG_MS), scheduler()));
-            arrival();
-            lastChannel().shutdownNow();
-            seen.add(ended(h.await()));
+        for (ChannelRetryConfig config : List.of(retry(5, LONG_MS), hedging(3, LONG_MS))) {
+            List<Ended> seen = new ArrayList<>();
+            for (Wiring w : Wiring.values()) {
+                Heard h = call(client(w, config, scheduler()));
+                arrival();
+                lastChannel().shutdownNow();
+                seen.add(ended(h.await()));
+            }
+            assertThat(seen.get(0)).isEqualTo(new Ended(Status.Code.UNAVAILABLE, "Channel shutdownNow invoked", 1, 0));
+            assertThat(seen.subList(1, 3)).as("the engine, both wirings").containsOnly(seen.get(0));
         }
-        assertThat(seen.get(0)).isEqualTo(new Ended(Status.Code.UNAVAILABLE, "Channel shutdownNow invoked", 1, 0));
-        assertThat(seen.subList(1, 3)).as("the engine, both wirings").containsOnly(seen.get(0));
     }
 
     @Test
     void aCallAfterShutdownFailsAtOnceAsGrpcJavasDoes() throws Exception {
-        List<Ended> seen = new ArrayList<>();
-        for (Wiring w : Wiring.values()) {
-            Channel ch = client(w, retry(5, LONG_MS), scheduler());
-            lastChannel().shutdown();
-            seen.add(ended(call(ch).await()));
+        for (ChannelRetryConfig config : List.of(retry(5, LONG_MS), hedging(3, LONG_MS))) {
+            List<Ended> seen = new ArrayList<>();
+            for (Wiring w : Wiring.values()) {
+                Channel ch = client(w, config, scheduler());
+                lastChannel().shutdown();
+                seen.add(ended(call(ch).await()));
+            }
+            assertThat(seen.get(0)).isEqualTo(new Ended(Status.Code.UNAVAILABLE, "Channel shutdown invoked", 0, 0));
+            assertThat(seen.subList(1, 3)).as("the engine, both wirings").containsOnly(seen.get(0));
         }
-        assertThat(seen.get(0)).isEqualTo(new Ended(Status.Code.UNAVAILABLE, "Channel shutdown invoked", 0, 0));
-        assertThat(seen.subList(1, 3)).as("the engine, both wirings").containsOnly(seen.get(0));
     }
 
     @Test

@@ -1,6 +1,5 @@
 package io.github.grpcretry.attempt;
 
-import io.grpc.Channel;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -9,12 +8,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The shut-down of the channel below the engine, which is no failure of the server (docs/design.md §18): an
  * attempt the channel itself closed because it is shut down ends the call with that status, and, where the
- * engine was handed the {@link ManagedChannel} itself ({@code ClientInterceptors.intercept(channel, engine)}),
- * a call waiting for a timer ends as soon as the channel shuts down. One watch per channel keeps one state
+ * engine knows the {@link ManagedChannel} (handed it by {@code ClientInterceptors.intercept(channel, engine)}, or
+ * told of it by {@link RetryingClientInterceptor#watchShutdown}), a call waiting for a timer ends as soon as the
+ * channel shuts down. One watch per channel keeps one state
  * listener registered while calls wait, so nothing piles up on a channel whose state does not change.
  */
 final class ChannelShutdown {
@@ -40,15 +41,15 @@ final class ChannelShutdown {
     /**
      * Whether {@code status} is grpc-java's own close of an attempt because the channel below is shut down
      * ({@code shutdown()}: a new stream fails; {@code shutdownNow()}: the streams open are closed):
-     * its text, on a channel that really is shut down when the engine can ask it.
+     * its text, on a channel that really is shut down when the engine knows it ({@code watch} not null).
      */
-    static boolean closedByShutdown(Status status, Channel next) {
+    static boolean closedByShutdown(Status status, @Nullable ChannelShutdown watch) {
         if (status.getCode() != Status.Code.UNAVAILABLE) {
             return false;
         }
         String d = status.getDescription();
         boolean text = SHUTDOWN_TEXT.equals(d) || SHUTDOWN_NOW_TEXT.equals(d);
-        return text && (!(next instanceof ManagedChannel mc) || mc.isShutdown());
+        return text && (watch == null || watch.channel.isShutdown());
     }
 
     /** {@code onShutdown} runs (on {@code executor}) when the channel shuts down, unless removed first. */

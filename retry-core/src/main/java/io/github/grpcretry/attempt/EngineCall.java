@@ -88,6 +88,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean shutDown; // the scheduler refused a timer: it is closed, a failure that needs one ends SHUTTING_DOWN
         Context.@Nullable CancellationListener contextListener;
         @Nullable Runnable onChannelShutdown; // while the call waits alone for a timer on a watched channel
+        @Nullable ChannelShutdown watchedBy; // the watch it waits on
         @Nullable Status listenerFailure; // the listener threw (not in onClose): its close gets this, nothing else
         @Nullable ArrayDeque<Runnable> pending; // deliveries waiting for the thread that is delivering
         @Nullable ObservedCall observed; // the call as the engine's observer follows it (set at start, never changed)
@@ -605,7 +606,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             } else if (wasCommitted) {
                 suppressed = Decision.afterCommit(extra == null ? null : extra.commitReason,
                         !status.isOk() && wouldRetry(status, trailers));
-            } else if (!status.isOk() && ChannelShutdown.closedByShutdown(status, next)) {
+            } else if (!status.isOk() && ChannelShutdown.closedByShutdown(status, shutdownWatch())) {
                 cancelTimerLocked(); // the channel is shut down: no attempt can start on it, it ends with its status
                 end = liveLocked() == 0;
             } else if (!status.isOk() && !context.isCancelled()) {
@@ -936,8 +937,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Extra x = extra;
         Context.CancellationListener cl = x == null ? null : x.contextListener;
         cancelTimerLocked();
-        if (x != null && x.onChannelShutdown != null && next instanceof ManagedChannel mc) {
-            engine.shutdownWatch(mc).remove(x.onChannelShutdown);
+        if (x != null && x.onChannelShutdown != null && x.watchedBy != null) {
+            x.watchedBy.remove(x.onChannelShutdown);
             x.onChannelShutdown = null;
         }
         if (x != null && cl != null) {
@@ -957,27 +958,38 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /**
+     * The watch of the channel below when the engine knows it: handed the ManagedChannel itself, or told of it
+     * ({@link RetryingClientInterceptor#watchShutdown}); else null.
+     */
+    private @Nullable ChannelShutdown shutdownWatch() {
+        return next instanceof ManagedChannel mc ? engine.shutdownWatch(mc) : engine.watchedShutdown();
+    }
+
+    /**
      * Under lock, once a timer is pending and nothing is in flight: whether the call is to wait on the channel's
-     * shut-down too (the engine was handed the ManagedChannel itself), by {@link #watchShutdown} after the lock.
+     * shut-down too (the engine knows the ManagedChannel), by {@link #watchShutdown} after the lock.
      */
     @GuardedBy("this")
     private boolean shutdownWatchLocked() {
         Extra x = extra;
-        if (!(next instanceof ManagedChannel) || x == null || x.timer == null || liveLocked() > 0
-                || x.onChannelShutdown != null) {
+        ChannelShutdown w = shutdownWatch();
+        if (w == null || x == null || x.timer == null || liveLocked() > 0 || x.onChannelShutdown != null) {
             return false;
         }
         x.onChannelShutdown = this::channelShutDown;
+        x.watchedBy = w;
         return true;
     }
 
     private void watchShutdown() {
         Runnable r;
+        ChannelShutdown w;
         synchronized (this) {
             r = extra == null ? null : extra.onChannelShutdown;
+            w = extra == null ? null : extra.watchedBy;
         }
-        if (r != null && next instanceof ManagedChannel mc) {
-            engine.shutdownWatch(mc).add(r, executor());
+        if (r != null && w != null) {
+            w.add(r, executor());
         }
     }
 

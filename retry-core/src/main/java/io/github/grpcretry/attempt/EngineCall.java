@@ -10,6 +10,7 @@ import io.grpc.ClientStreamTracer;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Deadline;
+import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -83,8 +84,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         long waitedNanos;
         long lastWaitNanos; // what the last timer waited, until an attempt takes it (observed calls)
         @Nullable DelaySource delaySource; // where the pending retry's delay came from, until the retry takes it
-        boolean shutDown; // the scheduler refused a timer: it is closed, the call ends SHUTTING_DOWN
+        boolean shutDown; // the scheduler refused a timer: it is closed, a failure that needs one ends SHUTTING_DOWN
         Context.@Nullable CancellationListener contextListener;
+        @Nullable Runnable onChannelShutdown; // while the call waits alone for a timer on a watched channel
+        @Nullable ChannelShutdown watchedBy; // the watch it waits on
         @Nullable Status listenerFailure; // the listener threw (not in onClose): its close gets this, nothing else
         @Nullable ArrayDeque<Runnable> pending; // deliveries waiting for the thread that is delivering
         @Nullable ObservedCall observed; // the call as the engine's observer follows it (set at start, never changed)
@@ -596,6 +599,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         long waited = 0;
         @Nullable Status failure = null;
         boolean deliver = false;
+        boolean watchShutdown = false;
         synchronized (this) {
             if (a.closed) {
                 return;
@@ -614,22 +618,24 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             } else if (wasCommitted) {
                 suppressed = Decision.afterCommit(extra == null ? null : extra.commitReason,
                         !status.isOk() && wouldRetry(status, trailers));
-            } else if (!status.isOk() && extra != null && extra.shutDown) { // a timer was refused: none follows
-                status = SHUTTING_DOWN;
-                trailers = new Metadata();
+            } else if (!status.isOk() && ChannelShutdown.closedByShutdown(status, shutdownWatch())) {
+                cancelTimerLocked(); // the channel is shut down: no attempt can start on it, it ends with its status
+                end = liveLocked() == 0;
             } else if (!status.isOk() && !context.isCancelled()) {
-                d = decideLocked(a, status, trailers);
+                d = decideLocked(a, status, trailers); // a failure that needs no further attempt ends as answered
                 if (d instanceof Decision.Stop s) {
                     suppressed = s.reason();
                     end = liveLocked() == 0 && (extra == null || extra.timer == null);
                 } else if (d instanceof Decision.End e) {
                     suppressed = e.reason();
-                } else if (d != null) {
+                } else if (d != null && (extra == null || !extra.shutDown)) {
                     end = false;
                 } else {
-                    status = SHUTTING_DOWN; // no timer can fire
+                    d = null; // no timer can fire (a timer was refused: the scheduler is closed)
+                    status = SHUTTING_DOWN;
                     trailers = new Metadata();
                 }
+                watchShutdown = !end && shutdownWatchLocked();
             }
             head = end && finishLocked() ? newest : null; // the others to cancel
             if (end) { // settled: nothing but its close can be delivered any more; it enters now unless one delivers
@@ -639,6 +645,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 failure = extra == null ? null : extra.listenerFailure;
                 deliver = BUSY.compareAndSet(this, (byte) 0, (byte) 1);
             }
+        }
+        if (watchShutdown) {
+            watchShutdown(); // outside the lock: a channel shut down already ends the call at once
         }
         engine.events.attemptEnded(target(), kind(a), a.number, attemptStatus.getCode());
         if (followed != null) {
@@ -729,9 +738,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** Ends the call on its executor (here when it refuses: the listener must close); nothing else delivers. */
+    /**
+     * Ends the call on its executor (here when it refuses: the listener must close), within the call's Context as
+     * every callback of grpc-java's is; nothing else delivers.
+     */
     private void endLater(Status status) {
-        Runnable end = () -> endCall(status, new Metadata());
+        Runnable end = context.wrap(() -> endCall(status, new Metadata()));
         try {
             executor().execute(end);
         } catch (RejectedExecutionException e) {
@@ -773,10 +785,16 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** A queued callback: once the listener threw, it hears only its close, with that failure. */
+    /**
+     * A queued callback: once the call is cancelled (queued before the cancel or not) the listener hears only its
+     * close; once the listener threw, that close carries the failure.
+     */
     private void deliver(Signal s, @Nullable Object value, @Nullable Metadata trailers) {
         Status failure;
         synchronized (this) {
+            if (cancelled && s != Signal.CLOSE) {
+                return;
+            }
             failure = extra == null ? null : extra.listenerFailure;
         }
         if (failure == null) {
@@ -885,7 +903,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return x.timer != null;
     }
 
-    /** On the call's executor; a timer replaced or cancelled since does nothing. */
+    /** On the call's executor, within the call's Context; a timer replaced or cancelled since does nothing. */
     private void timerFired(int generation) {
         synchronized (this) {
             Extra x = extra;
@@ -898,7 +916,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             x.lastWaitNanos = waited;
             stopWaitingLocked();
         }
-        nextAttempt();
+        Context previous = context.attach(); // the next attempt, or the end of the call (its close to the listener)
+        try {
+            nextAttempt();
+        } finally {
+            context.detach(previous);
+        }
     }
 
     @GuardedBy("this")
@@ -918,6 +941,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Extra x = extra;
         Context.CancellationListener cl = x == null ? null : x.contextListener;
         cancelTimerLocked();
+        if (x != null && x.onChannelShutdown != null && x.watchedBy != null) {
+            x.watchedBy.remove(x.onChannelShutdown);
+            x.onChannelShutdown = null;
+        }
         if (x != null && cl != null) {
             x.contextListener = null;
             context.removeListener(cl);
@@ -932,6 +959,53 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             x.contextListener = c -> cancelWith(Contexts.statusFromCancelled(c));
             context.addListener(x.contextListener, executor());
         }
+    }
+
+    /**
+     * The watch of the channel below when the engine knows it: handed the ManagedChannel itself, or told of it
+     * ({@link RetryingClientInterceptor#watchShutdown}); else null.
+     */
+    private @Nullable ChannelShutdown shutdownWatch() {
+        return next instanceof ManagedChannel mc ? engine.shutdownWatch(mc) : engine.watchedShutdown();
+    }
+
+    /**
+     * Under lock, once a timer is pending and nothing is in flight: whether the call is to wait on the channel's
+     * shut-down too (the engine knows the ManagedChannel), by {@link #watchShutdown} after the lock.
+     */
+    @GuardedBy("this")
+    private boolean shutdownWatchLocked() {
+        Extra x = extra;
+        ChannelShutdown w = shutdownWatch();
+        if (w == null || x == null || x.timer == null || liveLocked() > 0 || x.onChannelShutdown != null) {
+            return false;
+        }
+        x.onChannelShutdown = this::channelShutDown;
+        x.watchedBy = w;
+        return true;
+    }
+
+    private void watchShutdown() {
+        Runnable r;
+        ChannelShutdown w;
+        synchronized (this) {
+            r = extra == null ? null : extra.onChannelShutdown;
+            w = extra == null ? null : extra.watchedBy;
+        }
+        if (r != null && w != null) {
+            w.add(r, executor());
+        }
+    }
+
+    /** The channel shut down while the call waited for a timer with nothing in flight: no attempt can follow. */
+    private void channelShutDown() {
+        synchronized (this) {
+            if (extra == null || extra.onChannelShutdown == null) {
+                return; // it waits no more
+            }
+            extra.onChannelShutdown = null;
+        }
+        cancelWith(ChannelShutdown.SHUTDOWN);
     }
 
     /** The call's state beyond the success path, made on first use (under lock). */
@@ -1106,8 +1180,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
         }
 
+        /** An attempt after others tells the application how many came before (A6 "exposed retry metadata"). */
         @Override
         public void onHeaders(Metadata responseHeaders) {
+            if (number > 1) {
+                responseHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS);
+                responseHeaders.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(number - 1));
+            }
             signal(Signal.HEADERS, responseHeaders);
         }
 

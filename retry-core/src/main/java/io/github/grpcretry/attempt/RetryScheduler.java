@@ -21,8 +21,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The timers of the retry engine: one small pool of daemon threads shared by every channel
- * ({@link #shared()}), plus the executor that runs the work a timer triggers when the call has no
- * executor of its own. A timer thread only hands work over; it never starts an attempt itself.
+ * ({@link #shared()}: a scheduler of its own over those threads for each engine), plus the executor
+ * that runs the work a timer triggers when the call has no executor of its own. A timer thread only
+ * hands work over; it never starts an attempt itself.
  *
  * <p>Every timer is counted from scheduling until it fires or is cancelled, so tests can check
  * that no call leaves a timer behind. The timer threads also drive the coarse clocks of retry
@@ -33,15 +34,14 @@ public final class RetryScheduler implements AutoCloseable {
     /** Timer threads of the shared scheduler. */
     public static final int SHARED_TIMER_THREADS = 2;
 
+    /** The process-wide pools: never closed, never handed out (each {@link #shared()} is a scheduler over them). */
     private static final class SharedHolder {
-        static final RetryScheduler INSTANCE = create(SHARED_TIMER_THREADS, "grpc-retry", true);
+        static final RetryScheduler POOLS = create(SHARED_TIMER_THREADS, "grpc-retry");
     }
 
     private final ScheduledExecutorService timers;
     private final Executor work;
     private final boolean owned;
-    /** The process-wide one: {@link #close()} leaves it running. */
-    private final boolean shared;
     private final AtomicInteger outstanding = new AtomicInteger();
     /** Timers that have neither fired nor been cancelled: told when this scheduler closes. */
     private final Set<Timer> pending = ConcurrentHashMap.newKeySet();
@@ -49,16 +49,20 @@ public final class RetryScheduler implements AutoCloseable {
     private final ConcurrentLinkedQueue<CompletableFuture<Void>> budgetClocks = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
-    private RetryScheduler(ScheduledExecutorService timers, Executor work, boolean owned, boolean shared) {
+    private RetryScheduler(ScheduledExecutorService timers, Executor work, boolean owned) {
         this.timers = timers;
         this.work = work;
         this.owned = owned;
-        this.shared = shared;
     }
 
-    /** The process-wide scheduler (daemon threads, never shut down). */
+    /**
+     * A scheduler of its own on the process-wide daemon threads (never shut down): its {@link #close()} ends the
+     * calls waiting for its timers and stops its budget clocks, as any scheduler's does, and leaves the threads
+     * to the other users.
+     */
     public static RetryScheduler shared() {
-        return SharedHolder.INSTANCE;
+        RetryScheduler pools = SharedHolder.POOLS;
+        return new RetryScheduler(pools.timers, pools.work, false);
     }
 
     /**
@@ -67,10 +71,6 @@ public final class RetryScheduler implements AutoCloseable {
      * {@link #close()} shuts both down.
      */
     public static RetryScheduler create(int timerThreads, String namePrefix) {
-        return create(timerThreads, namePrefix, false);
-    }
-
-    private static RetryScheduler create(int timerThreads, String namePrefix, boolean shared) {
         if (timerThreads < 1) {
             throw new IllegalArgumentException("timerThreads must be >= 1");
         }
@@ -79,7 +79,7 @@ public final class RetryScheduler implements AutoCloseable {
         timers.setRemoveOnCancelPolicy(true);
         timers.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         ExecutorService work = Executors.newCachedThreadPool(daemonFactory(namePrefix + "-worker-"));
-        return new RetryScheduler(timers, work, true, shared);
+        return new RetryScheduler(timers, work, true);
     }
 
     /**
@@ -90,7 +90,7 @@ public final class RetryScheduler implements AutoCloseable {
      */
     public static RetryScheduler of(ScheduledExecutorService timers, Executor work) {
         return new RetryScheduler(Objects.requireNonNull(timers, "timers"), Objects.requireNonNull(work, "work"),
-                false, false);
+                false);
     }
 
     /** The executor for timer-triggered work of calls without an executor of their own. */
@@ -154,14 +154,11 @@ public final class RetryScheduler implements AutoCloseable {
     }
 
     /**
-     * Shuts the pools down when this scheduler owns them (the shared scheduler ignores it), stops the
-     * budget clocks it drives, and ends the calls waiting for one of its timers.
+     * Shuts the pools down when this scheduler owns them (not the shared threads, nor a caller's executors),
+     * stops the budget clocks it drives, and ends the calls waiting for one of its timers.
      */
     @Override
     public void close() {
-        if (shared) {
-            return;
-        }
         closed = true;
         for (CompletableFuture<Void> clock : budgetClocks) {
             clock.cancel(false);

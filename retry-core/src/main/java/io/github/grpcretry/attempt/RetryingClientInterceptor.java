@@ -14,6 +14,7 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -45,6 +46,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     /** Follows calls attempt by attempt (per-attempt tracing); null = off, nothing is asked per call. */
     final @Nullable AttemptObserver observer;
     final RetryScheduler scheduler;
+    private volatile @Nullable ChannelShutdown shutdownWatch;
     final RetryBufferPool bufferPool;
     final long perRpcBufferLimit;
     final int maxAttemptsCap;
@@ -75,6 +77,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.events = GuardedEventListener.guard(b.events);
         this.observer = GuardedAttemptObserver.guard(b.observer); // docs/design.md §14
         this.scheduler = b.scheduler != null ? b.scheduler : RetryScheduler.shared();
+        this.shutdownWatch = b.shutdownWatch;
         if (budget != null) {
             scheduler.driveBudgetClock(budget); // every call deposits: spare it the clock reading
         }
@@ -163,6 +166,36 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         return plan;
     }
 
+    /** The watch of {@code channel}'s shut-down (one at a time: an engine serves one channel). */
+    ChannelShutdown shutdownWatch(ManagedChannel channel) {
+        ChannelShutdown w = shutdownWatch;
+        if (w == null || w.channel() != channel) {
+            w = new ChannelShutdown(channel);
+            shutdownWatch = w;
+        }
+        return w;
+    }
+
+    /** The watch of the channel this engine was told of ({@link #watchShutdown}), or the last it was handed. */
+    @Nullable ChannelShutdown watchedShutdown() {
+        return shutdownWatch;
+    }
+
+    /**
+     * Tells the engine the channel it was built into. {@code builder.intercept(engine)} hands the engine only
+     * the channel's inner chain, so a call waiting for a retry's backoff or the next hedge learns of a
+     * shut-down only when its timer fires (its retry refused by the channel); told of the channel, the engine
+     * ends such a call at once when the channel shuts down, {@code UNAVAILABLE} "Channel shutdown invoked".
+     * Not needed over {@code ClientInterceptors.intercept(channel, engine)}, where the engine sees the channel.
+     * An engine made with {@link Builder#reusing} goes on watching the same channel.
+     *
+     * @return {@code channel}, so that {@code engine.watchShutdown(builder.intercept(engine).build())} reads as one
+     */
+    public <C extends ManagedChannel> C watchShutdown(C channel) {
+        shutdownWatch = new ChannelShutdown(Objects.requireNonNull(channel, "channel"));
+        return channel;
+    }
+
     public ChannelRetryConfig config() {
         return config;
     }
@@ -204,6 +237,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         private RetryEventListener events = RetryEventListener.NOOP;
         private @Nullable AttemptObserver observer;
         private @Nullable RetryScheduler scheduler;
+        private @Nullable ChannelShutdown shutdownWatch;
         private @Nullable RetryBufferPool bufferPool;
         private @Nullable Function<MethodDescriptor<?, ?>, @Nullable RetryDecider> fallbackDecider;
         private @Nullable AdaptiveHedgingRegistry adaptiveHedging;
@@ -262,7 +296,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
             return this;
         }
 
-        /** The timers (default {@link RetryScheduler#shared()}). */
+        /** The timers (default: a {@link RetryScheduler#shared()} of this engine's own; {@link #scheduler()}'s close ends its calls' waits). */
         public Builder scheduler(@Nullable RetryScheduler scheduler) {
             this.scheduler = scheduler;
             return this;
@@ -303,7 +337,8 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
          * {@code previous} what belongs to the channel rather than to one configuration, its timers and its
          * channel-wide buffer pool (calls still running on {@code previous} release into the same pool). The
          * throttle and budget come from the limiter registry ({@code RetryLimiterRegistry.replaceThrottle},
-         * {@code replaceBudget}), which keeps them when their own parameters did not change. Engine state
+         * {@code replaceBudget}), which keeps them when their own parameters did not change; the channel whose
+         * shut-down it watches ({@link RetryingClientInterceptor#watchShutdown}) stays watched. Engine state
          * that has parameters of its own is carried over here the same way: kept when they are unchanged.
          *
          * @param previous absent = nothing to take over
@@ -312,6 +347,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
             if (previous != null) {
                 this.scheduler = previous.scheduler;
                 this.bufferPool = previous.bufferPool;
+                this.shutdownWatch = previous.shutdownWatch;
             }
             return this;
         }

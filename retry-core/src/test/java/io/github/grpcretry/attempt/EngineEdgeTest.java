@@ -203,33 +203,11 @@ class EngineEdgeTest {
 
     /** A listener that throws {@link AppBug} from the callback {@code where} names. */
     private static ContractListener<SimpleResponse> throwingFrom(String where) {
-        return new ContractListener<>(new ClientCall.Listener<>() {
-            @Override
-            public void onHeaders(Metadata headers) {
-                fail("onHeaders");
+        return new ContractListener<>(new NamedCallbacks(callback -> {
+            if (callback.equals(where)) {
+                throw new AppBug(where);
             }
-
-            @Override
-            public void onMessage(SimpleResponse message) {
-                fail("onMessage");
-            }
-
-            @Override
-            public void onReady() {
-                fail("onReady");
-            }
-
-            @Override
-            public void onClose(Status status, Metadata trailers) {
-                fail("onClose");
-            }
-
-            private void fail(String callback) {
-                if (callback.equals(where)) {
-                    throw new AppBug(where);
-                }
-            }
-        });
+        }));
     }
 
     private static void assertCancelledBy(ContractListener<SimpleResponse> l, String where)

@@ -112,7 +112,8 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
             interceptorEngine.install(builder, channel, config);
         }
         if (policySources != null) {
-            policySources.install(builder, channel, () -> configs.forChannel(channel));
+            policySources.install(builder, channel, () -> configs instanceof ReloadableChannels reloadable
+                    ? reloadable.ownConfig(channel) : configs.forChannel(channel));
         }
     }
 

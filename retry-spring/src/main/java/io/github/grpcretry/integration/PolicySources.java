@@ -43,8 +43,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>interceptor engine: the engine runs them. grpc-java gets the resolver's config without its retry
  *       parts (its load balancing and the rest stay; the channel's own method entries, without retry parts,
  *       are laid over it), so it never retries underneath the engine's attempts; the retry parts go to the
- *       channel's {@link ReloadableChannels#resolverServiceConfig configuration} with every answer, and
- *       the channel's calls wait for the resolver's first answer ({@link ReloadableChannels#awaitResolver}),
+ *       channel's configuration ({@code ReloadableChannels.resolverServiceConfig}) with every answer, and
+ *       the channel's calls wait for the resolver's first answer ({@code ReloadableChannels.awaitResolver}),
  *       as grpc-java's own calls do;</li>
  *   <li>native engine: grpc-java runs them: the channel's own method configs and throttling are laid over
  *       the resolver's config.</li>

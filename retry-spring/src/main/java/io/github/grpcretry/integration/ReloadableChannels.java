@@ -134,7 +134,7 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
     /**
      * The configuration the channel runs (a built channel's own, else the current one); with the interceptor
      * engine it includes the policies of the service config the channel's name resolver supplied last
-     * ({@link #resolverServiceConfig}).
+     * ({@code resolverServiceConfig}).
      */
     @Override
     public ChannelRetryConfig forChannel(String channel) {
@@ -160,7 +160,7 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
      * @param supplied the resolver's retry and hedging policies and retry throttling; absent = none (its latest
      *     answer had no service config, or one without policies)
      */
-    public synchronized void resolverServiceConfig(String channel, @Nullable ServiceConfig supplied) {
+    synchronized void resolverServiceConfig(String channel, @Nullable ServiceConfig supplied) {
         Slot slot = slot(channel);
         slot.resolver = supplied;
         ChannelRetryConfig next = PolicySources.layered(slot.own, supplied);
@@ -174,14 +174,14 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
      * {@link #resolverAnswered}), as grpc-java's own calls do, so that the first calls already run the
      * policies it supplies. Only the first resolver of a channel name is waited for.
      */
-    public void awaitResolver(String channel) {
+    void awaitResolver(String channel) {
         if (engine == ChannelSetup.Engine.INTERCEPTOR) {
             slot(channel).awaitResolver();
         }
     }
 
     /** {@code channel}'s name resolver answered (a result, an error, or it was shut down): its calls go on. */
-    public void resolverAnswered(String channel) {
+    void resolverAnswered(String channel) {
         Slot slot = slots.get(channel);
         if (slot != null) {
             slot.resolverAnswered();

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.github.grpcretry.integration.RetryReport;
+import io.github.grpcretry.integration.RetryStatistics;
 import io.github.grpcretry.springgrpc.testing.GrpcClientContext;
 import io.github.grpcretry.springgrpc.testing.GrpcServerContext;
 import io.github.grpcretry.springgrpc.testing.ScriptedService;
@@ -141,6 +142,10 @@ class ResolverServiceConfigContextTest {
             assertThat(policy(client).get("sources")).isEqualTo(List.of("resolver"));
             assertThat((String) fromResolver(client).get("outcome"))
                     .startsWith(engine.equals("native") ? "used: " : "run by the engine: ");
+            if (engine.equals("interceptor")) {
+                // the engine's attempts are counted as any policy's are (the endpoint's counts, the meters)
+                assertThat(client.bean(RetryStatistics.class).counts("svc").attempts()).isEqualTo(15);
+            }
         }
     }
 

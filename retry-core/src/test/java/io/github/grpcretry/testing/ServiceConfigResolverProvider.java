@@ -51,8 +51,8 @@ public final class ServiceConfigResolverProvider extends NameResolverProvider im
     }
 
     /**
-     * Every resolver started so far answers again, now with {@code next} as its service config; returns once
-     * each channel's listener has taken the answer.
+     * Every resolver started so far answers again, now with {@code next} as its service config (null: an
+     * answer without one); returns once each channel's listener has taken the answer.
      */
     public void update(Map<String, ?> next) throws InterruptedException {
         serviceConfig = next;
@@ -86,10 +86,13 @@ public final class ServiceConfigResolverProvider extends NameResolverProvider im
             @Override
             public void start(Listener2 listener) {
                 answer = then -> args.getSynchronizationContext().execute(() -> {
-                    listener.onResult2(ResolutionResult.newBuilder()
-                            .setAddresses(List.of(new EquivalentAddressGroup(address)))
-                            .setServiceConfig(args.getServiceConfigParser().parseServiceConfig(serviceConfig))
-                            .build());
+                    ResolutionResult.Builder result = ResolutionResult.newBuilder()
+                            .setAddresses(List.of(new EquivalentAddressGroup(address)));
+                    Map<String, ?> current = serviceConfig;
+                    if (current != null) {
+                        result.setServiceConfig(args.getServiceConfigParser().parseServiceConfig(current));
+                    }
+                    listener.onResult2(result.build());
                     then.run();
                 });
                 started.add(answer);

@@ -222,11 +222,11 @@ public final class PolicySources {
     }
 
     /** The resolver's latest answer had no service config: grpc-java runs the channel's own default config. */
-    private void answeredWithoutConfig(String channel) {
+    private void answeredWithoutConfig(String channel, @Nullable ReloadableChannels engineChannels) {
         resolved.computeIfPresent(channel, (c, before) -> new ResolverOutcome(NOTHING, "its latest answer has no service"
                 + " config: the channel runs its own policies only", false));
-        if (channels != null) {
-            channels.resolverServiceConfig(channel, null);
+        if (engineChannels != null) {
+            engineChannels.resolverServiceConfig(channel, null);
         }
     }
 
@@ -477,11 +477,14 @@ public final class PolicySources {
         }
 
         private @Nullable NameResolver watched(@Nullable NameResolver resolver, Parser parser) {
-            if (resolver == null || engine != ChannelSetup.Engine.INTERCEPTOR || channels == null) {
-                return resolver;
+            if (resolver == null) {
+                return null;
             }
-            channels.awaitResolver(channel);
-            return new WatchedResolver(resolver, parser, channels);
+            ReloadableChannels engineChannels = engine == ChannelSetup.Engine.INTERCEPTOR ? channels : null;
+            if (engineChannels != null) {
+                engineChannels.awaitResolver(channel);
+            }
+            return new WatchedResolver(resolver, parser, engineChannels);
         }
 
         @Override
@@ -525,18 +528,20 @@ public final class PolicySources {
     }
 
     /**
-     * The channel's resolver, unchanged except that each answer also reaches the engine (interceptor engine):
-     * after grpc-java took it, the retry parts of its service config (none when it has none) go to the
-     * channel's configuration, and the channel's waiting calls go on. An answer whose service config is an
-     * error changes nothing for the engine (grpc-java keeps the config it had as well).
+     * The channel's resolver, unchanged except that each answer is also looked at once grpc-java took it: an
+     * answer without a service config is reported (the channel runs its own policies again), and with the
+     * interceptor engine the retry parts of its service config (none when it has none) go to the channel's
+     * configuration, and the channel's waiting calls go on. An answer whose service config is an error changes
+     * nothing for the engine (grpc-java keeps the config it had as well).
      */
     private final class WatchedResolver extends NameResolver {
 
         private final NameResolver delegate;
         private final Parser parser;
-        private final ReloadableChannels channels;
+        /** Where the interceptor engine's channels take the resolver's policies; absent with the native engine. */
+        private final @Nullable ReloadableChannels channels;
 
-        WatchedResolver(NameResolver delegate, Parser parser, ReloadableChannels channels) {
+        WatchedResolver(NameResolver delegate, Parser parser, @Nullable ReloadableChannels channels) {
             this.delegate = delegate;
             this.parser = parser;
             this.channels = channels;
@@ -546,11 +551,18 @@ public final class PolicySources {
             ConfigOrError sc = result.getServiceConfig();
             Parsed parsed = parser.last;
             if (sc == null) {
-                answeredWithoutConfig(parser.channel);
-            } else if (parsed != null && parsed.result() == sc) {
+                answeredWithoutConfig(parser.channel, channels);
+            } else if (channels != null && parsed != null && parsed.result() == sc) {
                 channels.resolverServiceConfig(parser.channel, parsed.forEngine());
             }
-            channels.resolverAnswered(parser.channel);
+            ended();
+        }
+
+        /** The resolver answered, failed or was shut down: the channel's waiting calls go on. */
+        private void ended() {
+            if (channels != null) {
+                channels.resolverAnswered(parser.channel);
+            }
         }
 
         @Override
@@ -577,7 +589,7 @@ public final class PolicySources {
                 @Override
                 public void onError(Status error) {
                     listener.onError(error);
-                    channels.resolverAnswered(parser.channel);
+                    ended();
                 }
             });
         }
@@ -590,7 +602,7 @@ public final class PolicySources {
         @Override
         public void shutdown() {
             delegate.shutdown();
-            channels.resolverAnswered(parser.channel);
+            ended();
         }
     }
 }

@@ -173,6 +173,11 @@ class ResolverServiceConfigContextTest {
                             .find(SimpleServiceGrpc.getUnaryRpcMethod()).retryPolicy().maxAttempts())
                             .as("what the engine runs").isEqualTo(2);
                 }
+
+                resolver.update(null);
+                assertThat(unaryArrivals(server, stub)).as("after an answer without a service config").isEqualTo(1);
+                assertThat(ctx.getBean(PolicySources.class).report("svc").get("sources")).isEqualTo(List.of());
+                assertThat((String) fromResolver(ctx).get("outcome")).startsWith("its latest answer has no service config");
             });
         }
     }

@@ -14,13 +14,16 @@ import java.util.Map;
 /**
  * A name resolver, as DNS with TXT records or a discovery resolver is one, that answers with one address
  * and a service config of its own, parsed with the parser grpc-java (or whoever wraps it) hands the
- * resolver. Registered in grpc-java's default registry for one scheme while open.
+ * resolver. Registered in grpc-java's default registry for one scheme while open. {@link #update} hands every
+ * started resolver a new service config, as a DNS resolver does when the TXT record changed.
  */
 public final class ServiceConfigResolverProvider extends NameResolverProvider implements AutoCloseable {
 
     private final String scheme;
     private final InetSocketAddress address;
-    private final Map<String, ?> serviceConfig;
+    private volatile Map<String, ?> serviceConfig;
+    /** Each started resolver's answer (the current service config), then what to run once the listener took it. */
+    private final List<java.util.function.Consumer<Runnable>> started = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private ServiceConfigResolverProvider(String scheme, InetSocketAddress address, Map<String, ?> serviceConfig) {
         this.scheme = scheme;
@@ -47,6 +50,21 @@ public final class ServiceConfigResolverProvider extends NameResolverProvider im
                         "maxBackoff", "0.002s", "backoffMultiplier", 2.0, "retryableStatusCodes", List.of("UNAVAILABLE")))));
     }
 
+    /**
+     * Every resolver started so far answers again, now with {@code next} as its service config (null: an
+     * answer without one); returns once each channel's listener has taken the answer.
+     */
+    public void update(Map<String, ?> next) throws InterruptedException {
+        serviceConfig = next;
+        java.util.concurrent.CountDownLatch taken = new java.util.concurrent.CountDownLatch(started.size());
+        for (java.util.function.Consumer<Runnable> answer : started) {
+            answer.accept(taken::countDown);
+        }
+        if (!taken.await(10, java.util.concurrent.TimeUnit.SECONDS)) {
+            throw new AssertionError("the channels did not take the new service config within 10 s");
+        }
+    }
+
     /** The target a channel names to be resolved by this resolver. */
     public String target() {
         return scheme + ":///service";
@@ -58,6 +76,8 @@ public final class ServiceConfigResolverProvider extends NameResolverProvider im
             return null;
         }
         return new NameResolver() {
+            private volatile java.util.function.Consumer<Runnable> answer;
+
             @Override
             public String getServiceAuthority() {
                 return "localhost";
@@ -65,14 +85,23 @@ public final class ServiceConfigResolverProvider extends NameResolverProvider im
 
             @Override
             public void start(Listener2 listener) {
-                listener.onResult(ResolutionResult.newBuilder()
-                        .setAddresses(List.of(new EquivalentAddressGroup(address)))
-                        .setServiceConfig(args.getServiceConfigParser().parseServiceConfig(serviceConfig))
-                        .build());
+                answer = then -> args.getSynchronizationContext().execute(() -> {
+                    ResolutionResult.Builder result = ResolutionResult.newBuilder()
+                            .setAddresses(List.of(new EquivalentAddressGroup(address)));
+                    Map<String, ?> current = serviceConfig;
+                    if (current != null) {
+                        result.setServiceConfig(args.getServiceConfigParser().parseServiceConfig(current));
+                    }
+                    listener.onResult2(result.build());
+                    then.run();
+                });
+                started.add(answer);
+                answer.accept(() -> { });
             }
 
             @Override
             public void shutdown() {
+                started.remove(answer);
             }
         };
     }

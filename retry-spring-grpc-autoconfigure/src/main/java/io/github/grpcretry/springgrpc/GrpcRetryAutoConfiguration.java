@@ -147,10 +147,10 @@ public class GrpcRetryAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public PolicySources grpcRetryPolicySources(GrpcRetryProperties properties,
-            ObjectProvider<GrpcClientProperties> clientProperties) {
+            ObjectProvider<GrpcClientProperties> clientProperties, ReloadableChannels grpcRetryChannelConfigs) {
         BootChannelProperties boot = new BootChannelProperties(clientProperties.getIfAvailable());
         return new PolicySources(properties.engine(), channel -> SpringGrpcRetryConfigs.policySources(properties, boot, channel),
-                log::warn);
+                log::warn, grpcRetryChannelConfigs);
     }
 
     @Bean

@@ -50,7 +50,7 @@ final class GrpcRetryChannelCustomizer<T extends ManagedChannelBuilder<T>> imple
             ChannelSetup.capUnderlyingRetries(builder);
             ChannelSetup.applyConnectTimeout(builder, config.connectTimeout());
         }
-        policySources.install(builder, target, () -> configs.forChannel(target));
+        policySources.install(builder, target, () -> configs.ownConfig(target));
         ChannelTagInterceptor tag = tagFor(target, config);
         ChannelSetup.interceptWithTarget(builder, target, canonical -> {
             targets.built(target, canonical);

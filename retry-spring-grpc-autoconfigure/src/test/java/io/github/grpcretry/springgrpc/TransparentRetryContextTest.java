@@ -29,8 +29,10 @@ class TransparentRetryContextTest {
                         ServiceConfigResolverProvider.retryPolicy(SimpleServiceGrpc.SERVICE_NAME, 5))) {
             server.script(n -> n == 1 ? new RefusingHttp2Server.Refuse() : new RefusingHttp2Server.Fail(Status.Code.UNAVAILABLE));
             String m = "grpc.retry.clients.svc.service-config.method[0].";
+            // The entry names the service the resolver's policy names, so the entry's 3 attempts win (an entry
+            // without a name would leave the resolver's more specific one running: 5 attempts).
             try (GrpcClientContext client = GrpcClientContext.start("spring.grpc.client.channel.svc.target=" + resolver.target(),
-                    m + "retry.max-attempts=3", m + "retry.initial-backoff=1ms", m + "retry.max-backoff=2ms",
+                    m + "name[0].service=" + SimpleServiceGrpc.SERVICE_NAME, m + "retry.max-attempts=3", m + "retry.initial-backoff=1ms", m + "retry.max-backoff=2ms",
                     m + "retry.backoff-multiplier=2", m + "retry.retryable-status-codes=UNAVAILABLE")) {
                 StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class,
                         () -> client.stub("svc").unaryRpc(request("transparent")));

@@ -1,10 +1,16 @@
 package io.github.grpcretry.integration;
 
+import io.github.grpcretry.internal.config.ServiceConfigJson;
 import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import io.github.grpcretry.policy.MethodConfig;
+import io.github.grpcretry.policy.MethodName;
+import io.github.grpcretry.policy.ServiceConfig;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.NameResolver;
 import io.grpc.NameResolverProvider;
 import io.grpc.NameResolverRegistry;
+import io.grpc.Status;
 import io.grpc.Uri;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
@@ -29,22 +35,28 @@ import org.jspecify.annotations.Nullable;
  * Where the retry policy of each channel comes from, and what becomes of a service config that the
  * channel's name resolver supplies (DNS TXT records, a discovery resolver's instance metadata, a custom
  * resolver). grpc-java uses a resolver's service config instead of the channel's default one, whole;
- * this class puts itself between the resolver and grpc-java's parser, per channel:
+ * this class puts itself between the resolver and grpc-java's parser, and between the resolver and the
+ * channel's listener, per channel. On both engines the channel's own entry for a method name wins, the
+ * resolver's policies run for the names the channel does not configure, and its retry throttling when the
+ * channel has none; the resolver's latest answer counts (a new service config replaces the one before):
  * <ul>
- *   <li>interceptor engine: the resolver's retry and hedging policies and retry throttling are removed
- *       (its load balancing and the rest stay; the channel's own method entries, without retry parts, are
- *       laid over it as on the native engine), so grpc-java never retries underneath the engine's
- *       attempts; one WARN per channel names the channel and the dropped policy;</li>
- *   <li>native engine: the channel's own method configs and throttling are laid over the resolver's
- *       config (the channel's entry for a name wins; the resolver's entries for other names stay), so
- *       what the properties say runs; one WARN per channel says so.</li>
+ *   <li>interceptor engine: the engine runs them. grpc-java gets the resolver's config without its retry
+ *       parts (its load balancing and the rest stay; the channel's own method entries, without retry parts,
+ *       are laid over it), so it never retries underneath the engine's attempts; the retry parts go to the
+ *       channel's configuration ({@code ReloadableChannels.resolverServiceConfig}) with every answer, and
+ *       the channel's calls wait for the resolver's first answer ({@code ReloadableChannels.awaitResolver}),
+ *       as grpc-java's own calls do;</li>
+ *   <li>native engine: grpc-java runs them: the channel's own method configs and throttling are laid over
+ *       the resolver's config.</li>
  * </ul>
- * It is installed with the resolver of the channel's target wrapped ({@code nameResolverFactory}), so
- * it does not apply to channels with a direct address (in-process by name, {@code forAddress}: they have
- * no resolver) or whose builder is given another resolver factory afterwards. Whatever the resolver says,
- * the interceptor engine's channels also get grpc-java's caps of 1 ({@link ChannelSetup#capUnderlyingRetries}),
- * which covers policies that bypass the parser (xDS routes). The endpoint shows both per channel
- * ({@link #report}). docs/spring-boot-4.md describes the behaviour on both engines.
+ * One WARN per channel (and per change of what the resolver supplies) says what happens. It is installed
+ * with the resolver of the channel's target wrapped ({@code nameResolverFactory}), so it does not apply to
+ * channels with a direct address (in-process by name, {@code forAddress}: they have no resolver) or whose
+ * builder is given another resolver factory afterwards. Whatever the resolver says, the interceptor engine's
+ * channels also get grpc-java's caps of 1 ({@link ChannelSetup#capUnderlyingRetries}), which switches off
+ * policies that bypass the parser (xDS routes: one WARN per {@code xds:} channel). The endpoint shows both
+ * per channel ({@link #report}). docs/spring-boot-4.md describes the behaviour on both engines, docs/design.md
+ * the route.
  */
 public final class PolicySources {
 
@@ -60,7 +72,9 @@ public final class PolicySources {
     private final ChannelSetup.Engine engine;
     private final Function<String, Set<String>> configured;
     private final Consumer<String> warnings;
+    private final @Nullable ReloadableChannels channels;
     private final Map<String, ResolverOutcome> resolved = new ConcurrentHashMap<>();
+    private final Set<String> xdsWarned = ConcurrentHashMap.newKeySet();
 
     /** What a channel's resolver supplied and what was done with it (a WARN when it first supplies a policy, and when that changes). */
     private record ResolverOutcome(String supplied, String outcome, boolean resolverPolicyRuns) {
@@ -72,15 +86,28 @@ public final class PolicySources {
      * @param warnings receives the one warning per channel whose resolver supplies a policy
      */
     public PolicySources(ChannelSetup.Engine engine, Function<String, Set<String>> configured, Consumer<String> warnings) {
+        this(engine, configured, warnings, null);
+    }
+
+    /**
+     * @param channels the channels' configuration the interceptor engine runs, which receives the retry parts
+     *     of what each channel's resolver supplies; absent = the interceptor engine runs no resolver's policy
+     */
+    public PolicySources(ChannelSetup.Engine engine, Function<String, Set<String>> configured, Consumer<String> warnings,
+            @Nullable ReloadableChannels channels) {
         this.engine = Objects.requireNonNull(engine, "engine");
         this.configured = Objects.requireNonNull(configured, "configured");
         this.warnings = Objects.requireNonNull(warnings, "warnings");
+        this.channels = channels;
     }
 
     /**
      * Puts the resolver's service config under this class's control for the channel built by
-     * {@code builder}; the channel's configuration is read when the resolver first delivers a config.
+     * {@code builder}; the channel's configuration is read when the resolver first delivers a config. With the
+     * interceptor engine an {@code xds:} target gets one WARN per channel: an xDS route's retry policy reaches
+     * grpc-java below every interceptor, where the engine's cap switches it off.
      *
+     * @param config the channel's own configuration (without what its resolver supplied)
      * @return whether it was installed (false for a builder with a direct address, or whose target's
      *     scheme no resolver serves)
      */
@@ -89,12 +116,17 @@ public final class PolicySources {
         if (target == null) {
             return false;
         }
+        if (engine == ChannelSetup.Engine.INTERCEPTOR && target.startsWith("xds:") && xdsWarned.add(channel)) {
+            warnings.accept("Channel " + channel + " (" + target + "): the retry and hedging policies of its xDS routes"
+                    + " reach grpc-java below every interceptor, and the interceptor engine caps grpc-java at one"
+                    + " attempt, so they do not run; set grpc.retry.engine=native to run them (see docs/spring-boot-4.md)");
+        }
         NameResolverProvider provider = providerFor(target, NameResolverRegistry.getDefaultRegistry());
         if (provider == null) {
             return false;
         }
         try {
-            setFactory(builder, new Provider(provider, parser -> new Parser(parser, channel, config)));
+            setFactory(builder, new Provider(provider, channel, config));
             return true;
         } catch (IllegalStateException | UnsupportedOperationException e) {
             LOG.log(System.Logger.Level.DEBUG, "resolver service config of {0} not watched: {1}", channel, e.toString());
@@ -130,29 +162,132 @@ public final class PolicySources {
         return out;
     }
 
-    /** The service config the resolver hands over, as grpc-java is to parse it for the channel's engine. */
-    Map<String, ?> adjust(String channel, Map<String, ?> raw, ChannelRetryConfig config) {
+    /**
+     * The service config the resolver hands over, as grpc-java is to parse it for the channel's engine; with
+     * the interceptor engine also the retry parts the engine is to run ({@link Adjusted#forEngine}).
+     */
+    Adjusted adjust(String channel, Map<String, ?> raw, ChannelRetryConfig config) {
         String supplied = retryParts(raw);
         if (supplied == null) {
-            return raw;
+            resolved.computeIfPresent(channel, (c, before) -> new ResolverOutcome(NOTHING, "the channel runs its own"
+                    + " policies only", false));
+            return new Adjusted(raw, null);
         }
         Map<String, Object> own = ChannelSetup.serviceConfigMap(config, engine);
         if (engine == ChannelSetup.Engine.INTERCEPTOR) {
-            record(channel, supplied, "dropped: the interceptor engine runs the channel's own policies and grpc-java"
-                    + " never retries or hedges underneath them", false);
             Map<String, Object> stripped = ChannelSetup.withoutRetry(raw);
             // The channel's own wait-for-ready, timeouts and message limits, as its default config has them.
-            return own.isEmpty() ? stripped : merge(stripped, own).config();
+            Map<String, ?> forGrpc = own.isEmpty() ? stripped : merge(stripped, own).config();
+            ServiceConfig forEngine;
+            try {
+                forEngine = ServiceConfigJson.read(retryOnly(raw), "the service config of channel " + channel
+                        + "'s name resolver");
+            } catch (InvalidRetryConfigurationException e) {
+                record(channel, supplied, "ignored: " + e.getMessage(), false);
+                return new Adjusted(forGrpc, ServiceConfig.EMPTY);
+            }
+            if (channels == null) {
+                record(channel, supplied, "dropped: the interceptor engine runs the channel's own policies and grpc-java"
+                        + " never retries or hedges underneath them", false);
+                return new Adjusted(forGrpc, null);
+            }
+            ChannelRetryConfig layered = layered(config, forEngine);
+            boolean runs = !layered.serviceConfig().equals(config.serviceConfig());
+            record(channel, supplied, !runs
+                    ? "not run: the channel's own method configs and retry throttling cover everything it names"
+                    : ownHasPolicy(config) ? "run by the engine: the channel's own method configs and retry throttling win"
+                            + " for what they name; the resolver's policies run for the other methods"
+                    : "run by the engine: the channel configures no policy of its own", runs);
+            return new Adjusted(forGrpc, forEngine);
         }
         if (own.isEmpty()) {
             record(channel, supplied, "used: the channel configures no policy of its own", true);
-            return raw;
+            return new Adjusted(raw, null);
         }
         Merged merged = merge(raw, own);
         record(channel, supplied, "merged: the channel's own method configs and retry throttling were laid over it"
                 + (merged.resolverPolicyKept() ? "; the resolver's policies for other methods stay" : ""),
                 merged.resolverPolicyKept());
-        return merged.config();
+        return new Adjusted(merged.config(), null);
+    }
+
+    /** What the resolver supplied when its latest service config has no policy. */
+    private static final String NOTHING = "no retry policy, hedging policy or retry throttling";
+
+    /**
+     * @param forGrpc the service config grpc-java parses
+     * @param forEngine the retry parts the interceptor engine runs; absent = none for it
+     */
+    record Adjusted(Map<String, ?> forGrpc, @Nullable ServiceConfig forEngine) {
+    }
+
+    /** The resolver's latest answer had no service config: grpc-java runs the channel's own default config. */
+    private void answeredWithoutConfig(String channel, @Nullable ReloadableChannels engineChannels) {
+        resolved.computeIfPresent(channel, (c, before) -> new ResolverOutcome(NOTHING, "its latest answer has no service"
+                + " config: the channel runs its own policies only", false));
+        if (engineChannels != null) {
+            engineChannels.resolverServiceConfig(channel, null);
+        }
+    }
+
+    /**
+     * {@code own} with the resolver's retry and hedging policies for the method names {@code own} has no entry
+     * for (an entry of {@code own} for a name wins, whatever it holds), their attempts capped at {@code own}'s
+     * cap, and the resolver's retry throttling when {@code own} has none: what the interceptor engine runs for
+     * a channel whose name resolver supplied {@code resolver} (absent = nothing).
+     */
+    static ChannelRetryConfig layered(ChannelRetryConfig own, @Nullable ServiceConfig resolver) {
+        if (resolver == null) {
+            return own;
+        }
+        ServiceConfig sc = own.serviceConfig();
+        Set<MethodName> ownNames = new LinkedHashSet<>();
+        sc.methodConfigs().forEach(m -> ownNames.addAll(m.names()));
+        List<MethodConfig> methods = new ArrayList<>(sc.methodConfigs());
+        for (MethodConfig m : resolver.capped(own.maxAttemptsCap()).methodConfigs()) {
+            List<MethodName> names = new ArrayList<>(m.names());
+            names.removeAll(ownNames);
+            if (!names.isEmpty() && (m.retryPolicy() != null || m.hedgingPolicy() != null)) {
+                methods.add(new MethodConfig(names, null, null, null, null, m.retryPolicy(), m.hedgingPolicy()));
+            }
+        }
+        ServiceConfig out = new ServiceConfig(methods,
+                sc.retryThrottling() != null ? sc.retryThrottling() : resolver.retryThrottling());
+        if (out.equals(sc)) {
+            return own;
+        }
+        return new ChannelRetryConfig(own.channel(), out, own.maxAttemptsCap(), own.perRpcBufferLimit(),
+                own.retryBufferSize(), own.budget(), own.connectTimeout(), own.resilience4jRetry(), own.retryInfo(),
+                own.retryInfoMaxDelay(), own.adaptiveHedging());
+    }
+
+    private static boolean ownHasPolicy(ChannelRetryConfig config) {
+        return config.serviceConfig().retryThrottling() != null || config.serviceConfig().methodConfigs().stream()
+                .anyMatch(m -> m.retryPolicy() != null || m.hedgingPolicy() != null);
+    }
+
+    /** The retry parts of a service config map: each method entry's names and policies, and the throttling. */
+    private static Map<String, Object> retryOnly(Map<String, ?> raw) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        List<Object> methods = new ArrayList<>();
+        for (Object entry : list(raw.get("methodConfig"))) {
+            if (entry instanceof Map<?, ?> m && (m.get("retryPolicy") != null || m.get("hedgingPolicy") != null)) {
+                Map<Object, Object> copy = new LinkedHashMap<>();
+                for (String key : List.of("name", "retryPolicy", "hedgingPolicy")) {
+                    if (m.get(key) != null) {
+                        copy.put(key, m.get(key));
+                    }
+                }
+                methods.add(copy);
+            }
+        }
+        if (!methods.isEmpty()) {
+            out.put("methodConfig", methods);
+        }
+        if (raw.get("retryThrottling") != null) {
+            out.put("retryThrottling", raw.get("retryThrottling"));
+        }
+        return out;
     }
 
     private void record(String channel, String supplied, String outcome, boolean runs) {
@@ -294,12 +429,16 @@ public final class PolicySources {
         return null;
     }
 
-    /** The channel's parser: adjusts what the resolver supplied, then lets grpc-java parse it. */
+    /**
+     * The channel's parser: adjusts what the resolver supplied, then lets grpc-java parse it; keeps the retry
+     * parts for the engine with what it returned, for the resolver's listener to hand over.
+     */
     private final class Parser extends NameResolver.ServiceConfigParser {
 
         private final NameResolver.ServiceConfigParser delegate;
         private final String channel;
         private final Supplier<ChannelRetryConfig> config;
+        private volatile @Nullable Parsed last;
 
         Parser(NameResolver.ServiceConfigParser delegate, String channel, Supplier<ChannelRetryConfig> config) {
             this.delegate = delegate;
@@ -309,37 +448,57 @@ public final class PolicySources {
 
         @Override
         public NameResolver.ConfigOrError parseServiceConfig(Map<String, ?> rawServiceConfig) {
-            return delegate.parseServiceConfig(adjust(channel, rawServiceConfig, config.get()));
+            Adjusted adjusted = adjust(channel, rawServiceConfig, config.get());
+            NameResolver.ConfigOrError parsed = delegate.parseServiceConfig(adjusted.forGrpc());
+            last = new Parsed(parsed, adjusted.forEngine());
+            return parsed;
         }
+    }
+
+    /** What the channel's parser returned to the resolver, and the retry parts the engine is to run with it. */
+    private record Parsed(NameResolver.ConfigOrError result, @Nullable ServiceConfig forEngine) {
     }
 
     /**
      * The resolver provider of the channel's target, unchanged except that the resolver it makes is given
-     * the channel's parser. Available (the registry held it) with the delegate's scheme and address types.
+     * the channel's parser and, with the interceptor engine, its answers are watched ({@link WatchedResolver}).
+     * Available (the registry held it) with the delegate's scheme and address types.
      */
-    private static final class Provider extends NameResolverProvider {
+    private final class Provider extends NameResolverProvider {
 
         private final NameResolverProvider delegate;
-        private final Function<NameResolver.ServiceConfigParser, NameResolver.ServiceConfigParser> parser;
+        private final String channel;
+        private final Supplier<ChannelRetryConfig> config;
 
-        Provider(NameResolverProvider delegate,
-                Function<NameResolver.ServiceConfigParser, NameResolver.ServiceConfigParser> parser) {
+        Provider(NameResolverProvider delegate, String channel, Supplier<ChannelRetryConfig> config) {
             this.delegate = delegate;
-            this.parser = parser;
+            this.channel = channel;
+            this.config = config;
         }
 
-        private NameResolver.Args args(NameResolver.Args args) {
-            return args.toBuilder().setServiceConfigParser(parser.apply(args.getServiceConfigParser())).build();
+        private @Nullable NameResolver watched(@Nullable NameResolver resolver, Parser parser) {
+            if (resolver == null) {
+                return null;
+            }
+            ReloadableChannels engineChannels = engine == ChannelSetup.Engine.INTERCEPTOR ? channels : null;
+            if (engineChannels != null) {
+                engineChannels.awaitResolver(channel);
+            }
+            return new WatchedResolver(resolver, parser, engineChannels);
         }
 
         @Override
         public @Nullable NameResolver newNameResolver(URI targetUri, NameResolver.Args args) {
-            return delegate.newNameResolver(targetUri, args(args));
+            Parser parser = new Parser(args.getServiceConfigParser(), channel, config);
+            return watched(delegate.newNameResolver(targetUri, args.toBuilder().setServiceConfigParser(parser).build()),
+                    parser);
         }
 
         @Override
         public @Nullable NameResolver newNameResolver(Uri targetUri, NameResolver.Args args) {
-            return delegate.newNameResolver(targetUri, args(args));
+            Parser parser = new Parser(args.getServiceConfigParser(), channel, config);
+            return watched(delegate.newNameResolver(targetUri, args.toBuilder().setServiceConfigParser(parser).build()),
+                    parser);
         }
 
         @Override
@@ -365,6 +524,85 @@ public final class PolicySources {
         @Override
         public Collection<Class<? extends SocketAddress>> getProducedSocketAddressTypes() {
             return delegate.getProducedSocketAddressTypes();
+        }
+    }
+
+    /**
+     * The channel's resolver, unchanged except that each answer is also looked at once grpc-java took it: an
+     * answer without a service config is reported (the channel runs its own policies again), and with the
+     * interceptor engine the retry parts of its service config (none when it has none) go to the channel's
+     * configuration, and the channel's waiting calls go on. An answer whose service config is an error changes
+     * nothing for the engine (grpc-java keeps the config it had as well).
+     */
+    private final class WatchedResolver extends NameResolver {
+
+        private final NameResolver delegate;
+        private final Parser parser;
+        /** Where the interceptor engine's channels take the resolver's policies; absent with the native engine. */
+        private final @Nullable ReloadableChannels channels;
+
+        WatchedResolver(NameResolver delegate, Parser parser, @Nullable ReloadableChannels channels) {
+            this.delegate = delegate;
+            this.parser = parser;
+            this.channels = channels;
+        }
+
+        private void answered(ResolutionResult result) {
+            ConfigOrError sc = result.getServiceConfig();
+            Parsed parsed = parser.last;
+            if (sc == null) {
+                answeredWithoutConfig(parser.channel, channels);
+            } else if (channels != null && parsed != null && parsed.result() == sc) {
+                channels.resolverServiceConfig(parser.channel, parsed.forEngine());
+            }
+            ended();
+        }
+
+        /** The resolver answered, failed or was shut down: the channel's waiting calls go on. */
+        private void ended() {
+            if (channels != null) {
+                channels.resolverAnswered(parser.channel);
+            }
+        }
+
+        @Override
+        public String getServiceAuthority() {
+            return delegate.getServiceAuthority();
+        }
+
+        @Override
+        public void start(Listener2 listener) {
+            delegate.start(new Listener2() {
+                @Override
+                public void onResult(ResolutionResult result) {
+                    listener.onResult(result);
+                    answered(result);
+                }
+
+                @Override
+                public Status onResult2(ResolutionResult result) {
+                    Status status = listener.onResult2(result);
+                    answered(result);
+                    return status;
+                }
+
+                @Override
+                public void onError(Status error) {
+                    listener.onError(error);
+                    ended();
+                }
+            });
+        }
+
+        @Override
+        public void refresh() {
+            delegate.refresh();
+        }
+
+        @Override
+        public void shutdown() {
+            delegate.shutdown();
+            ended();
         }
     }
 }

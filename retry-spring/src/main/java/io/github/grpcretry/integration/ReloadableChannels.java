@@ -7,6 +7,7 @@ import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import io.github.grpcretry.policy.ServiceConfig;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -130,11 +131,61 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
         this.limiters = limiters;
     }
 
-    /** The configuration the channel runs (a built channel's own, else the current one). */
+    /**
+     * The configuration the channel runs (a built channel's own, else the current one); with the interceptor
+     * engine it includes the policies of the service config the channel's name resolver supplied last
+     * ({@code resolverServiceConfig}).
+     */
     @Override
     public ChannelRetryConfig forChannel(String channel) {
         Slot slot = slots.get(channel);
         return slot != null ? slot.config : current.forChannel(channel);
+    }
+
+    /**
+     * The channel's own configuration (grpc.retry, and on the Spring Boot 4.1 line Boot's service-config),
+     * without the policies of a service config its name resolver supplied.
+     */
+    public ChannelRetryConfig ownConfig(String channel) {
+        Slot slot = slots.get(channel);
+        return slot != null ? slot.own : current.forChannel(channel);
+    }
+
+    /**
+     * The retry parts of the service config {@code channel}'s name resolver supplied last (interceptor engine;
+     * docs/spring-boot-4.md): from now on the channel runs them for the method names its own configuration does
+     * not name, and their retry throttling when it has none ({@link PolicySources#layered}). A change is applied
+     * as a reload's is: calls that start afterwards run the new policies, calls in flight finish with theirs.
+     *
+     * @param supplied the resolver's retry and hedging policies and retry throttling; absent = none (its latest
+     *     answer had no service config, or one without policies)
+     */
+    synchronized void resolverServiceConfig(String channel, @Nullable ServiceConfig supplied) {
+        Slot slot = slot(channel);
+        slot.resolver = supplied;
+        ChannelRetryConfig next = PolicySources.layered(slot.own, supplied);
+        if (!next.equals(slot.config)) {
+            apply(slot, slot.own, next);
+        }
+    }
+
+    /**
+     * The calls of {@code channel} wait for the first answer of its name resolver from now on (until
+     * {@link #resolverAnswered}), as grpc-java's own calls do, so that the first calls already run the
+     * policies it supplies. Only the first resolver of a channel name is waited for.
+     */
+    void awaitResolver(String channel) {
+        if (engine == ChannelSetup.Engine.INTERCEPTOR) {
+            slot(channel).awaitResolver();
+        }
+    }
+
+    /** {@code channel}'s name resolver answered (a result, an error, or it was shut down): its calls go on. */
+    void resolverAnswered(String channel) {
+        Slot slot = slots.get(channel);
+        if (slot != null) {
+            slot.resolverAnswered();
+        }
     }
 
     @Override
@@ -237,10 +288,14 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
         known.addAll(candidate.configuredChannels());
         for (String channel : known) {
             ChannelRetryConfig before = forChannel(channel);
-            ChannelRetryConfig after = candidate.forChannel(channel);
             Slot slot = slots.get(channel);
+            ChannelRetryConfig own = candidate.forChannel(channel);
+            ChannelRetryConfig after = slot == null ? own : PolicySources.layered(own, slot.resolver);
             boolean built = slot != null && slot.built;
             if (before.equals(after)) {
+                if (slot != null && restartKeys.isEmpty()) {
+                    slot.own = own;
+                }
                 if (built && !restartKeys.isEmpty()) {
                     record(channel, now, Outcome.RESTART_REQUIRED, restartMessage(restartKeys), outcomes);
                 }
@@ -254,7 +309,7 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
                 continue;
             }
             if (slot != null) {
-                apply(slot, after);
+                apply(slot, own, after);
             }
             record(channel, now, Outcome.APPLIED, "applied" + changed(channel, keys), outcomes);
         }
@@ -275,12 +330,12 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
         outcomes.put(channel, last);
     }
 
-    private void apply(Slot slot, ChannelRetryConfig config) {
+    private void apply(Slot slot, ChannelRetryConfig own, ChannelRetryConfig config) {
         if (engine == ChannelSetup.Engine.INTERCEPTOR && limiters != null && slot.hasFactory()) {
             limiters.replaceThrottle(config.channel(), config.serviceConfig().retryThrottling());
             limiters.replaceBudget(config.channel(), config.budget());
         }
-        slot.swap(config);
+        slot.swap(own, config);
     }
 
     /**
@@ -411,14 +466,55 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
      */
     private static final class Slot implements ClientInterceptor {
 
+        /** What the channel runs: {@link #own} with the policies of {@link #resolver} laid under it. */
         volatile ChannelRetryConfig config;
+        /** The channel's own configuration. */
+        volatile ChannelRetryConfig own;
+        /** The retry parts of the service config the channel's name resolver supplied last; absent = none. */
+        volatile @Nullable ServiceConfig resolver;
         volatile boolean built;
         @GuardedBy("this")
         private @Nullable StackFactory factory;
         volatile @Nullable Generation generation;
+        /** Calls waiting for the resolver's first answer; absent = calls do not wait. */
+        @GuardedBy("this")
+        private @Nullable List<ResolverWaitingCall<?, ?>> waiting;
+        @GuardedBy("this")
+        private boolean resolverAnswered;
+        private volatile boolean awaitingResolver;
 
         Slot(ChannelRetryConfig config) {
             this.config = config;
+            this.own = config;
+        }
+
+        synchronized void awaitResolver() {
+            if (!resolverAnswered && waiting == null) {
+                waiting = new ArrayList<>();
+                awaitingResolver = true;
+            }
+        }
+
+        void resolverAnswered() {
+            List<ResolverWaitingCall<?, ?>> released;
+            synchronized (this) {
+                resolverAnswered = true;
+                awaitingResolver = false;
+                released = waiting;
+                waiting = null;
+            }
+            if (released != null) {
+                released.forEach(ResolverWaitingCall::release);
+            }
+        }
+
+        /** Whether {@code call} waits for the resolver's first answer (false: it has come). */
+        private synchronized boolean await(ResolverWaitingCall<?, ?> call) {
+            if (waiting == null) {
+                return false;
+            }
+            waiting.add(call);
+            return true;
         }
 
         /** Takes the channel's stack factory, the first one given; whether it was taken. */
@@ -434,11 +530,12 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
             return factory != null;
         }
 
-        synchronized void swap(ChannelRetryConfig next) {
+        synchronized void swap(ChannelRetryConfig nextOwn, ChannelRetryConfig next) {
             Generation before = generation;
             if (factory != null && before != null) {
                 generation = new Generation(factory.stack(next, before.engine()));
             }
+            own = nextOwn;
             config = next;
         }
 
@@ -454,6 +551,22 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
 
         @Override
         public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+                CallOptions callOptions, Channel next) {
+            if (awaitingResolver) {
+                ResolverWaitingCall<ReqT, RespT> call = new ResolverWaitingCall<>(
+                        () -> newCall(method, callOptions, next), callOptions.getDeadline());
+                if (await(call)) {
+                    // grpc-java leaves its idle mode (and starts the resolver) when a call is made on it
+                    next.newCall(method, callOptions).cancel("made only to start the name resolver", null);
+                } else {
+                    call.release();
+                }
+                return call;
+            }
+            return newCall(method, callOptions, next);
+        }
+
+        private <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method,
                 CallOptions callOptions, Channel next) {
             Generation g = generation;
             if (g == null) {

@@ -113,9 +113,9 @@ public class GrpcRetryAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    public PolicySources grpcRetryPolicySources(GrpcRetryProperties properties, ChannelRetryConfigs grpcRetryChannelConfigs) {
-        return new PolicySources(properties.engine(), channel -> hasPolicy(grpcRetryChannelConfigs.forChannel(channel))
-                ? Set.of(PolicySources.YAML) : Set.of(), log::warn);
+    public PolicySources grpcRetryPolicySources(GrpcRetryProperties properties, ReloadableChannels grpcRetryChannelConfigs) {
+        return new PolicySources(properties.engine(), channel -> hasPolicy(grpcRetryChannelConfigs.ownConfig(channel))
+                ? Set.of(PolicySources.YAML) : Set.of(), log::warn, grpcRetryChannelConfigs);
     }
 
     private static boolean hasPolicy(ChannelRetryConfig config) {

@@ -33,7 +33,8 @@ import org.springframework.core.Ordered;
  *       {@link InterceptorEngineInstaller}, which puts the retrying interceptor on the builder.</li>
  * </ul>
  * A service config the channel's name resolver supplies is put under {@link PolicySources}' control
- * (dropped retry parts with the interceptor engine; the channel's own laid over it with the native one).
+ * (its retry parts run by the interceptor engine for the names the channel does not configure; the
+ * channel's own laid over it with the native one).
  * A builder is only touched when the channel has something to set.
  */
 public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordered {
@@ -112,7 +113,8 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
             interceptorEngine.install(builder, channel, config);
         }
         if (policySources != null) {
-            policySources.install(builder, channel, () -> configs.forChannel(channel));
+            policySources.install(builder, channel, () -> configs instanceof ReloadableChannels reloadable
+                    ? reloadable.ownConfig(channel) : configs.forChannel(channel));
         }
     }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.integration.PolicySources;
+import io.github.grpcretry.integration.ReloadableChannels;
 import io.github.grpcretry.testing.CountingEvents;
 import io.github.grpcretry.testing.RefusingHttp2Server;
 import io.github.grpcretry.testing.ScriptedServer;
@@ -25,10 +26,13 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ApplicationContext;
 
 /**
- * A name resolver that supplies its own service config (a retry policy of 5 attempts) to a net.devh
- * channel whose grpc.retry entry asks for 3: on both engines a failing call reaches the server exactly 3
- * times, one WARN per channel names the channel and the resolver's policy; with the interceptor engine a
- * stream the server refuses is still retried transparently by grpc-java.
+ * A name resolver that supplies its own service config (a retry policy of 5 attempts for the whole service) to a
+ * net.devh channel, on both engines, against a server that always answers UNAVAILABLE (attempts counted at the
+ * server): without a grpc.retry entry the resolver's policy runs (5 arrivals, as without the starter), from the
+ * channel's first call on; a grpc.retry entry wins for the names it configures and the resolver's policy runs for
+ * the others; a new service config from the resolver is followed by the next calls, and the policy report shows
+ * it. One WARN per channel names the channel and the resolver's policy. With the interceptor engine a stream the
+ * server refuses is still retried transparently by grpc-java.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class ResolverServiceConfigContextTest {
@@ -43,13 +47,33 @@ class ResolverServiceConfigContextTest {
             M + "retry.backoff-multiplier=2", M + "retry.retryable-status-codes=UNAVAILABLE"};
     }
 
+    /** The channel's transport settings only: no grpc.retry entry. */
+    static String[] withoutEntry(String engine, String target) {
+        return new String[] {"grpc.retry.engine=" + engine, "grpc.client.svc.address=" + target,
+            "grpc.client.svc.negotiation-type=plaintext"};
+    }
+
     static SimpleServiceGrpc.SimpleServiceBlockingStub stub(ApplicationContext ctx) {
         return SimpleServiceGrpc.newBlockingStub(ctx.getBean(GrpcChannelFactory.class).createChannel("svc"));
     }
 
+    /** Runs one failing unary call and returns how many attempts reached the server. */
+    static int unaryArrivals(ScriptedServer server, SimpleServiceGrpc.SimpleServiceBlockingStub stub) {
+        server.reset();
+        StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class,
+                () -> stub.unaryRpc(SimpleRequest.getDefaultInstance()));
+        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+        return server.arrivalCount();
+    }
+
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> fromResolver(ApplicationContext ctx) {
+        return (Map<String, Object>) ctx.getBean(PolicySources.class).report("svc").get("resolverServiceConfig");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"interceptor", "native"})
-    void exactlyTheConfiguredAttemptsReachTheServer(String engine, CapturedOutput output) throws Exception {
+    void theChannelsEntryWinsForTheNamesItConfigures(String engine, CapturedOutput output) throws Exception {
         try (ScriptedServer server = ScriptedServer.startNetty();
                 ServiceConfigResolverProvider resolver = ServiceConfigResolverProvider.register("svcconfig-boot3-" + engine,
                         server.port(), ServiceConfigResolverProvider.retryPolicy(SimpleServiceGrpc.SERVICE_NAME, 5))) {
@@ -58,24 +82,104 @@ class ResolverServiceConfigContextTest {
                 assertThat(ctx).hasNotFailed();
                 SimpleServiceGrpc.SimpleServiceBlockingStub stub = stub(ctx);
                 for (int call = 0; call < 3; call++) {
-                    server.reset();
-                    StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class,
-                            () -> stub.unaryRpc(SimpleRequest.getDefaultInstance()));
-                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-                    assertThat(server.arrivalCount()).as("arrivals of call %d on the %s engine", call, engine).isEqualTo(3);
+                    assertThat(unaryArrivals(server, stub)).as("arrivals of call %d on the %s engine", call, engine)
+                            .isEqualTo(3);
                     assertThat(server.arrivals()).extracting(a -> a.previousAttempts).containsExactly(null, 1, 2);
                 }
                 Map<String, Object> policy = ctx.getBean(PolicySources.class).report("svc");
                 assertThat(policy.get("sources")).isEqualTo(List.of("yaml"));
-                @SuppressWarnings("unchecked")
-                Map<String, Object> fromResolver = (Map<String, Object>) policy.get("resolverServiceConfig");
-                assertThat((String) fromResolver.get("supplied")).contains("retryPolicy", "maxAttempts=5.0");
-                assertThat((String) fromResolver.get("outcome")).startsWith(engine.equals("native") ? "merged: " : "dropped: ");
+                assertThat((String) fromResolver(ctx).get("supplied")).contains("retryPolicy", "maxAttempts=5.0");
+                assertThat((String) fromResolver(ctx).get("outcome"))
+                        .startsWith(engine.equals("native") ? "merged: " : "not run: ");
             });
         }
         String console = output.getOut() + output.getErr();
         assertThat(console.split("Channel svc: its name resolver supplied a service config with retryPolicy", -1))
                 .as("one WARN per channel, not per call").hasSize(2);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"interceptor", "native"})
+    void withoutAnEntryTheResolversPolicyRunsFromTheFirstCallOn(String engine) throws Exception {
+        try (ScriptedServer server = ScriptedServer.startNetty();
+                ServiceConfigResolverProvider resolver = ServiceConfigResolverProvider.register("svcconfig-boot3-own-" + engine,
+                        server.port(), ServiceConfigResolverProvider.retryPolicy(SimpleServiceGrpc.SERVICE_NAME, 5))) {
+            server.script(a -> ScriptedServer.Action.fail(Status.Code.UNAVAILABLE));
+            CountingEvents events = new CountingEvents();
+            RetryTestContexts.runner().withBean(RetryEventListener.class, () -> events)
+                    .withPropertyValues(withoutEntry(engine, resolver.target())).run(ctx -> {
+                        assertThat(ctx).hasNotFailed();
+                        SimpleServiceGrpc.SimpleServiceBlockingStub stub = stub(ctx);
+                        for (int call = 0; call < 3; call++) {
+                            assertThat(unaryArrivals(server, stub)).as("arrivals of call %d on the %s engine", call, engine)
+                                    .isEqualTo(5);
+                            assertThat(server.arrivals()).extracting(a -> a.previousAttempts)
+                                    .containsExactly(null, 1, 2, 3, 4);
+                        }
+                        // The engine's attempts reach the listeners (meters, events) as any policy's do; a native
+                        // channel without settings of its own gets no attempt tracer (docs/spring-boot-4.md).
+                        assertThat(events.attemptsStarted.get()).isEqualTo(engine.equals("interceptor") ? 15 : 0);
+                        assertThat(ctx.getBean(PolicySources.class).report("svc").get("sources"))
+                                .isEqualTo(List.of("resolver"));
+                        assertThat((String) fromResolver(ctx).get("outcome"))
+                                .startsWith(engine.equals("native") ? "used: " : "run by the engine: ");
+                    });
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"interceptor", "native"})
+    void theResolversPolicyRunsForTheMethodsTheEntryDoesNotName(String engine) throws Exception {
+        try (ScriptedServer server = ScriptedServer.startNetty();
+                ServiceConfigResolverProvider resolver = ServiceConfigResolverProvider.register("svcconfig-boot3-other-" + engine,
+                        server.port(), ServiceConfigResolverProvider.retryPolicy(SimpleServiceGrpc.SERVICE_NAME, 5))) {
+            server.script(a -> ScriptedServer.Action.fail(Status.Code.UNAVAILABLE));
+            List<String> props = new java.util.ArrayList<>(List.of(properties(engine, resolver.target())));
+            props.add(M + "name[0].method=UnaryRpc");
+            RetryTestContexts.runner().withPropertyValues(props.toArray(String[]::new)).run(ctx -> {
+                assertThat(ctx).hasNotFailed();
+                SimpleServiceGrpc.SimpleServiceBlockingStub stub = stub(ctx);
+                assertThat(unaryArrivals(server, stub)).as("UnaryRpc: the entry's 3").isEqualTo(3);
+                server.reset();
+                StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class,
+                        () -> stub.serverStreamingRpc(SimpleRequest.getDefaultInstance()).hasNext());
+                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                assertThat(server.arrivalCount()).as("ServerStreamingRpc: the resolver's 5").isEqualTo(5);
+                assertThat(ctx.getBean(PolicySources.class).report("svc").get("sources"))
+                        .isEqualTo(List.of("yaml", "resolver"));
+            });
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"interceptor", "native"})
+    void aNewServiceConfigFromTheResolverIsFollowed(String engine) throws Exception {
+        try (ScriptedServer server = ScriptedServer.startNetty();
+                ServiceConfigResolverProvider resolver = ServiceConfigResolverProvider.register("svcconfig-boot3-new-" + engine,
+                        server.port(), ServiceConfigResolverProvider.retryPolicy(SimpleServiceGrpc.SERVICE_NAME, 5))) {
+            server.script(a -> ScriptedServer.Action.fail(Status.Code.UNAVAILABLE));
+            RetryTestContexts.runner().withPropertyValues(withoutEntry(engine, resolver.target())).run(ctx -> {
+                assertThat(ctx).hasNotFailed();
+                SimpleServiceGrpc.SimpleServiceBlockingStub stub = stub(ctx);
+                assertThat(unaryArrivals(server, stub)).isEqualTo(5);
+                assertThat((String) fromResolver(ctx).get("supplied")).contains("maxAttempts=5.0");
+
+                resolver.update(ServiceConfigResolverProvider.retryPolicy(SimpleServiceGrpc.SERVICE_NAME, 2));
+                assertThat(unaryArrivals(server, stub)).as("after the resolver's new config").isEqualTo(2);
+                assertThat((String) fromResolver(ctx).get("supplied")).contains("maxAttempts=2.0");
+                assertThat(ctx.getBean(PolicySources.class).report("svc").get("sources")).isEqualTo(List.of("resolver"));
+                if (engine.equals("interceptor")) {
+                    assertThat(ctx.getBean(ReloadableChannels.class).forChannel("svc").serviceConfig()
+                            .find(SimpleServiceGrpc.getUnaryRpcMethod()).retryPolicy().maxAttempts())
+                            .as("what the engine runs").isEqualTo(2);
+                }
+
+                resolver.update(null);
+                assertThat(unaryArrivals(server, stub)).as("after an answer without a service config").isEqualTo(1);
+                assertThat(ctx.getBean(PolicySources.class).report("svc").get("sources")).isEqualTo(List.of());
+                assertThat((String) fromResolver(ctx).get("outcome")).startsWith("its latest answer has no service config");
+            });
+        }
     }
 
     @Test

@@ -78,7 +78,21 @@ public final class ServiceConfigJson {
      */
     public static ServiceConfig read(String json, String source) {
         List<ConfigProblem> problems = new ArrayList<>();
-        ServiceConfigDraft draft = parse(json, source, problems);
+        return validated(parse(json, source, problems), problems);
+    }
+
+    /**
+     * Parses and validates a service config given as a map in the shape grpc-java's
+     * {@code defaultServiceConfig} takes (a name resolver's, for one).
+     *
+     * @throws InvalidRetryConfigurationException listing every problem
+     */
+    public static ServiceConfig read(Map<String, ?> serviceConfig, String source) {
+        List<ConfigProblem> problems = new ArrayList<>();
+        return validated(parse(serviceConfig, source, problems), problems);
+    }
+
+    private static ServiceConfig validated(@Nullable ServiceConfigDraft draft, List<ConfigProblem> problems) {
         ServiceConfig config = draft == null ? ServiceConfig.EMPTY
                 : new RetryConfigValidator(problems).serviceConfig(draft, null);
         if (!problems.isEmpty()) {

@@ -28,8 +28,9 @@ public final class ConfigProblemReport {
         for (ConfigProblem p : problems) {
             description.append("\n    Property: ").append(p.path())
                     .append("\n    Value:    ").append(p.value() == null ? "(not set)" : p.value());
-            // A value that is not set has no origin: any a property source gives belongs to another value.
-            String origin = p.value() == null ? null : originOf.apply(p.path());
+            // A value that is not set has no origin: any a property source gives belongs to another value. A
+            // problem inside a service-config file has the origin of the property that names the file.
+            String origin = p.value() == null && !p.path().contains(" $") ? null : originOf.apply(p.path());
             if (origin != null) {
                 description.append("\n    Origin:   ").append(origin);
             }

@@ -336,7 +336,7 @@ public final class RetryConfigResolver {
                 problems.add(new ConfigProblem(property, f.name(), f.problem() == null ? "the service config file cannot be read"
                         : f.problem(), f.fix() == null ? "point it to a readable file" : f.fix()));
             } else {
-                file = ServiceConfigJson.parse(f.text(), f.name(), problems);
+                file = ServiceConfigJson.parseFile(f.text(), f.name(), problems);
             }
         }
         ServiceConfigDraft merged = typed.overlay(file);

@@ -11,6 +11,8 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +23,7 @@ import net.devh.boot.grpc.client.inject.GrpcClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
@@ -286,6 +289,82 @@ class ConfigurationEdgesContextTest {
                 + " is capped at max-backoff")).isEqualTo(1);
         assertThat(occurrences(console, "grpc.retry.clients.svc.per-rpc-buffer-limit = 33554432B is above"
                 + " grpc.retry.clients.svc.retry-buffer-size = 16MB (the default): a call is committed")).isEqualTo(1);
+    }
+
+    // 8. reports that mislead
+
+    @Test
+    void aDottedChannelNameWithoutBracketsIsPointedAtTheBracketForm() {
+        String report = report(with(fourAttempts("svc", "svc"), "grpc.retry.clients.my.service.max-attempts-cap=3"));
+        assertThat(report).contains("Property: grpc.retry.clients.my.service.max-attempts-cap\n",
+                "a name with a dot is one key only in brackets: did you mean `[my.service]`?",
+                "rename it to grpc.retry.clients.[my.service].max-attempts-cap");
+    }
+
+    @Test
+    void aProblemInsideTheFileNamesThePropertyThatNamesItAndItsOrigin(@TempDir Path dir, CapturedOutput output)
+            throws Exception {
+        Path file = Files.writeString(dir.resolve("bad.json"), """
+                {"methodConfig": [{"name": [{"service": "shop.Inventory"}], "retryPolicy": {"maxAttempts": 1, "initialBackoff": "0.01s",
+                  "maxBackoff": "0.1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}
+                """);
+        report(fourAttempts("svc", "svc"), Map.of("GRPC_RETRY_CLIENTS_SVC_SERVICECONFIGFILE", "file:" + file));
+        assertThat(output.getOut() + output.getErr()).contains(
+                "Property: file:" + file + " $.methodConfig[0].retryPolicy.maxAttempts\n    Value:    1\n"
+                        + "    Origin:   set by grpc.retry.clients.svc.serviceconfigfile = file:" + file
+                        + " (System Environment Property \"GRPC_RETRY_CLIENTS_SVC_SERVICECONFIGFILE\")\n");
+    }
+
+    @Test
+    void malformedJsonIsReportedWithItsLineAndWithoutTheLibrarysAdvice(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("broken.json"), "{\"methodConfig\": [\n  {\"name\": [{}] ,, }\n]}\n");
+        String report = report(with(fourAttempts("svc", "svc"), "grpc.retry.clients.svc.service-config-file=file:" + file));
+        assertThat(report).contains("Value:    {\"name\": [{}] ,, }\n", "Reason:   malformed JSON at line 2 column")
+                .doesNotContain("Strictness", "(not set)");
+    }
+
+    @Test
+    void aDirectoryOrAPathWithoutPrefixIsReportedForWhatItIs(@TempDir Path dir) throws Exception {
+        assertThat(report(with(fourAttempts("svc", "svc"), "grpc.retry.clients.svc.service-config-file=file:" + dir)))
+                .contains("Reason:   the service config file is a directory");
+        Path file = Files.writeString(dir.resolve("sc.json"), "{}");
+        assertThat(report(with(fourAttempts("svc", "svc"), "grpc.retry.clients.svc.service-config-file=" + file)))
+                .contains("Reason:   the service config file does not exist on the class path (a value without a"
+                                + " classpath: or file: prefix is looked up on the class path)",
+                        "grpc.retry.clients.svc.service-config-file: write file:" + file + " for the file on disk");
+    }
+
+    @Test
+    void valuesAreShownAsWrittenAndAnInfiniteMultiplierIsNamedSo() {
+        String t = "grpc.retry.clients.svc.service-config.retrythrottling.";
+        assertThat(report(with(fourAttempts("svc", "svc"), t + "max-tokens=10", t + "token-ratio=0.0004")))
+                .contains("Property: " + t + "token-ratio\n    Value:    0.0004\n");
+        assertThat(report(with(fourAttempts("svc", "svc"),
+                "grpc.retry.clients.svc.service-config.method[0].retry.backoff-multiplier=Infinity")))
+                .contains("Value:    Infinity\n", "Reason:   backoff-multiplier must be a finite number > 0");
+    }
+
+    @Test
+    void aDuplicateMethodNameHasTheOriginOfItsName(CapturedOutput output) {
+        report(List.of("spring.config.location=classpath:/edges/duplicate-names.yml"), Map.of());
+        assertThat(output.getOut() + output.getErr()).contains(
+                "Property: grpc.retry.clients.svc.service-config.method[1].name[0]\n",
+                "Origin:   class path resource [edges/duplicate-names.yml] - 12:28\n",
+                "Reason:   duplicate method name in one channel (also at grpc.retry.clients.svc.service-config.method[0].name[0])");
+    }
+
+    // 4. the service-config file's load balancing
+
+    @Test
+    void aServiceConfigFileWithLoadBalancingStopsStartUpWithTheKeyAndTheReason(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("lb.json"), """
+                {"loadBalancingConfig": [{"round_robin": {}}],
+                 "methodConfig": [{"name": [{}], "waitForReady": false}]}
+                """);
+        String report = report(with(fourAttempts("svc", "svc"), "grpc.retry.clients.svc.service-config-file=file:" + file));
+        assertThat(report).contains("Property: file:" + file + " $.loadBalancingConfig\n    Value:    [{\"round_robin\":{}}]\n",
+                "Reason:   a service-config file's load balancing is not applied",
+                "remove loadBalancingConfig from the file and set the policy on the channel");
     }
 
     /** Environment variables as Spring Boot reads the process environment (relaxed names, origins). */

@@ -29,7 +29,7 @@ public class InvalidRetryConfigurationFailureAnalyzer extends AbstractFailureAna
 
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, InvalidRetryConfigurationException cause) {
-        return new FailureAnalysis(ConfigProblemReport.description(cause.getProblems(), this::origin),
+        return new FailureAnalysis(ConfigProblemReport.description(cause.getProblems(), this::origin, this::written),
                 ConfigProblemReport.action(cause.getProblems()), cause);
     }
 
@@ -50,6 +50,20 @@ public class InvalidRetryConfigurationFailureAnalyzer extends AbstractFailureAna
             origin = origin != null ? origin : propertyOrigin(path + ".method");
         }
         return origin;
+    }
+
+    /** The value of the property {@code path} as written in the property source that wins; null when it has none. */
+    private @Nullable String written(String path) {
+        ConfigurationPropertyName name = ConfigurationPropertyName.adapt(path, '.');
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+            ConfigurationProperty property = source.getConfigurationProperty(name);
+            if (property != null) {
+                Object value = property.getValue();
+                return value instanceof CharSequence || value instanceof Number || value instanceof Boolean
+                        ? value.toString() : null;
+            }
+        }
+        return null;
     }
 
     private @Nullable String propertyOrigin(String path) {

@@ -324,7 +324,7 @@ class ConfigurationEdgesContextTest {
     }
 
     @Test
-    void aDirectoryOrAPathWithoutPrefixIsReportedForWhatItIs(@TempDir Path dir) throws Exception {
+    void aDirectoryOrAPathWithoutPrefixIsReportedForWhatItIs(@TempDir Path dir, CapturedOutput output) throws Exception {
         assertThat(report(with(fourAttempts("svc", "svc"), "grpc.retry.clients.svc.service-config-file=file:" + dir)))
                 .contains("Reason:   the service config file is a directory");
         Path file = Files.writeString(dir.resolve("sc.json"), "{}");
@@ -332,16 +332,22 @@ class ConfigurationEdgesContextTest {
                 .contains("Reason:   the service config file does not exist on the class path (a value without a"
                                 + " classpath: or file: prefix is looked up on the class path)",
                         "grpc.retry.clients.svc.service-config-file: write file:" + file + " for the file on disk");
+        // The console shows the value as written, not the class path resource Spring made of it.
+        assertThat(output.getOut() + output.getErr()).contains("Property: grpc.retry.clients.svc.service-config-file\n"
+                + "    Value:    " + file + "\n");
     }
 
     @Test
-    void valuesAreShownAsWrittenAndAnInfiniteMultiplierIsNamedSo() {
+    void valuesAreShownAsWrittenAndAnInfiniteMultiplierIsNamedSo(CapturedOutput output) {
         String t = "grpc.retry.clients.svc.service-config.retrythrottling.";
         assertThat(report(with(fourAttempts("svc", "svc"), t + "max-tokens=10", t + "token-ratio=0.0004")))
                 .contains("Property: " + t + "token-ratio\n    Value:    0.0004\n");
         assertThat(report(with(fourAttempts("svc", "svc"),
                 "grpc.retry.clients.svc.service-config.method[0].retry.backoff-multiplier=Infinity")))
-                .contains("Value:    Infinity\n", "Reason:   backoff-multiplier must be a finite number > 0");
+                .contains("Value:    Infinity\n", "Reason:   backoff-multiplier must be > 0 and finite");
+        report(with(fourAttempts("svc", "svc"), "grpc.retry.clients.svc.connect-timeout=1000000d"));
+        assertThat(output.getOut() + output.getErr()).contains(
+                "Property: grpc.retry.clients.svc.connect-timeout\n    Value:    1000000d\n");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.github.grpcretry.integration;
 
+import io.github.grpcretry.internal.config.ChannelNames;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import java.lang.reflect.Method;
@@ -475,14 +476,7 @@ public final class UnknownProperties {
 
     /** Spring Boot's uniform form of an element: lower case, letters and digits only. */
     static String uniform(String element) {
-        StringBuilder b = new StringBuilder(element.length());
-        for (int i = 0; i < element.length(); i++) {
-            char c = element.charAt(i);
-            if (Character.isLetterOrDigit(c)) {
-                b.append(Character.toLowerCase(c));
-            }
-        }
-        return b.toString();
+        return ChannelNames.uniform(element);
     }
 
     /** {@code maxAttemptsCap} → {@code max-attempts-cap}. */

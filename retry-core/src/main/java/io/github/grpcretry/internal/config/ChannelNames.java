@@ -15,7 +15,7 @@ public final class ChannelNames {
     private ChannelNames() {
     }
 
-    /** Spring Boot's uniform form of a name: lower case, letters and digits only. */
+    /** Spring Boot's uniform form of a name (or of any element of a key): lower case, letters and digits only. */
     public static String uniform(String name) {
         StringBuilder b = new StringBuilder(name.length());
         for (int i = 0; i < name.length(); i++) {

@@ -114,7 +114,7 @@ public final class ServiceConfigJson {
     private static String syntaxError(Exception e) {
         String first = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage().lines().findFirst().orElse("");
         String text = LIBRARY_ADVICE.matcher(first).replaceFirst("").replaceFirst("\\s*at line \\d+ column \\d+.*$", "").trim();
-        return text.isEmpty() ? "the text is not JSON" : text;
+        return text.isEmpty() ? "a syntax error (a missing or extra comma, quote, colon or bracket)" : text;
     }
 
     /** Line {@code number} (from 1) of {@code text}, trimmed and shortened for a report; null when there is none. */

@@ -52,7 +52,7 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
         this.warnings = warnings;
         Set<String> names = new LinkedHashSet<>();
         for (String key : properties.clients().keySet()) {
-            if (!GLOBAL.equalsIgnoreCase(key)) {
+            if (!RetryConfigResolver.isGlobal(key)) {
                 names.add(key);
             }
         }
@@ -84,7 +84,7 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
             return resolved.forChannel(channel);
         }
         return late.computeIfAbsent(channel, name -> {
-            RetryConfigResolver resolver = resolver(globalKeys());
+            RetryConfigResolver resolver = resolver(keysFor(name));
             addBase(resolver, name);
             return resolveDistinct(resolver).forChannel(name);
         });
@@ -100,11 +100,14 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
         return all;
     }
 
-    /** The keys of GLOBAL's entry under grpc.retry.clients (any case), all a late channel inherits. */
-    private Set<String> globalKeys() {
+    /**
+     * The keys under grpc.retry.clients a late channel takes: GLOBAL's (any case) and those of its own entry
+     * when its name has the uniform form of the channel's ({@link RetryConfigResolver#matches}).
+     */
+    private Set<String> keysFor(String channel) {
         Set<String> keys = new LinkedHashSet<>();
         for (String key : properties.clients().keySet()) {
-            if (GLOBAL.equalsIgnoreCase(key)) {
+            if (RetryConfigResolver.isGlobal(key) || RetryConfigResolver.matches(key, channel)) {
                 keys.add(key);
             }
         }
@@ -158,7 +161,7 @@ final class SpringGrpcRetryConfigs implements ChannelRetryConfigs {
         }
         for (Map.Entry<String, GrpcRetryClientProperties> e : properties.clients().entrySet()) {
             GrpcRetryClientProperties c = e.getValue();
-            if ((e.getKey().equals(channel) || GLOBAL.equalsIgnoreCase(e.getKey())) && c != null
+            if ((RetryConfigResolver.matches(e.getKey(), channel) || RetryConfigResolver.isGlobal(e.getKey())) && c != null
                     && (c.serviceConfig() != null || c.serviceConfigFile() != null)) {
                 sources.add(PolicySources.YAML);
             }

@@ -22,20 +22,36 @@ public final class ConfigProblemReport {
      *     problem names its file and JSON path in its path already)
      */
     public static String description(List<ConfigProblem> problems, Function<String, @Nullable String> originOf) {
+        return description(problems, originOf, path -> null);
+    }
+
+    /**
+     * @param originOf where the value of a property path was set, or null when unknown
+     * @param writtenOf the value of a property path as written in the property source that won ({@code 1000000d},
+     *     {@code /etc/app/sc.json}), shown instead of the value as bound; null when unknown
+     */
+    public static String description(List<ConfigProblem> problems, Function<String, @Nullable String> originOf,
+            Function<String, @Nullable String> writtenOf) {
         int n = problems.size();
         StringBuilder description = new StringBuilder("The gRPC retry configuration has ").append(n)
                 .append(n == 1 ? " invalid value:\n" : " invalid values:\n");
         for (ConfigProblem p : problems) {
             description.append("\n    Property: ").append(p.path())
-                    .append("\n    Value:    ").append(p.value() == null ? "(not set)" : p.value());
-            // A value that is not set has no origin: any a property source gives belongs to another value.
-            String origin = p.value() == null ? null : originOf.apply(p.path());
+                    .append("\n    Value:    ").append(p.value() == null ? "(not set)" : written(p, writtenOf));
+            // A value that is not set has no origin: any a property source gives belongs to another value. A
+            // problem inside a service-config file has the origin of the property that names the file.
+            String origin = p.value() == null && !p.path().contains(" $") ? null : originOf.apply(p.path());
             if (origin != null) {
                 description.append("\n    Origin:   ").append(origin);
             }
             description.append("\n    Reason:   ").append(p.rule()).append('\n');
         }
         return description.toString();
+    }
+
+    private static String written(ConfigProblem p, Function<String, @Nullable String> writtenOf) {
+        String written = p.path().contains(" ") ? null : writtenOf.apply(p.path());
+        return written != null ? written : String.valueOf(p.value());
     }
 
     public static String action(List<ConfigProblem> problems) {

@@ -1,6 +1,7 @@
 package io.github.grpcretry.integration;
 
 import io.github.grpcretry.internal.config.ChannelDraft;
+import io.github.grpcretry.internal.config.ChannelNames;
 import io.github.grpcretry.internal.config.ConfigNaming;
 import io.github.grpcretry.internal.config.HedgingPolicyDraft;
 import io.github.grpcretry.internal.config.MethodConfigDraft;
@@ -143,19 +144,34 @@ public final class RetryConfigResolver {
     public ChannelRetryConfigs resolve() {
         List<ConfigProblem> problems = new ArrayList<>();
         Map<String, ChannelDraft> drafts = new LinkedHashMap<>();
+        Map<String, String> keysByUniformName = new LinkedHashMap<>();
         for (Map.Entry<String, ClientProperties> e : clients.entrySet()) {
             String key = e.getKey();
-            String channel = ChannelRetryConfigs.GLOBAL.equalsIgnoreCase(key) ? ChannelRetryConfigs.GLOBAL : key;
+            String first = keysByUniformName.putIfAbsent(ChannelNames.uniform(key), key);
+            if (first != null) {
+                // Spring binds keys that differ only in case, '-' or '_' (a YAML key and an environment variable)
+                // from the same properties: one entry. Bracketed keys are bound apart: two entries for one channel.
+                if (!e.getValue().equals(clients.get(first))) {
+                    problems.add(twoEntriesForOneChannel(first, key));
+                }
+                continue;
+            }
+            String channel = ChannelNames.isGlobal(key) ? ChannelRetryConfigs.GLOBAL : key;
             drafts.put(channel, channelDraft(channel, CLIENTS_PREFIX + key, e.getValue(), problems));
         }
         for (Map.Entry<String, BaseLayer> e : bases.entrySet()) {
             String channel = e.getKey();
             BaseLayer layer = e.getValue();
+            ChannelDraft global = drafts.get(ChannelRetryConfigs.GLOBAL);
+            if (global != null && ChannelNames.isGlobal(channel)) {
+                problems.add(ResolvedChannelRetryConfigs.reservedName(channel, global.path()));
+                continue;
+            }
             ServiceConfigDraft base = layer.typed() != null ? serviceConfig(layer.path(), layer.typed())
                     : parseMap(layer, problems);
             ChannelDraft own = drafts.get(channel);
             if (own == null) {
-                own = ChannelDraft.empty(channel, CLIENTS_PREFIX + channel);
+                own = ownEntry(drafts, channel);
             }
             drafts.put(channel, own.withServiceConfig(own.serviceConfig().overlay(base)));
         }
@@ -168,6 +184,38 @@ public final class RetryConfigResolver {
             nativeIgnoresInterceptorOnlySettings(drafts).forEach(warnings);
         }
         return resolved;
+    }
+
+    /**
+     * Whether the entry {@code grpc.retry.clients.<key>} applies to {@code channel}: the same name, or the
+     * same name in Spring Boot's uniform form (lower case, letters and digits only), as Spring's relaxed
+     * binding matches keys ({@code MySvc}, {@code my-svc} and the environment's {@code MYSVC} are one name).
+     */
+    public static boolean matches(String key, String channel) {
+        return ChannelNames.matches(key, channel);
+    }
+
+    /** Whether {@code key} names the GLOBAL entry, in any spelling that folds to {@code global}. */
+    public static boolean isGlobal(String key) {
+        return ChannelNames.isGlobal(key);
+    }
+
+    /** The entry whose name has the same uniform form as {@code channel} (GLOBAL aside), else an empty one. */
+    private static ChannelDraft ownEntry(Map<String, ChannelDraft> drafts, String channel) {
+        for (Map.Entry<String, ChannelDraft> d : drafts.entrySet()) {
+            if (!d.getKey().equals(ChannelRetryConfigs.GLOBAL) && ChannelNames.matches(d.getKey(), channel)) {
+                return d.getValue();
+            }
+        }
+        return ChannelDraft.empty(channel, CLIENTS_PREFIX + channel);
+    }
+
+    private static ConfigProblem twoEntriesForOneChannel(String first, String second) {
+        return new ConfigProblem(CLIENTS_PREFIX + "[" + second + "]", "(an entry; so is " + CLIENTS_PREFIX + "[" + first + "])",
+                "two entries match the same channel: channel names are matched as Spring Boot matches keys (in lower"
+                        + " case, letters and digits only, so " + first + " and " + second + " are one name), and these two"
+                        + " entries set different values",
+                "merge them into one entry, " + CLIENTS_PREFIX + first);
     }
 
     /**
@@ -213,11 +261,13 @@ public final class RetryConfigResolver {
     /**
      * The start-up warnings for the native engine with settings only the interceptor engine applies: one for
      * {@code retry-info}/{@code retry-info-max-delay} (grpc-java reads only {@code grpc-retry-pushback-ms}), one for
-     * {@code adaptive-hedging.*} (grpc-java's hedging delay is fixed), each naming every property that sets one.
+     * {@code adaptive-hedging.*} (grpc-java's hedging delay is fixed), one for {@code budget.*} (grpc-java has no
+     * retry budget), each naming every property that sets one.
      */
     static List<String> nativeIgnoresInterceptorOnlySettings(Map<String, ChannelDraft> drafts) {
         List<String> retryInfo = new ArrayList<>();
         List<String> adaptive = new ArrayList<>();
+        List<String> budget = new ArrayList<>();
         for (ChannelDraft d : drafts.values()) {
             for (Sourced<?> s : Arrays.asList(d.retryInfo(), d.retryInfoMaxDelay())) {
                 if (s != null) {
@@ -225,8 +275,13 @@ public final class RetryConfigResolver {
                 }
             }
             adaptive.addAll(d.adaptiveHedging().setPlaces());
+            for (Sourced<?> s : Arrays.asList(d.budgetRatio(), d.budgetMinRetriesPerSecond(), d.budgetTtl())) {
+                if (s != null) {
+                    budget.add(s.path() + " = " + s.display());
+                }
+            }
         }
-        List<String> out = new ArrayList<>(2);
+        List<String> out = new ArrayList<>(3);
         if (!retryInfo.isEmpty()) {
             out.add("retry-info is ignored: grpc.retry.engine=native (grpc-java's own retry) reads only the "
                     + "grpc-retry-pushback-ms trailer, never a google.rpc.RetryInfo delay. Set at: "
@@ -235,6 +290,11 @@ public final class RetryConfigResolver {
         if (!adaptive.isEmpty()) {
             out.add("adaptive-hedging is ignored: grpc.retry.engine=native (grpc-java's own retry) hedges after the fixed "
                     + "hedging.delay only. Set at: " + String.join(", ", adaptive)
+                    + ". Use grpc.retry.engine=interceptor to have it applied, or remove it");
+        }
+        if (!budget.isEmpty()) {
+            out.add("budget is ignored: grpc.retry.engine=native (grpc-java's own retry) limits retries only by"
+                    + " retrythrottling and max-attempts-cap, never by a retry budget. Set at: " + String.join(", ", budget)
                     + ". Use grpc.retry.engine=interceptor to have it applied, or remove it");
         }
         return out;
@@ -276,7 +336,7 @@ public final class RetryConfigResolver {
                 problems.add(new ConfigProblem(property, f.name(), f.problem() == null ? "the service config file cannot be read"
                         : f.problem(), f.fix() == null ? "point it to a readable file" : f.fix()));
             } else {
-                file = ServiceConfigJson.parse(f.text(), f.name(), problems);
+                file = ServiceConfigJson.parseFile(f.text(), f.name(), problems);
             }
         }
         ServiceConfigDraft merged = typed.overlay(file);
@@ -515,6 +575,9 @@ public final class RetryConfigResolver {
      */
     public record ServiceConfigFile(String name, @Nullable String text, @Nullable String problem, @Nullable String fix) {
 
+        /** The largest service-config file read: 1MB (1048576 bytes); a larger one is a start-up error. */
+        public static final int MAX_BYTES = 1024 * 1024;
+
         public ServiceConfigFile {
             Objects.requireNonNull(name, "name");
         }
@@ -542,7 +605,13 @@ public final class RetryConfigResolver {
                         "point it to an existing file, e.g. classpath:service-config.json or file:/etc/app/service-config.json");
             }
             try (InputStream in = open.open()) {
-                return of(name, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+                byte[] bytes = in.readNBytes(MAX_BYTES + 1);
+                if (bytes.length > MAX_BYTES) {
+                    return unreadable(name, "the service config file is larger than " + MAX_BYTES + " bytes (1MB), the"
+                            + " limit of a service-config file; it was not read further",
+                            "point it to the service-config JSON (a gRPC service config takes a few kilobytes)");
+                }
+                return of(name, new String(bytes, StandardCharsets.UTF_8));
             } catch (IOException | RuntimeException e) {
                 return unreadable(name, "the service config file cannot be read: " + e.getMessage(),
                         "make the file readable by the application");

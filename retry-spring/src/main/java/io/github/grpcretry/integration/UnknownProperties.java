@@ -1,5 +1,6 @@
 package io.github.grpcretry.integration;
 
+import io.github.grpcretry.internal.config.ChannelNames;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import java.lang.reflect.Method;
@@ -85,6 +86,9 @@ public final class UnknownProperties {
         /** Why the key is reported, with the suggestion. */
         public String reason() {
             String base = "unknown key: `" + element + "` binds to no property here, so the value has no effect";
+            if (suggestion != null && suggestion.startsWith("[")) {
+                return base + "; a name with a dot is one key only in brackets: did you mean `" + suggestion + "`?";
+            }
             if (suggestion != null) {
                 return base + "; did you mean `" + suggestion + "`?";
             }
@@ -347,10 +351,14 @@ public final class UnknownProperties {
         @Nullable Unknown find(Key key, int from) {
             Node at = this;
             List<String> elements = key.elements();
+            int mapKey = -1;
             for (int i = from; i < elements.size(); i++) {
                 String e = elements.get(i);
                 switch (at.kind) {
-                    case MAP -> at = Objects.requireNonNull(at.element);
+                    case MAP -> {
+                        at = Objects.requireNonNull(at.element);
+                        mapKey = i;
+                    }
                     case LIST -> {
                         if (!isIndex(e)) {
                             return unknown(key, i, null, List.of("[0], [1], ..."));
@@ -369,6 +377,12 @@ public final class UnknownProperties {
                     }
                     case OBJECT -> {
                         Map.Entry<String, Node> child = isIndex(e) ? null : at.properties.get(uniform(e));
+                        if (child == null && mapKey == i - 1) {
+                            Unknown dotted = dottedMapKey(key, mapKey, at);
+                            if (dotted != null) {
+                                return dotted;
+                            }
+                        }
                         if (child == null) {
                             List<String> known = new ArrayList<>();
                             at.properties.values().forEach(p -> known.add(p.getKey()));
@@ -378,6 +392,28 @@ public final class UnknownProperties {
                     }
                     default -> throw new IllegalStateException(at.kind.toString());
                 }
+            }
+            return null;
+        }
+
+        /**
+         * A map key written with a dot and without brackets ({@code grpc.retry.clients.my.service.max-attempts-cap}):
+         * Spring reads {@code my} as the key and {@code service} as its property. When the elements after some
+         * further dot fit the map's values, the key was meant whole: the suggestion is its bracket form
+         * ({@code [my.service]}). Null when no such split fits.
+         */
+        private static @Nullable Unknown dottedMapKey(Key key, int mapKey, Node value) {
+            List<String> elements = key.elements();
+            for (int end = mapKey + 2; end < elements.size(); end++) {
+                if (isIndex(elements.get(end - 1)) || value.find(key, end) != null) {
+                    continue;
+                }
+                String bracketed = "[" + String.join(".", elements.subList(mapKey, end)) + "]";
+                List<String> fixed = new ArrayList<>(elements.subList(0, mapKey));
+                fixed.add(bracketed);
+                fixed.addAll(elements.subList(end, elements.size()));
+                return new Unknown(key.name(), key.value(), elements.get(mapKey + 1), bracketed, join(fixed), List.of(),
+                        key.origin());
             }
             return null;
         }
@@ -440,14 +476,7 @@ public final class UnknownProperties {
 
     /** Spring Boot's uniform form of an element: lower case, letters and digits only. */
     static String uniform(String element) {
-        StringBuilder b = new StringBuilder(element.length());
-        for (int i = 0; i < element.length(); i++) {
-            char c = element.charAt(i);
-            if (Character.isLetterOrDigit(c)) {
-                b.append(Character.toLowerCase(c));
-            }
-        }
-        return b.toString();
+        return ChannelNames.uniform(element);
     }
 
     /** {@code maxAttemptsCap} → {@code max-attempts-cap}. */

@@ -16,11 +16,12 @@ import org.springframework.util.unit.DataSize;
  * @param serviceConfig the channel's service config: method entries and retry throttling, laid over
  *     service-config-file (and, on the Spring Boot 4.1 line, over Spring Boot's own service config)
  * @param serviceConfigFile a standard gRPC service config JSON (classpath: or file:), e.g.
- *     classpath:service-config.json; the typed service-config properties are laid over it
+ *     classpath:service-config.json, at most 1MB; its methodConfig and retryThrottling apply (a
+ *     loadBalancingConfig stops start-up); the typed service-config properties are laid over it
  * @param budget a retry budget (beyond A6): retries as a share of calls over a sliding window; off
- *     unless ratio is set
+ *     unless ratio is set; interceptor engine only
  * @param maxAttemptsCap channel-wide cap on attempts (grpc-java's maxRetryAttempts / maxHedgedAttempts);
- *     larger max-attempts are capped with a start-up warning; at least 1 (1 turns retries off); default 5
+ *     larger max-attempts are capped with a start-up warning; 1 to 100 (1 turns retries off); default 5
  * @param perRpcBufferLimit buffered request bytes per call; past it the call is committed (no more
  *     retries); default 1MB
  * @param retryBufferSize channel-wide total of buffered request bytes for retries; default 16MB

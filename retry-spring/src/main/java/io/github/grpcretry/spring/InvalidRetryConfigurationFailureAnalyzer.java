@@ -7,6 +7,7 @@ import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.core.env.Environment;
@@ -28,17 +29,74 @@ public class InvalidRetryConfigurationFailureAnalyzer extends AbstractFailureAna
 
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, InvalidRetryConfigurationException cause) {
-        return new FailureAnalysis(ConfigProblemReport.description(cause.getProblems(), this::origin),
+        return new FailureAnalysis(ConfigProblemReport.description(cause.getProblems(), this::origin, this::written),
                 ConfigProblemReport.action(cause.getProblems()), cause);
     }
 
-    /** Where the value of {@code path} was set, as Spring Boot's own reports name it; null when unknown. */
+    /**
+     * Where the value of {@code path} was set, as Spring Boot's own reports name it; for a method entry's
+     * {@code name[j]}, where its service or method was set; for a problem inside a service-config file
+     * ({@code classpath:sc.json $.methodConfig[0]...}), the property that names the file and where that was
+     * set. Null when unknown.
+     */
     private @Nullable String origin(String path) {
+        int json = path.indexOf(" $");
+        if (json > 0) {
+            return fileProperty(path.substring(0, json));
+        }
+        String origin = propertyOrigin(path);
+        if (origin == null && path.matches(".*\\.name\\[\\d+]")) {
+            origin = propertyOrigin(path + ".service");
+            origin = origin != null ? origin : propertyOrigin(path + ".method");
+        }
+        return origin;
+    }
+
+    /** The value of the property {@code path} as written in the property source that wins; null when it has none. */
+    private @Nullable String written(String path) {
+        ConfigurationPropertyName name = ConfigurationPropertyName.adapt(path, '.');
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+            ConfigurationProperty property = source.getConfigurationProperty(name);
+            if (property != null) {
+                Object value = property.getValue();
+                return value instanceof CharSequence || value instanceof Number || value instanceof Boolean
+                        ? value.toString() : null;
+            }
+        }
+        return null;
+    }
+
+    private @Nullable String propertyOrigin(String path) {
         ConfigurationPropertyName name = ConfigurationPropertyName.adapt(path, '.');
         for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
             ConfigurationProperty property = source.getConfigurationProperty(name);
             if (property != null && property.getOrigin() != null) {
                 return property.getOrigin().toString();
+            }
+        }
+        return null;
+    }
+
+    /** {@code <property> = <value>} (and its origin) of the {@code service-config-file} property that names {@code file}. */
+    private @Nullable String fileProperty(String file) {
+        ConfigurationPropertyName clients = ConfigurationPropertyName.of("grpc.retry.clients");
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+            if (!(source instanceof IterableConfigurationPropertySource iterable)) {
+                continue;
+            }
+            for (ConfigurationPropertyName name : (Iterable<ConfigurationPropertyName>) iterable.stream()::iterator) {
+                if (!clients.isAncestorOf(name) || !name.getLastElement(ConfigurationPropertyName.Form.UNIFORM)
+                        .equals("serviceconfigfile")) {
+                    continue;
+                }
+                ConfigurationProperty property = iterable.getConfigurationProperty(name);
+                Object value = property == null ? null : property.getValue();
+                String bare = value == null ? "" : value.toString().trim().replaceFirst("^(classpath\\*?:|file:)", "")
+                        .replaceFirst("^/+", "");
+                if (!bare.isEmpty() && file.endsWith(bare)) {
+                    return "set by " + name + " = " + value
+                            + (property.getOrigin() == null ? "" : " (" + property.getOrigin() + ")");
+                }
             }
         }
         return null;

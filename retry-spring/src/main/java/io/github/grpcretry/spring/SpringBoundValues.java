@@ -132,7 +132,24 @@ public final class SpringBoundValues {
     }
 
     private static RetryConfigResolver.ServiceConfigFile file(Resource resource) {
-        return RetryConfigResolver.ServiceConfigFile.read(describe(resource), resource.exists(), resource::getInputStream);
+        String name = describe(resource);
+        if (resource instanceof ClassPathResource cp && !resource.exists()) {
+            // Spring reads a value without a prefix (/etc/app/sc.json) as a class path resource.
+            java.io.File onDisk = new java.io.File("/" + cp.getPath());
+            return RetryConfigResolver.ServiceConfigFile.unreadable(name, "the service config file does not exist on the"
+                    + " class path (a value without a classpath: or file: prefix is looked up on the class path)",
+                    onDisk.isFile() ? "write file:" + onDisk.getPath() + " for the file on disk"
+                            : "point it to an existing file, e.g. classpath:service-config.json or file:/etc/app/service-config.json");
+        }
+        try {
+            if (resource.exists() && resource.isFile() && resource.getFile().isDirectory()) {
+                return RetryConfigResolver.ServiceConfigFile.unreadable(name, "the service config file is a directory",
+                        "point it to the JSON file itself");
+            }
+        } catch (IOException | RuntimeException e) {
+            // not a file on disk: read as any resource below
+        }
+        return RetryConfigResolver.ServiceConfigFile.read(name, resource.exists(), resource::getInputStream);
     }
 
     /** How a file is named in problems: {@code classpath:sc.json}, {@code file:/x/sc.json}, else Spring's description. */

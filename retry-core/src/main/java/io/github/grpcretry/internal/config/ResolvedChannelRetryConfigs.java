@@ -56,11 +56,22 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
     private final ChannelRetryConfig global;
     private final ConcurrentHashMap<String, ChannelRetryConfig> derived = new ConcurrentHashMap<>();
     private final List<String> startupWarnings;
+    /** Each configured channel's own service config (before GLOBAL's entries) and settings, for relaxed matches. */
+    private final Map<String, ServiceConfig> ownConfigs;
+    private final Map<String, RetryConfigValidator.ChannelSettings> settings;
+    /** The property path of the GLOBAL entry, or null when there is none. */
+    private final @Nullable String globalPath;
+    /** The entries some channel was matched to (exactly or relaxed) so far. */
+    private final Set<String> matchedEntries = ConcurrentHashMap.newKeySet();
 
     private ResolvedChannelRetryConfigs(ServiceConfig globalServiceConfig, RetryConfigValidator.ChannelSettings globalSettings,
             List<ServiceConfigCustomizer> customizers, Map<Object, String> maxAttemptsPaths, Consumer<String> warnings,
-            Map<String, ServiceConfig> ownConfigs, Map<String, RetryConfigValidator.ChannelSettings> settings) {
+            Map<String, ServiceConfig> ownConfigs, Map<String, RetryConfigValidator.ChannelSettings> settings,
+            @Nullable String globalPath, List<String> validationWarnings) {
         this.globalServiceConfig = globalServiceConfig;
+        this.ownConfigs = Map.copyOf(ownConfigs);
+        this.settings = Map.copyOf(settings);
+        this.globalPath = globalPath;
         this.globalSettings = globalSettings;
         this.customizers = List.copyOf(customizers);
         this.maxAttemptsPaths = maxAttemptsPaths;
@@ -71,6 +82,7 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
                 warnings.accept(msg);
             }
         };
+        validationWarnings.forEach(this.warnings);
         List<ConfigProblem> problems = new ArrayList<>();
         // not customized, so never left out
         this.global = Objects.requireNonNull(
@@ -102,7 +114,7 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
     public static ResolvedChannelRetryConfigs resolve(Map<String, ChannelDraft> drafts, List<ServiceConfigCustomizer> customizers,
             List<ConfigProblem> earlierProblems, Consumer<String> warnings) {
         List<ConfigProblem> problems = new ArrayList<>(earlierProblems);
-        RetryConfigValidator validator = new RetryConfigValidator(problems);
+        RetryConfigValidator validator = new RetryConfigValidator(problems, new ArrayList<>());
         Map<Object, String> paths = new IdentityHashMap<>();
         ChannelDraft globalDraft = drafts.get(ChannelRetryConfigs.GLOBAL);
         if (globalDraft == null) {
@@ -123,7 +135,8 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
         }
         throwIfAny(problems);
         return new ResolvedChannelRetryConfigs(globalOwn, globalSettings, customizers == null ? List.of() : customizers,
-                paths, warnings == null ? w -> { } : warnings, own, settings);
+                paths, warnings == null ? w -> { } : warnings, own, settings,
+                drafts.containsKey(ChannelRetryConfigs.GLOBAL) ? globalDraft.path() : null, validator.warnings());
     }
 
     private static void throwIfAny(List<ConfigProblem> problems) {
@@ -193,21 +206,71 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
         }
     }
 
+    /**
+     * The configuration of {@code channel}: its own entry's (the entry of its exact name, else the one whose
+     * name has the same uniform form, {@link ChannelNames}), else GLOBAL's. A channel without an entry of its
+     * own while an entry that no channel matched so far is one edit away from its name gets one warning
+     * naming both.
+     *
+     * @throws InvalidRetryConfigurationException for a channel whose name folds to GLOBAL while a GLOBAL entry
+     *     exists: that entry holds every channel's defaults, so it cannot be this channel's own
+     */
     @Override
     public ChannelRetryConfig forChannel(String channel) {
-        if (ChannelRetryConfigs.GLOBAL.equals(channel)) {
+        if (ChannelRetryConfigs.GLOBAL.equals(channel) && globalPath == null) {
             return global;
+        }
+        if (globalPath != null && ChannelNames.isGlobal(channel)) {
+            throw new InvalidRetryConfigurationException(List.of(reservedName(channel, globalPath)));
         }
         ChannelRetryConfig c = configured.get(channel);
         if (c != null) {
+            matchedEntries.add(channel);
             return c;
         }
         return derived.computeIfAbsent(channel, ch -> {
             List<ConfigProblem> problems = new ArrayList<>();
-            ChannelRetryConfig made = assemble(ch, globalServiceConfig, globalSettings, true, problems);
+            Map.Entry<String, ServiceConfig> entry = null;
+            for (Map.Entry<String, ServiceConfig> e : ownConfigs.entrySet()) {
+                if (ChannelNames.matches(e.getKey(), ch)) {
+                    entry = e;
+                    break;
+                }
+            }
+            ChannelRetryConfig made;
+            if (entry != null) {
+                matchedEntries.add(entry.getKey());
+                made = assemble(ch, entry.getValue().layeredOver(globalServiceConfig),
+                        Objects.requireNonNull(settings.get(entry.getKey()), entry.getKey()), true, problems);
+            } else {
+                warnNearMiss(ch);
+                made = assemble(ch, globalServiceConfig, globalSettings, true, problems);
+            }
             throwIfAny(problems);
             return made;
         });
+    }
+
+    /** The problem of a channel named GLOBAL in some spelling while the GLOBAL entry exists. */
+    public static ConfigProblem reservedName(String channel, String globalPath) {
+        return new ConfigProblem(globalPath, "(the defaults of every channel; a channel named " + channel + " was made)",
+                "the entry name GLOBAL is reserved, in any case (global, Global, GRPC_RETRY_CLIENTS_GLOBAL_...), for the"
+                        + " defaults every channel inherits: it cannot be the entry of the channel " + channel
+                        + ", and what it sets applies to every channel",
+                "rename the channel " + channel + " (a channel named GLOBAL in any case cannot have an entry of its own);"
+                        + " keep " + globalPath + " only for settings every channel is to inherit");
+    }
+
+    /** The one warning for a channel without an entry of its own and an unmatched entry one edit away from its name. */
+    private void warnNearMiss(String channel) {
+        for (String key : ownConfigs.keySet()) {
+            if (!matchedEntries.contains(key) && ChannelNames.oneEditApart(key, channel)) {
+                warnings.accept("Channel " + channel + " has no entry of its own under grpc.retry.clients and runs with"
+                        + " GLOBAL's configuration, while the entry grpc.retry.clients." + key + " matches no channel"
+                        + " made so far and is one edit away from its name: if the entry is meant for this channel,"
+                        + " rename it to grpc.retry.clients." + channel);
+            }
+        }
     }
 
     @Override

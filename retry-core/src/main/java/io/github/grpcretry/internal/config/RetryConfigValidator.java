@@ -37,7 +37,7 @@ import org.jspecify.annotations.Nullable;
  *   <li>hedging: max-attempts &ge; 2 (required), delay &ge; 0 (default 0), non-fatal codes known;</li>
  *   <li>retrythrottling: max-tokens in (0, 1000] and token-ratio &gt; 0 with three decimals kept
  *       (so &ge; 0.001), both required;</li>
- *   <li>channel: max-attempts-cap &ge; 1; per-rpc-buffer-limit and retry-buffer-size &gt; 0;
+ *   <li>channel: max-attempts-cap in [1, 100]; per-rpc-buffer-limit and retry-buffer-size &gt; 0;
  *       connect-timeout in (0, 2^31-1 ms]; budget.ratio in (0, 1]; budget.min-retries-per-second
  *       &ge; 0; budget.ttl in [1s, 60s]; resilience4j-retry not blank.</li>
  * </ul>
@@ -57,10 +57,23 @@ public final class RetryConfigValidator {
     private static final String TOO_LONG = "must be at most 9223372036.854775807s (about 292 years, the longest"
             + " duration in nanoseconds)";
 
+    /** The largest max-attempts-cap: more attempts per call than this are a retry storm, not a policy. */
+    public static final int MAX_ATTEMPTS_CAP_LIMIT = 100;
+
     private final List<ConfigProblem> problems;
+    private final List<String> warnings;
 
     public RetryConfigValidator(List<ConfigProblem> problems) {
+        this(problems, new ArrayList<>());
+    }
+
+    /**
+     * @param warnings receives the values that are valid alone but make little sense together (a max-backoff
+     *     below the initial backoff, a bucket that lets no retry through, a per-call buffer above the channel's)
+     */
+    public RetryConfigValidator(List<ConfigProblem> problems, List<String> warnings) {
         this.problems = problems;
+        this.warnings = warnings;
     }
 
     /** The channel-wide settings of one channel after validation and defaults. */
@@ -181,6 +194,14 @@ public final class RetryConfigValidator {
         if (problems.size() != before) {
             return null;
         }
+        Sourced<Object> initial = d.get(RetryPolicyField.INITIAL_BACKOFF);
+        Sourced<Object> max = d.get(RetryPolicyField.MAX_BACKOFF);
+        if (initial != null && max != null && values.get(RetryPolicyField.MAX_BACKOFF) instanceof Duration m
+                && values.get(RetryPolicyField.INITIAL_BACKOFF) instanceof Duration i && m.compareTo(i) < 0) {
+            warnings.add(max.path() + " = " + max.display() + " is below " + initial.path() + " = " + initial.display()
+                    + ": every backoff is capped at max-backoff, so each retry waits at most " + max.display()
+                    + " (initial-backoff and backoff-multiplier have no effect); raise max-backoff or lower initial-backoff");
+        }
         return RetryPolicyField.build(values);
     }
 
@@ -257,6 +278,14 @@ public final class RetryConfigValidator {
         if (maxTokens == null || tokenRatio == null || problems.size() != before) {
             return null;
         }
+        if (maxTokens.value() <= 2) {
+            // A6: a retry passes only while the token count is above max-tokens / 2, and the failure before
+            // it took a whole token: max - 1 > max / 2 only for max > 2.
+            warnings.add(maxTokens.path() + " = " + maxTokens.display() + " lets no retry through: A6's throttle allows"
+                    + " a retry only while the token count is above max-tokens / 2, and the failed attempt before it"
+                    + " takes one token, which leaves at most max-tokens / 2 when max-tokens is 2 or less; use a bucket"
+                    + " above 2 (e.g. 10), or max-attempts-cap: 1 to turn retries off");
+        }
         return new RetryThrottlingPolicy(maxTokens.value(), tokenRatio.value());
     }
 
@@ -271,6 +300,10 @@ public final class RetryConfigValidator {
             if (d.maxAttemptsCap().value() < 1) {
                 problem(capPath, d.maxAttemptsCap().display(), "max-attempts-cap must be >= 1",
                         "use 1 to turn retries and hedging off for the channel, or a larger cap (default 5)");
+            } else if (d.maxAttemptsCap().value() > MAX_ATTEMPTS_CAP_LIMIT) {
+                problem(capPath, d.maxAttemptsCap().display(), "max-attempts-cap must be at most " + MAX_ATTEMPTS_CAP_LIMIT
+                        + ": each failing call would send up to this many attempts",
+                        "use a cap such as 5 (the default); let the call's deadline, not the attempt count, bound a long wait");
             } else {
                 cap = d.maxAttemptsCap().value();
             }
@@ -279,6 +312,12 @@ public final class RetryConfigValidator {
                 "per-rpc-buffer-limit must be > 0", "e.g. 1MB (the default)");
         long retryBuffer = size(d.retryBufferSize(), ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE,
                 "retry-buffer-size must be > 0", "e.g. 16MB (the default)");
+        if (perRpc > retryBuffer && (d.perRpcBufferLimit() != null || d.retryBufferSize() != null)) {
+            warnings.add(place(d.perRpcBufferLimit(), d.path() + ".per-rpc-buffer-limit", "1MB") + " is above "
+                    + place(d.retryBufferSize(), d.path() + ".retry-buffer-size", "16MB") + ": a call is committed (no"
+                    + " more retries) once the channel's retry buffer is full, so the per-call limit never takes effect;"
+                    + " lower per-rpc-buffer-limit or raise retry-buffer-size");
+        }
         Duration connect = null;
         if (d.connectTimeout() != null) {
             Duration v = d.connectTimeout().value();
@@ -317,11 +356,11 @@ public final class RetryConfigValidator {
                 adaptiveHedging(d.adaptiveHedging()));
     }
 
-    /** The adaptive hedging settings with their defaults, or null when they are not enabled (or invalid). */
+    /**
+     * The adaptive hedging settings with their defaults, or null when they are not enabled (or invalid). Every
+     * value set is checked, whether or not adaptive hedging is enabled.
+     */
     private @Nullable AdaptiveHedgingPolicy adaptiveHedging(ChannelDraft.AdaptiveHedgingDraft a) {
-        if (a.enabled() == null || !a.enabled().value()) {
-            return null;
-        }
         int before = problems.size();
         double load = AdaptiveHedgingPolicy.DEFAULT_MAX_EXTRA_LOAD;
         if (a.maxExtraLoad() != null) {
@@ -364,7 +403,7 @@ public final class RetryConfigValidator {
                         "use a window such as 30s (the default)");
             }
         }
-        if (problems.size() != before) {
+        if (problems.size() != before || a.enabled() == null || !a.enabled().value()) {
             return null;
         }
         return new AdaptiveHedgingPolicy(load, min, max, samples, window);
@@ -404,6 +443,16 @@ public final class RetryConfigValidator {
             return null;
         }
         return new RetryBudgetPolicy(ratio, minRetries, ttl);
+    }
+
+    /** {@code path = value} of a set value, or {@code path = default (the default)}. */
+    private static String place(@Nullable Sourced<?> s, String path, String dflt) {
+        return s == null ? path + " = " + dflt + " (the default)" : s.path() + " = " + s.display();
+    }
+
+    /** The warnings found so far (see {@link #RetryConfigValidator(List, List)}). */
+    public List<String> warnings() {
+        return warnings;
     }
 
     private long size(@Nullable Sourced<Long> s, long dflt, String rule, String fix) {

@@ -71,7 +71,7 @@ public enum RetryPolicyField {
             }
             double m = (Double) s.value();
             if (!(m > 0) || Double.isInfinite(m)) {
-                v.problem(s.path(), s.display(), mustBePositive(),
+                v.problem(s.path(), s.display(), propertyName() + " must be > 0 and finite",
                         "use a positive factor such as 2 (1 keeps the backoff constant)");
                 return null;
             }

@@ -30,7 +30,8 @@ import org.jspecify.annotations.Nullable;
  * {@code waitForReady}, {@code timeout}, {@code maxRequestMessageBytes},
  * {@code maxResponseMessageBytes}, {@code retryPolicy}, {@code hedgingPolicy}; and
  * {@code retryThrottling}), as grpc-go, grpc-java and Envoy users write it. Keys this starter does
- * not use ({@code loadBalancingConfig}, {@code healthCheckConfig}, ...) are ignored.
+ * not use ({@code healthCheckConfig}, a misspelt {@code retryPolcy}, ...) are ignored, as gRPC ignores unknown
+ * fields; a file's load-balancing part is reported ({@link #parseFile}).
  *
  * <p>Durations are protobuf JSON durations ({@code "1.5s"}); integers may be JSON numbers or
  * numeric strings; status codes are names (any case) or numbers. Syntax errors and values of the
@@ -41,13 +42,32 @@ import org.jspecify.annotations.Nullable;
 public final class ServiceConfigJson {
 
     private static final Pattern DURATION = Pattern.compile("(-)?(\\d{1,12})(?:\\.(\\d{1,9}))?s");
+    /** Where the JSON reader stopped, as its messages say it. */
+    private static final Pattern POSITION = Pattern.compile("at line (\\d+) column (\\d+)");
+    /** The JSON library's advice, which is not the user's (the file is read strictly on purpose). */
+    private static final Pattern LIBRARY_ADVICE = Pattern.compile(
+            "^Use JsonReader\\.setStrictness\\(Strictness\\.LENIENT\\) to accept (malformed JSON)?\\s*");
+
+    /** The load-balancing keys of a service config, which a service-config file may not hold (see {@link #parseFile}). */
+    private static final List<String> LOAD_BALANCING = List.of("loadBalancingConfig", "loadBalancingPolicy");
 
     private final String source;
     private final List<ConfigProblem> problems;
+    private final boolean file;
 
-    private ServiceConfigJson(String source, List<ConfigProblem> problems) {
+    private ServiceConfigJson(String source, List<ConfigProblem> problems, boolean file) {
         this.source = source;
         this.problems = problems;
+        this.file = file;
+    }
+
+    /**
+     * Parses a service-config file as {@link #parse(String, String, List)} does, and reports its load-balancing
+     * part ({@code loadBalancingConfig}, {@code loadBalancingPolicy}): the starter applies a file's method configs
+     * and retry throttling only, and a load-balancing policy named there would be dropped without a word.
+     */
+    public static @Nullable ServiceConfigDraft parseFile(String json, String source, List<ConfigProblem> problems) {
+        return new ServiceConfigJson(source, problems, true).parseDocument(json);
     }
 
     /**
@@ -57,7 +77,7 @@ public final class ServiceConfigJson {
      * @return the draft (possibly partial when there were problems), or null when the text is not JSON
      */
     public static @Nullable ServiceConfigDraft parse(String json, String source, List<ConfigProblem> problems) {
-        return new ServiceConfigJson(source, problems).parseDocument(json);
+        return new ServiceConfigJson(source, problems, false).parseDocument(json);
     }
 
     /**
@@ -101,6 +121,26 @@ public final class ServiceConfigJson {
         return config;
     }
 
+    /**
+     * What the JSON reader found wrong, without its position (given apart), its path, its links and its advice
+     * to read the file leniently: {@code Unterminated object}, {@code Expected name}, {@code malformed JSON}.
+     */
+    private static String syntaxError(Exception e) {
+        String first = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage().lines().findFirst().orElse("");
+        String text = LIBRARY_ADVICE.matcher(first).replaceFirst("").replaceFirst("\\s*at line \\d+ column \\d+.*$", "").trim();
+        return text.isEmpty() ? "a syntax error (a missing or extra comma, quote, colon or bracket)" : text;
+    }
+
+    /** Line {@code number} (from 1) of {@code text}, trimmed and shortened for a report; null when there is none. */
+    private static @Nullable String lineOf(String text, int number) {
+        String line = text.lines().skip(Math.max(0, number - 1L)).findFirst().orElse(null);
+        if (line == null) {
+            return null;
+        }
+        line = line.strip();
+        return line.length() > 80 ? line.substring(0, 77) + "..." : line;
+    }
+
     private String at(String jsonPath) {
         return source + " " + jsonPath;
     }
@@ -122,8 +162,10 @@ public final class ServiceConfigJson {
                 return null;
             }
         } catch (IOException | RuntimeException e) {
-            String msg = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage().lines().findFirst().orElse("");
-            problems.add(new ConfigProblem(at(reader.getPath()), null, "malformed JSON: " + msg,
+            Matcher position = POSITION.matcher(e.getMessage() == null ? "" : e.getMessage());
+            String where = position.find() ? " at line " + position.group(1) + " column " + position.group(2) : "";
+            String line = where.isEmpty() ? null : lineOf(json, Integer.parseInt(position.group(1)));
+            problems.add(new ConfigProblem(at(reader.getPath()), line, "malformed JSON" + where + ": " + syntaxError(e),
                     "correct the JSON syntax at that position"));
             return null;
         }
@@ -133,6 +175,16 @@ public final class ServiceConfigJson {
             return null;
         }
         JsonObject obj = root.getAsJsonObject();
+        for (String key : file ? LOAD_BALANCING : List.<String>of()) {
+            if (obj.has(key)) {
+                problems.add(new ConfigProblem(at("$." + key), abbreviate(obj.get(key)), "a service-config file's load"
+                        + " balancing is not applied: the starter takes the file's methodConfig and retryThrottling (the"
+                        + " channel's load-balancing policy is set where the channel is configured)",
+                        "remove " + key + " from the file and set the policy on the channel: on Spring Boot 3.5 (net.devh)"
+                                + " grpc.client.<channel>.default-load-balancing-policy, on Spring Boot 4.1"
+                                + " spring.grpc.client.channel.<channel>.default.load-balancing-policy"));
+            }
+        }
         List<MethodConfigDraft> methods = new ArrayList<>();
         JsonElement mcs = obj.get("methodConfig");
         if (mcs != null && !mcs.isJsonNull()) {

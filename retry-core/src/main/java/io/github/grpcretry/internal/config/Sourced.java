@@ -39,6 +39,11 @@ public record Sourced<T>(T value, String path, String display) {
         if (value instanceof Duration d) {
             return Durations.toJson(d);
         }
-        return String.valueOf(value);
+        String text = String.valueOf(value);
+        if (value instanceof Double n && Double.isFinite(n) && text.contains("E")) {
+            // 0.0004 as written, not Java's 4.0E-4
+            return java.math.BigDecimal.valueOf(n).stripTrailingZeros().toPlainString();
+        }
+        return text;
     }
 }

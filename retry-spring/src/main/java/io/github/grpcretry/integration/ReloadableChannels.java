@@ -280,10 +280,11 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
             Map<String, String> running = slot != null ? slot.values : currentValues;
             List<String> differing = newValues != null && running != null
                     ? differingKeys(channel, running, newValues) : keysOf(channel, keys, "");
+            boolean concerned = everyChannel || scope.contains(channel);
             if (before.equals(after)) {
                 if (built && !restartKeys.isEmpty()) {
                     record(channel, now, Outcome.RESTART_REQUIRED, restartMessage(restartKeys, List.of()), outcomes);
-                } else if (everyChannel || scope.contains(channel) || !differing.isEmpty()) {
+                } else if (concerned) {
                     record(channel, now, Outcome.UNCHANGED, "unchanged, the channel already runs this configuration"
                             + listed(keysOf(channel, keys, "")), outcomes);
                 }
@@ -293,6 +294,9 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
                 continue;
             }
             List<String> needRestart = built ? restartKeys(before, after, differing) : List.of();
+            if (!needRestart.isEmpty() && !concerned && restartKeys.isEmpty()) {
+                continue; // a change held earlier, and nothing of this refresh concerns the channel: reported then
+            }
             if (!needRestart.isEmpty() || built && !restartKeys.isEmpty()) {
                 List<String> all = new ArrayList<>(needRestart);
                 all.addAll(restartKeys);

@@ -253,6 +253,22 @@ class ReloadableChannelsTest {
         assertThat(attemptsOfAFailingCall()).isEqualTo(3);
     }
 
+    @Test
+    void aHeldChangeIsNotReportedAgainByARefreshThatDoesNotConcernTheChannel() {
+        String timeout = "grpc.retry.clients.inv.service-config.method[0].timeout";
+        build(config(2));
+        channels.valuesAtStart(Map.of(KEY, "2"));
+        Map<String, String> held = Map.of(KEY, "2", timeout, "1s");
+        assertThat(channels.reload(() -> only(withTimeout(config(2))), List.of(timeout), held).channels().get(CHANNEL)
+                .outcome()).isEqualTo(Outcome.RESTART_REQUIRED);
+        String other = "grpc.retry.clients.other.max-attempts-cap";
+        Map<String, String> more = new java.util.HashMap<>(held);
+        more.put(other, "4");
+        assertThat(channels.reload(() -> only(withTimeout(config(2))), List.of(other), more).channels())
+                .doesNotContainKey(CHANNEL);
+        assertThat(channels.lastReload(CHANNEL).outcome()).isEqualTo(Outcome.RESTART_REQUIRED);
+    }
+
     static ChannelRetryConfig withTimeout(ChannelRetryConfig c) {
         MethodConfig m = c.serviceConfig().methodConfigs().get(0);
         ServiceConfig sc = new ServiceConfig(List.of(new MethodConfig(m.names(), null, Duration.ofSeconds(1), null, null,

@@ -38,6 +38,7 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.cloud.context.refresh.ContextRefresher;
+import org.springframework.cloud.endpoint.event.RefreshEvent;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -171,11 +172,16 @@ class RuntimeReloadContextTest {
             assertThat(output.getOut()).contains("grpc.retry reload failed, the configuration could not be read");
             assertThat(attemptsOfAFailingCall(stub)).isEqualTo(4);
 
+            // Spring Cloud Bus and scheduled reloads publish a RefreshEvent, whose listener calls the same refresher
+            assertThat(catchThrowableOfType(RuntimeException.class,
+                    () -> context.publishEvent(new RefreshEvent(this, null, "a scheduled reload")))).isNotNull();
+            assertThat(reloads(context, "failed")).isEqualTo(2);
+
             RefreshScenario.writeYaml(dir, yamlPolicy("3"));
             assertThat(refresher.refresh()).contains(MAX_ATTEMPTS_KEY);
             assertThat(lastReload(context)).containsEntry("outcome", "applied");
             assertThat(attemptsOfAFailingCall(stub)).isEqualTo(3);
-            assertThat(reloads(context, "failed")).isEqualTo(1);
+            assertThat(reloads(context, "failed")).isEqualTo(2);
         }
     }
 

@@ -274,9 +274,7 @@ def main():
             procs.append(subprocess.Popen(
                 ["java", "-jar", jar, f"--server.port={http_port}", f"--sample.grpc-port={grpc_port}",
                  "--sample.showcase.enabled=false", "--sample.demo.rate=50",
-                 # Prometheus before 2.43 (Debian 12 has 2.42) drops a whole scrape whose _count lines carry
-                 # exemplars, which Micrometer adds while tracing is on: keep exemplars where 2.42 reads them
-                 "--management.prometheus.metrics.export.properties.io.prometheus.exporter.exemplarsOnAllMetricTypes=false",
+                 # the sample's application.yml keeps exemplars off _count lines, which Prometheus 2.42 rejects
                  "--logging.level.io.github.grpcretry=WARN", "--logging.level.io.opentelemetry.exporter.logging=WARN"],
                 stdout=log, stderr=subprocess.STDOUT))
         wait_for(app + "/actuator/health", "the sample")

@@ -5,8 +5,8 @@
   'use strict';
 
   const WINDOW_SECONDS = 300;
-  const REASONS = ['non_retryable_status', 'max_attempts', 'throttled', 'budget', 'pushback', 'deadline', 'committed', 'buffer_limit'];
-  const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f'];
+  const REASONS = ['non_retryable_status', 'max_attempts', 'throttled', 'budget', 'max_extra_load', 'pushback', 'deadline', 'committed', 'buffer_limit'];
+  const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#17becf'];
 
   const state = { points: [], lastT: 0, settings: null, strategies: [], engine: '?', charts: {}, polls: 0, errors: 0 };
   window.dashboard = state;

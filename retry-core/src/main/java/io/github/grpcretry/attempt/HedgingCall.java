@@ -124,7 +124,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             RetryThrottle throttle = engine.throttle;
             d = Decision.beforeHedge(remainingNanos(), throttle == null || throttle.isRetryAllowed());
             if (d instanceof Decision.Hedge && adaptive != null && !adaptive.tryAcquireHedge()) {
-                d = new Decision.Stop(SuppressionReason.BUDGET); // hedges past max-extra-load of the calls
+                d = new Decision.Stop(SuppressionReason.MAX_EXTRA_LOAD);
             }
             d = Decision.admit(d, engine.budget);
             if (d instanceof Decision.Stop) {

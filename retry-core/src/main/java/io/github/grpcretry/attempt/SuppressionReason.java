@@ -14,6 +14,8 @@ public enum SuppressionReason {
     THROTTLED,
     /** The channel's retry budget is spent. */
     BUDGET,
+    /** Adaptive hedging's cap: the hedge would take the method's hedges past {@code max-extra-load} of its calls. */
+    MAX_EXTRA_LOAD,
     /** The server's pushback said not to retry (negative, malformed or repeated value). */
     PUSHBACK,
     /** The next attempt could not start before the call's deadline. */

@@ -126,6 +126,27 @@ class InterceptorOnlySettingsContextTest {
     }
 
     @Test
+    void aHedgeRefusedByTheExtraLoadCapIsCountedAsMaxExtraLoad() {
+        // the first call of the method: one hedge would be 100 % extra load, over the 5 % cap; no budget is set
+        ScriptedService service = new ScriptedService((key, n) -> ScriptedService.delayedOk(1000));
+        try (GrpcServerContext server = GrpcServerContext.start(service);
+                GrpcClientContext client = GrpcClientContext.start(List.of(new SimpleMeterRegistry()),
+                        "spring.grpc.client.channel.svc.target=" + server.nettyTarget(),
+                        "grpc.retry.clients.svc.service-config.method[0].hedging.max-attempts=2",
+                        "grpc.retry.clients.svc.service-config.method[0].hedging.delay=20ms",
+                        "grpc.retry.clients.svc.adaptive-hedging.enabled=true",
+                        "grpc.retry.clients.svc.adaptive-hedging.max-extra-load=0.05")) {
+            client.stub("svc").unaryRpc(GrpcClientContext.request("held"));
+            assertThat(service.count("held")).as("the hedge was not sent").isEqualTo(1);
+            MeterRegistry meters = client.bean(MeterRegistry.class);
+            assertThat(meters.get("grpc.client.retry.suppressed").tag("client", "svc").tag("reason", "max_extra_load")
+                    .counter().count()).isEqualTo(1.0);
+            assertThat(meters.find("grpc.client.retry.suppressed").tag("reason", "budget").counters())
+                    .allSatisfy(c -> assertThat(c.count()).isZero());
+        }
+    }
+
+    @Test
     void theNativeEngineWithoutTheseSettingsDoesNotWarn(CapturedOutput output) {
         try (GrpcClientContext client = GrpcClientContext.start("grpc.retry.engine=native")) {
             assertThat(client.bean(ChannelRetryConfigs.class)).isNotNull();

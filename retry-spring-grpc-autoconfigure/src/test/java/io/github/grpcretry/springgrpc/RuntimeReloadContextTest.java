@@ -6,7 +6,10 @@ import static io.github.grpcretry.springgrpc.testing.ScriptedService.ok;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static io.github.grpcretry.spring.testing.RefreshScenario.MAX_ATTEMPTS_KEY;
+import static io.github.grpcretry.spring.testing.RefreshScenario.TIMEOUT_KEY;
+import static io.github.grpcretry.spring.testing.RefreshScenario.brokenYamlPolicy;
 import static io.github.grpcretry.spring.testing.RefreshScenario.policy;
+import static io.github.grpcretry.spring.testing.RefreshScenario.yamlPolicy;
 
 import io.github.grpcretry.integration.RetryReport;
 import io.github.grpcretry.spring.testing.RefreshScenario;
@@ -30,11 +33,14 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.cloud.context.refresh.ContextRefresher;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -45,6 +51,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * {@link ContextRefresher#refresh()} (once {@code POST /actuator/refresh} over HTTP) while calls run
  * against a real gRPC server on loopback.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class RuntimeReloadContextTest {
 
     static ScriptedService service;
@@ -95,7 +102,7 @@ class RuntimeReloadContextTest {
     }
 
     @Test
-    void aRefreshTakesTwoToFourAttemptsAndRejectsAnInvalidOne() throws Exception {
+    void aRefreshTakesTwoToFourAttemptsRejectsAnInvalidOneAndAFixClearsTheRejection(CapturedOutput output) throws Exception {
         Path file = write(policy("2"));
         try (GrpcClientContext client = client(file)) {
             SimpleServiceGrpc.SimpleServiceBlockingStub stub = client.stub("inv");
@@ -119,6 +126,72 @@ class RuntimeReloadContextTest {
             @SuppressWarnings("unchecked")
             Map<String, Object> health = (Map<String, Object>) client.bean(RetryReport.class).health().channels().get("inv");
             assertThat(health.get("lastReload")).isEqualTo(lastReload(client));
+
+            // the file fixed back to what runs: the refresh names the key, and the rejection is cleared
+            write(policy("4"));
+            assertThat(client.bean(ContextRefresher.class).refresh()).contains(MAX_ATTEMPTS_KEY);
+            assertThat(lastReload(client)).containsEntry("outcome", "unchanged");
+            assertThat((String) lastReload(client).get("message")).contains(MAX_ATTEMPTS_KEY);
+            assertThat(reloads(client, "unchanged")).isEqualTo(1);
+            assertThat(reloads(client, "rejected")).isEqualTo(1);
+            assertThat(attemptsOfAFailingCall(stub, "fail-fixed")).isEqualTo(4);
+            @SuppressWarnings("unchecked")
+            Map<String, Object> healthAfterFix = (Map<String, Object>) client.bean(RetryReport.class).health().channels().get("inv");
+            assertThat(healthAfterFix.get("lastReload")).isEqualTo(lastReload(client));
+            assertThat(output.getOut()).contains("grpc.retry reload of channel inv: unchanged, the channel already runs"
+                    + " this configuration (" + MAX_ATTEMPTS_KEY + ")");
+        }
+    }
+
+    @Test
+    void aFileThatCannotBeReadIsRecordedAsFailedAndTheRunningPolicyStays() throws Exception {
+        Path file = RefreshScenario.writeYaml(dir, yamlPolicy("4"));
+        try (GrpcClientContext client = client(file)) {
+            SimpleServiceGrpc.SimpleServiceBlockingStub stub = client.stub("inv");
+            assertThat(attemptsOfAFailingCall(stub, "fail-yaml-before")).isEqualTo(4);
+
+            RefreshScenario.writeYaml(dir, brokenYamlPolicy());
+            ContextRefresher refresher = client.bean(ContextRefresher.class);
+            assertThat(catchThrowableOfType(RuntimeException.class, refresher::refresh)).isNotNull();
+            assertThat(lastReload(client)).containsEntry("outcome", "failed");
+            assertThat((String) lastReload(client).get("message")).contains("while parsing a flow sequence");
+            assertThat(reloads(client, "failed")).isEqualTo(1);
+            assertThat(attemptsOfAFailingCall(stub, "fail-yaml-broken")).isEqualTo(4);
+
+            RefreshScenario.writeYaml(dir, yamlPolicy("3"));
+            assertThat(refresher.refresh()).contains(MAX_ATTEMPTS_KEY);
+            assertThat(lastReload(client)).containsEntry("outcome", "applied");
+            assertThat(attemptsOfAFailingCall(stub, "fail-yaml-fixed")).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void eachOutcomeNamesTheKeysThatCausedIt() throws Exception {
+        Path file = write(policy("2"));
+        try (GrpcClientContext client = client(file)) {
+            SimpleServiceGrpc.SimpleServiceBlockingStub stub = client.stub("inv");
+            assertThat(attemptsOfAFailingCall(stub, "fail-keys-before")).isEqualTo(2);
+            ContextRefresher refresher = client.bean(ContextRefresher.class);
+
+            write(policy("2") + TIMEOUT_KEY + "=5s\n");
+            refresher.refresh();
+            assertThat(lastReload(client)).containsEntry("outcome", "restart_required");
+            assertThat((String) lastReload(client).get("message")).contains(TIMEOUT_KEY).doesNotContain(MAX_ATTEMPTS_KEY);
+
+            // the held timeout still needs the restart; the attempts change is held with it
+            write(policy("3") + TIMEOUT_KEY + "=5s\n");
+            refresher.refresh();
+            assertThat(lastReload(client)).containsEntry("outcome", "restart_required");
+            assertThat((String) lastReload(client).get("message")).contains("restart required, the channel keeps its"
+                    + " running configuration: " + TIMEOUT_KEY).contains("held with it: " + MAX_ATTEMPTS_KEY);
+            assertThat(attemptsOfAFailingCall(stub, "fail-keys-held")).isEqualTo(2);
+
+            // the timeout removed: what is applied is the attempts change
+            write(policy("3"));
+            assertThat(refresher.refresh()).containsExactly(TIMEOUT_KEY);
+            assertThat(lastReload(client)).containsEntry("outcome", "applied")
+                    .containsEntry("message", "applied (" + MAX_ATTEMPTS_KEY + ")");
+            assertThat(attemptsOfAFailingCall(stub, "fail-keys-after")).isEqualTo(3);
         }
     }
 
@@ -189,8 +262,8 @@ class RuntimeReloadContextTest {
     }
 
     @Test
-    void postActuatorRefreshOverHttpAppliesTheNewPolicy() throws Exception {
-        Path file = write(policy("2"));
+    void postActuatorRefreshOverHttpAppliesTheNewPolicyAndRecordsAFailedOne() throws Exception {
+        Path file = RefreshScenario.writeYaml(dir, yamlPolicy("2"));
         try (ConfigurableApplicationContext web = new SpringApplicationBuilder(WebApp.class)
                 .web(WebApplicationType.SERVLET)
                 .properties(Map.of("server.port", "0", "server.address", "127.0.0.1", "spring.main.banner-mode", "off",
@@ -202,7 +275,7 @@ class RuntimeReloadContextTest {
                     web.getBean(org.springframework.grpc.client.GrpcChannelFactory.class).createChannel("inv"));
             assertThat(attemptsOfAFailingCall(stub, "fail-http-before")).isEqualTo(2);
 
-            write(policy("4"));
+            RefreshScenario.writeYaml(dir, yamlPolicy("4"));
             int port = ((WebServerApplicationContext) web).getWebServer().getPort();
             HttpClient http = HttpClient.newHttpClient();
             HttpResponse<String> refresh = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
@@ -214,6 +287,17 @@ class RuntimeReloadContextTest {
             HttpResponse<String> endpoint = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
                     + "/actuator/grpcretry/inv")).GET().build(), HttpResponse.BodyHandlers.ofString());
             assertThat(endpoint.body()).contains("\"lastReload\"").contains("\"outcome\":\"applied\"");
+
+            // a file that cannot be read: the refresh answers 500 as without the starter, and it is recorded
+            RefreshScenario.writeYaml(dir, brokenYamlPolicy());
+            HttpResponse<String> failed = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                    + "/actuator/refresh")).POST(HttpRequest.BodyPublishers.noBody()).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(failed.statusCode()).isEqualTo(500);
+            assertThat(attemptsOfAFailingCall(stub, "fail-http-failed")).isEqualTo(4);
+            endpoint = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                    + "/actuator/grpcretry/inv")).GET().build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(endpoint.body()).contains("\"outcome\":\"failed\"");
         }
     }
 }

@@ -51,15 +51,26 @@ import org.jspecify.annotations.Nullable;
  *       change, and start afresh when they did; the engine's timers and buffer pool are kept
  *       ({@link RetryingClientInterceptor.Builder#reusing}).</li>
  * </ul>
- * Every channel a reload concerns keeps its {@link #lastReload last outcome} for the endpoint and health.
+ * A channel the changed keys concern whose resolved configuration is the one it runs (a change undone, a
+ * rejected value put back) is <b>unchanged</b>; a refresh that failed before its configuration could be read
+ * (such as a syntax error in an imported file, {@link #failed}) is <b>failed</b> on every channel. Every
+ * channel a reload concerns keeps its {@link #lastReload last outcome} for the endpoint and health.
+ *
+ * <p>An outcome names the keys that caused it: with the {@linkplain #reload(Supplier, Collection, Map) values}
+ * of the configuration keys, the keys whose values differ from those the channel's running configuration was
+ * made from (a change held for a restart stays named until it is undone or applied); without them, the
+ * changed keys of this refresh.
  */
 public final class ReloadableChannels implements ChannelRetryConfigs {
 
     /** What became of a reload on one channel (the {@code outcome} tag of the reload counter). */
     public enum Outcome {
-        APPLIED, REJECTED, RESTART_REQUIRED;
+        APPLIED, UNCHANGED, REJECTED, RESTART_REQUIRED, FAILED;
 
-        /** As the meter tag and the endpoint spell it: {@code applied}, {@code rejected}, {@code restart_required}. */
+        /**
+         * As the meter tag and the endpoint spell it: {@code applied}, {@code unchanged}, {@code rejected},
+         * {@code restart_required}, {@code failed}.
+         */
         public String tag() {
             return name().toLowerCase(Locale.ROOT);
         }
@@ -120,6 +131,8 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
     private volatile ChannelRetryConfigs current;
     private final Map<String, Slot> slots = new ConcurrentHashMap<>();
     private final Map<String, LastReload> lastReloads = new ConcurrentHashMap<>();
+    /** The values of the configuration keys {@link #current} was resolved from; absent while not given. */
+    private volatile @Nullable Map<String, String> currentValues;
 
     /**
      * @param initial the configuration validated at start-up
@@ -228,6 +241,17 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
         }
     }
 
+    /**
+     * The values of the configuration keys (those {@link #concerns}) the start-up configuration was resolved
+     * from: with them an outcome names the keys whose values differ from what a channel runs.
+     */
+    public synchronized void valuesAtStart(Map<String, String> values) {
+        currentValues = Map.copyOf(values);
+        for (Slot slot : slots.values()) {
+            slot.values = currentValues;
+        }
+    }
+
     /** The last reload that concerned {@code channel}; absent when none did. */
     public @Nullable LastReload lastReload(String channel) {
         return lastReloads.get(channel);
@@ -248,7 +272,20 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
      *     {@link InvalidRetryConfigurationException} (or any other exception: a binding failure) to reject
      * @param keys the environment keys that changed (only those {@link #concerns} are looked at)
      */
-    public synchronized Result reload(Supplier<? extends ChannelRetryConfigs> resolve, Collection<String> keys) {
+    public Result reload(Supplier<? extends ChannelRetryConfigs> resolve, Collection<String> keys) {
+        return reload(resolve, keys, null);
+    }
+
+    /**
+     * As {@link #reload(Supplier, Collection)}, naming in each outcome the keys whose values differ from those
+     * the channel's running configuration was made from.
+     *
+     * @param values the value of every configuration key ({@link #concerns}) after the change; absent = name the
+     *     changed keys
+     */
+    public synchronized Result reload(Supplier<? extends ChannelRetryConfigs> resolve, Collection<String> keys,
+            @Nullable Map<String, String> values) {
+        Map<String, String> newValues = values == null ? null : Map.copyOf(values);
         Instant now = Instant.now();
         Set<String> scope = new TreeSet<>();
         boolean everyChannel = false;
@@ -292,29 +329,80 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
             ChannelRetryConfig own = candidate.forChannel(channel);
             ChannelRetryConfig after = slot == null ? own : PolicySources.layered(own, slot.resolver);
             boolean built = slot != null && slot.built;
+            Map<String, String> running = slot != null ? slot.values : currentValues;
+            List<String> differing = newValues != null && running != null
+                    ? differingKeys(channel, running, newValues) : keysOf(channel, keys, "");
+            boolean concerned = everyChannel || scope.contains(channel);
             if (before.equals(after)) {
                 if (slot != null && restartKeys.isEmpty()) {
                     slot.own = own;
                 }
                 if (built && !restartKeys.isEmpty()) {
-                    record(channel, now, Outcome.RESTART_REQUIRED, restartMessage(restartKeys), outcomes);
+                    record(channel, now, Outcome.RESTART_REQUIRED, restartMessage(restartKeys, List.of()), outcomes);
+                } else if (concerned) {
+                    record(channel, now, Outcome.UNCHANGED, "unchanged, the channel already runs this configuration"
+                            + listed(keysOf(channel, keys, "")), outcomes);
+                }
+                if (slot != null && newValues != null) {
+                    slot.values = newValues;
                 }
                 continue;
             }
-            List<String> needRestart = built ? restartKeys(before, after, keys) : List.of();
+            List<String> needRestart = built ? restartKeys(before, after, differing) : List.of();
+            if (!needRestart.isEmpty() && !concerned && restartKeys.isEmpty()) {
+                continue; // a change held earlier, and nothing of this refresh concerns the channel: reported then
+            }
             if (!needRestart.isEmpty() || built && !restartKeys.isEmpty()) {
                 List<String> all = new ArrayList<>(needRestart);
                 all.addAll(restartKeys);
-                record(channel, now, Outcome.RESTART_REQUIRED, restartMessage(all), outcomes);
+                List<String> held = new ArrayList<>(differing);
+                held.removeIf(k -> all.stream().anyMatch(r -> r.contains(k)));
+                record(channel, now, Outcome.RESTART_REQUIRED, restartMessage(all, held), outcomes);
                 continue;
             }
             if (slot != null) {
                 apply(slot, own, after);
+                if (newValues != null) {
+                    slot.values = newValues;
+                }
             }
-            record(channel, now, Outcome.APPLIED, "applied" + changed(channel, keys), outcomes);
+            record(channel, now, Outcome.APPLIED, "applied" + listed(differing), outcomes);
         }
         current = candidate;
+        if (newValues != null) {
+            currentValues = newValues;
+        }
         return new Result(outcomes, List.of(), null);
+    }
+
+    /**
+     * Records a refresh that failed before its configuration could be read ({@code failed} on every channel:
+     * any of them may have changed in it); every channel keeps what it runs.
+     */
+    public synchronized Result failed(RuntimeException failure) {
+        Set<String> known = new TreeSet<>(slots.keySet());
+        known.addAll(current.configuredChannels());
+        Map<String, LastReload> outcomes = new LinkedHashMap<>();
+        String message = "failed, the configuration could not be read and the running one stays: "
+                + failure.getClass().getSimpleName() + ": " + rootMessage(failure).replaceAll("\\s+", " ").trim();
+        Instant now = Instant.now();
+        for (String channel : known) {
+            record(channel, now, Outcome.FAILED, message, outcomes);
+        }
+        return new Result(outcomes, List.of(), failure);
+    }
+
+    /** The keys of {@code channel} (its own, GLOBAL's, Boot's) whose values differ between the two maps. */
+    private static List<String> differingKeys(String channel, Map<String, String> before, Map<String, String> after) {
+        Set<String> all = new TreeSet<>(before.keySet());
+        all.addAll(after.keySet());
+        List<String> out = new ArrayList<>();
+        for (String key : all) {
+            if (belongsTo(key, channel) && !Objects.equals(before.get(key), after.get(key))) {
+                out.add(key);
+            }
+        }
+        return out;
     }
 
     private void reject(Collection<String> channels, Instant now, String reason, Map<String, LastReload> outcomes) {
@@ -385,22 +473,26 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
     private static List<String> keysOf(String channel, Collection<String> keys, String part) {
         List<String> out = new ArrayList<>();
         for (String key : keys) {
-            String of = concerns(key) ? channelOf(key) : null;
-            if (of != null && (of.equals(channel) || of.equalsIgnoreCase(GLOBAL) || of.equals("default"))
-                    && key.contains(part)) {
+            if (belongsTo(key, channel) && key.contains(part)) {
                 out.add(key);
             }
         }
         return out;
     }
 
-    private static String changed(String channel, Collection<String> keys) {
-        List<String> named = keysOf(channel, keys, "");
-        return named.isEmpty() ? "" : " (" + String.join(", ", named) + ")";
+    /** Whether {@code key} configures {@code channel}: its own key, a GLOBAL one or a Boot {@code default} one. */
+    private static boolean belongsTo(String key, String channel) {
+        String of = concerns(key) ? channelOf(key) : null;
+        return of != null && (of.equals(channel) || of.equalsIgnoreCase(GLOBAL) || of.equals("default"));
     }
 
-    private static String restartMessage(List<String> keys) {
-        return "restart required, the channel keeps its running configuration: " + String.join("; ", keys);
+    private static String listed(List<String> keys) {
+        return keys.isEmpty() ? "" : " (" + String.join(", ", keys) + ")";
+    }
+
+    private static String restartMessage(List<String> keys, List<String> held) {
+        return "restart required, the channel keeps its running configuration: " + String.join("; ", keys)
+                + (held.isEmpty() ? "" : "; held with it: " + String.join(", ", held));
     }
 
     /**
@@ -451,7 +543,7 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
     }
 
     private Slot slot(String channel) {
-        return slots.computeIfAbsent(channel, name -> new Slot(current.forChannel(name)));
+        return slots.computeIfAbsent(channel, name -> new Slot(current.forChannel(name), currentValues));
     }
 
     @Override
@@ -472,6 +564,8 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
         volatile ChannelRetryConfig own;
         /** The retry parts of the service config the channel's name resolver supplied last; absent = none. */
         volatile @Nullable ServiceConfig resolver;
+        /** The values of the configuration keys {@link #config} was made from; absent while not given. */
+        volatile @Nullable Map<String, String> values;
         volatile boolean built;
         @GuardedBy("this")
         private @Nullable StackFactory factory;
@@ -483,9 +577,10 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
         private boolean resolverAnswered;
         private volatile boolean awaitingResolver;
 
-        Slot(ChannelRetryConfig config) {
+        Slot(ChannelRetryConfig config, @Nullable Map<String, String> values) {
             this.config = config;
             this.own = config;
+            this.values = values;
         }
 
         synchronized void awaitResolver() {

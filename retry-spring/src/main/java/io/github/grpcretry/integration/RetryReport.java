@@ -17,6 +17,9 @@ import io.github.grpcretry.policy.RetryThrottlingPolicy;
 import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.ConnectivityState;
 import io.grpc.Status;
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.math.RoundingMode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -282,7 +285,7 @@ public final class RetryReport {
             Map<String, Object> byMethod = new TreeMap<>();
             for (AdaptiveHedgingRegistry.MethodDelay d : delays) {
                 Map<String, Object> m = new LinkedHashMap<>();
-                m.put("delay", Durations.toText(d.delay()));
+                m.put("delay", measured(d.delay()));
                 m.put("adapted", d.adapted());
                 m.put("windowCalls", d.windowCalls());
                 m.put("windowHedges", d.windowHedges());
@@ -461,5 +464,27 @@ public final class RetryReport {
             out.add(c.name());
         }
         return out;
+    }
+
+    /**
+     * A measured duration as people read it: three significant digits at most in the largest unit that
+     * holds it ({@code 45.1ms} for 45,056 microseconds, {@code 1.5s}, {@code 850us}), where a configured
+     * one keeps its exact form ({@link Durations#toText}).
+     */
+    static String measured(Duration d) {
+        long nanos = Durations.saturatedNanos(d);
+        if (nanos == 0) {
+            return "0s";
+        }
+        String[] units = {"s", "ms", "us"};
+        long[] scales = {1_000_000_000L, 1_000_000L, 1_000L};
+        int i = 0;
+        while (i < units.length - 1 && Math.abs(nanos) < scales[i]) {
+            i++;
+        }
+        BigDecimal value = BigDecimal.valueOf(nanos).divide(BigDecimal.valueOf(scales[i]));
+        BigDecimal rounded = value.abs().compareTo(BigDecimal.valueOf(1000)) >= 0 ? value.setScale(0, RoundingMode.HALF_UP)
+                : value.round(new MathContext(3, RoundingMode.HALF_UP));
+        return rounded.stripTrailingZeros().toPlainString() + units[i];
     }
 }

@@ -3,6 +3,7 @@ package io.github.grpcretry.spring;
 import io.github.grpcretry.integration.ReloadableChannels;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -10,7 +11,8 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * Run-time reload (docs/reload.md), both lines alike, where Spring Cloud Context is on the class path:
- * the listener of its {@code EnvironmentChangeEvent} and the reload counter. Without Spring Cloud Context
+ * the listener of its {@code EnvironmentChangeEvent}, the reload counter, and its {@code ContextRefresher}
+ * wrapped so that a refresh failing before the environment changed is recorded. Without Spring Cloud Context
  * nothing changes at run time. Each line's auto-configuration imports it and provides the
  * {@code grpcRetryChannelConfigs} ({@link ReloadableChannels}) and a {@link RetryConfigRebinding}.
  */
@@ -29,6 +31,13 @@ public class GrpcRetryReloadConfiguration {
         ReloadCounter grpcRetryReloadCounter(ChannelRetryConfigs grpcRetryChannelConfigs) {
             return new ReloadCounter(reloadable(grpcRetryChannelConfigs));
         }
+    }
+
+    /** Spring Cloud's refreshers, wrapped so that a refresh failing before the environment changed is recorded. */
+    @Bean
+    static BeanPostProcessor grpcRetryContextRefresherWrapper(ConfigurableApplicationContext context,
+            ObjectProvider<GrpcRetryReloader> reloader) {
+        return FailureRecordingContextRefresher.wrapping(context, reloader);
     }
 
     @Bean

@@ -5,6 +5,8 @@ import io.github.grpcretry.policy.ConfigProblem;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -19,12 +21,15 @@ import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.EnumerablePropertySource;
+import org.springframework.core.env.PropertySource;
 
 /**
  * Reloads the channels' configuration when Spring Cloud Context reports changed keys that concern it
  * ({@link ReloadableChannels#concerns}): binds again through the line's {@link RetryConfigRebinding},
  * lets {@link ReloadableChannels} apply, hold or reject it per channel, logs each outcome (a rejection with
- * each problem's key, reason and origin) and counts it ({@link ReloadCounter}).
+ * each problem's key, reason and origin) and counts it ({@link ReloadCounter}). A refresh that failed before
+ * the environment changed reaches it through {@link FailureRecordingContextRefresher} ({@link #failed}).
  */
 final class GrpcRetryReloader implements ApplicationListener<EnvironmentChangeEvent> {
 
@@ -34,6 +39,7 @@ final class GrpcRetryReloader implements ApplicationListener<EnvironmentChangeEv
     private final RetryConfigRebinding rebinding;
     private final ConfigurableApplicationContext context;
     private final @Nullable ReloadCounter counter;
+    private final AtomicLong events = new AtomicLong();
 
     GrpcRetryReloader(ReloadableChannels channels, RetryConfigRebinding rebinding, ConfigurableApplicationContext context,
             @Nullable ReloadCounter counter) {
@@ -41,17 +47,19 @@ final class GrpcRetryReloader implements ApplicationListener<EnvironmentChangeEv
         this.rebinding = Objects.requireNonNull(rebinding, "rebinding");
         this.context = Objects.requireNonNull(context, "context");
         this.counter = counter;
+        channels.valuesAtStart(values(context.getEnvironment()));
     }
 
     @Override
     public void onApplicationEvent(EnvironmentChangeEvent event) {
+        events.incrementAndGet();
         List<String> keys = event.getKeys().stream().filter(ReloadableChannels::concerns).sorted().toList();
         if (keys.isEmpty()) {
             return;
         }
         ConfigurableEnvironment environment = context.getEnvironment();
         Binder binder = binder(context);
-        ReloadableChannels.Result result = channels.reload(() -> rebinding.resolve(binder), keys);
+        ReloadableChannels.Result result = channels.reload(() -> rebinding.resolve(binder), keys, values(environment));
         for (ConfigProblem p : result.problems()) {
             String origin = origin(environment, p.path());
             log.warn("grpc.retry reload rejected, the running configuration stays: " + p.describe()
@@ -61,17 +69,59 @@ final class GrpcRetryReloader implements ApplicationListener<EnvironmentChangeEv
             log.warn("grpc.retry reload rejected, the running configuration stays: " + result.failure().getMessage(),
                     result.failure());
         }
+        logAndCount(result);
+    }
+
+    /** How many {@code EnvironmentChangeEvent}s arrived: a refresh that raised none failed before it read the configuration. */
+    long events() {
+        return events.get();
+    }
+
+    /**
+     * A refresh failed before the environment changed (a syntax error in an imported file, a configuration
+     * server that did not answer): {@code failed} on every channel, logged once, counted per channel.
+     */
+    void failed(RuntimeException failure) {
+        ReloadableChannels.Result result = channels.failed(failure);
+        String message = result.channels().isEmpty() ? failure.toString()
+                : result.channels().values().iterator().next().message();
+        log.warn("grpc.retry reload " + message);
+        logAndCount(result);
+    }
+
+    private void logAndCount(ReloadableChannels.Result result) {
         for (Map.Entry<String, ReloadableChannels.LastReload> e : result.channels().entrySet()) {
             ReloadableChannels.LastReload last = e.getValue();
-            if (last.outcome() == ReloadableChannels.Outcome.APPLIED) {
-                log.info("grpc.retry reload of channel " + e.getKey() + ": " + last.message());
-            } else if (last.outcome() == ReloadableChannels.Outcome.RESTART_REQUIRED) {
-                log.warn("grpc.retry reload of channel " + e.getKey() + ": " + last.message());
+            switch (last.outcome()) {
+                case APPLIED, UNCHANGED -> log.info("grpc.retry reload of channel " + e.getKey() + ": " + last.message());
+                case RESTART_REQUIRED -> log.warn("grpc.retry reload of channel " + e.getKey() + ": " + last.message());
+                default -> {
+                    // rejected and failed are logged once for the whole refresh
+                }
             }
             if (counter != null) {
                 counter.count(e.getKey(), last.outcome());
             }
         }
+    }
+
+    /**
+     * The value of every configuration key ({@link ReloadableChannels#concerns}) in {@code environment}, as its
+     * highest-precedence property source holds it (not resolved: the reload only compares them).
+     */
+    static Map<String, String> values(ConfigurableEnvironment environment) {
+        Map<String, String> out = new TreeMap<>();
+        for (PropertySource<?> source : environment.getPropertySources()) {
+            if (source instanceof EnumerablePropertySource<?> enumerable) {
+                for (String name : enumerable.getPropertyNames()) {
+                    Object value = ReloadableChannels.concerns(name) && !out.containsKey(name) ? enumerable.getProperty(name) : null;
+                    if (value != null) {
+                        out.put(name, String.valueOf(value));
+                    }
+                }
+            }
+        }
+        return out;
     }
 
     /** A binder over the context's environment with the conversions its configuration properties get. */

@@ -9,8 +9,9 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * {@value RetryMeterNames#CONFIG_RELOADS} (tags {@code client}, {@code outcome} = applied, rejected, restart_required): run-time
- * reloads per channel. Every configured channel's three counters are registered at 0 when bound, so a
+ * {@value RetryMeterNames#CONFIG_RELOADS} (tags {@code client}, {@code outcome} = applied, unchanged, rejected,
+ * restart_required, failed): run-time
+ * reloads per channel. Every configured channel's five counters are registered at 0 when bound, so a
  * rate or an increase over them is defined before the first reload.
  */
 final class ReloadCounter implements MeterBinder {

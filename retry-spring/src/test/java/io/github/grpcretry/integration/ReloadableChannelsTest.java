@@ -181,8 +181,9 @@ class ReloadableChannelsTest {
         ReloadableChannels.Result result = channels.reload(() -> only(config(4, 3, new RetryThrottlingPolicy(100, 0.1),
                 new RetryBudgetPolicy(0.5, 10, Duration.ofSeconds(10)))), List.of(KEY, "grpc.retry.clients.inv.max-attempts-cap"));
         assertThat(result.channels().get(CHANNEL).outcome()).isEqualTo(Outcome.RESTART_REQUIRED);
-        assertThat(channels.lastReload(CHANNEL).message()).contains("grpc.retry.clients.inv.max-attempts-cap")
-                .doesNotContain(KEY);
+        // the cap needs the restart; the attempts change, which the channel could take, is held with it
+        assertThat(channels.lastReload(CHANNEL).message()).isEqualTo("restart required, the channel keeps its running"
+                + " configuration: grpc.retry.clients.inv.max-attempts-cap; held with it: " + KEY);
         // never half-applied: the new max-attempts is not taken either
         assertThat(attemptsOfAFailingCall()).isEqualTo(2);
         assertThat(channels.forChannel(CHANNEL)).isEqualTo(config(2));
@@ -204,6 +205,76 @@ class ReloadableChannelsTest {
         assertThat(last).containsEntry("outcome", "rejected").containsKey("time");
         assertThat((String) last.get("message")).contains(KEY).contains("max-attempts must be >= 2");
         assertThat(attemptsOfAFailingCall()).isEqualTo(2);
+    }
+
+    @Test
+    void aConfigurationBackToWhatRunsIsUnchangedAndClearsARejection() {
+        build(config(2));
+        channels.reload(() -> {
+            throw new InvalidRetryConfigurationException(List.of(new ConfigProblem(KEY, "1", "max-attempts must be >= 2", "")));
+        }, List.of(KEY));
+        assertThat(channels.lastReload(CHANNEL).outcome()).isEqualTo(Outcome.REJECTED);
+
+        ReloadableChannels.Result result = channels.reload(() -> only(config(2)), List.of(KEY));
+        assertThat(result.channels().get(CHANNEL).outcome()).isEqualTo(Outcome.UNCHANGED);
+        assertThat(channels.lastReload(CHANNEL).message()).isEqualTo("unchanged, the channel already runs this configuration ("
+                + KEY + ")");
+        // a key of another channel does not concern this one
+        assertThat(channels.reload(() -> only(config(2)), List.of("grpc.retry.clients.other.max-attempts-cap")).channels())
+                .doesNotContainKey(CHANNEL);
+        assertThat(attemptsOfAFailingCall()).isEqualTo(2);
+    }
+
+    @Test
+    void aRefreshThatFailedBeforeItsConfigurationWasReadIsFailedOnEveryChannel() {
+        build(config(2));
+        ReloadableChannels.Result result = channels.failed(new IllegalStateException("bad file",
+                new IllegalArgumentException("line 3:\n  unclosed [")));
+        assertThat(result.channels()).containsOnlyKeys(CHANNEL);
+        assertThat(channels.lastReload(CHANNEL).outcome()).isEqualTo(Outcome.FAILED);
+        assertThat(channels.lastReload(CHANNEL).message()).isEqualTo("failed, the configuration could not be read and the"
+                + " running one stays: IllegalStateException: bad file: line 3: unclosed [");
+        assertThat(attemptsOfAFailingCall()).isEqualTo(2);
+    }
+
+    @Test
+    void withTheValuesAnOutcomeNamesTheKeysThatDifferFromWhatRuns() {
+        String timeout = "grpc.retry.clients.inv.service-config.method[0].timeout";
+        build(config(2));
+        channels.valuesAtStart(Map.of(KEY, "2"));
+        ChannelRetryConfig withTimeout = withTimeout(config(3));
+        ReloadableChannels.Result held = channels.reload(() -> only(withTimeout), List.of(KEY), Map.of(KEY, "3", timeout, "1s"));
+        assertThat(held.channels().get(CHANNEL).outcome()).isEqualTo(Outcome.RESTART_REQUIRED);
+        assertThat(held.channels().get(CHANNEL).message()).contains(timeout).contains("held with it: " + KEY);
+
+        // the timeout removed: the attempts change is what is applied, though only the timeout key changed now
+        ReloadableChannels.Result applied = channels.reload(() -> only(config(3)), List.of(timeout), Map.of(KEY, "3"));
+        assertThat(applied.channels().get(CHANNEL).message()).isEqualTo("applied (" + KEY + ")");
+        assertThat(attemptsOfAFailingCall()).isEqualTo(3);
+    }
+
+    @Test
+    void aHeldChangeIsNotReportedAgainByARefreshThatDoesNotConcernTheChannel() {
+        String timeout = "grpc.retry.clients.inv.service-config.method[0].timeout";
+        build(config(2));
+        channels.valuesAtStart(Map.of(KEY, "2"));
+        Map<String, String> held = Map.of(KEY, "2", timeout, "1s");
+        assertThat(channels.reload(() -> only(withTimeout(config(2))), List.of(timeout), held).channels().get(CHANNEL)
+                .outcome()).isEqualTo(Outcome.RESTART_REQUIRED);
+        String other = "grpc.retry.clients.other.max-attempts-cap";
+        Map<String, String> more = new java.util.HashMap<>(held);
+        more.put(other, "4");
+        assertThat(channels.reload(() -> only(withTimeout(config(2))), List.of(other), more).channels())
+                .doesNotContainKey(CHANNEL);
+        assertThat(channels.lastReload(CHANNEL).outcome()).isEqualTo(Outcome.RESTART_REQUIRED);
+    }
+
+    static ChannelRetryConfig withTimeout(ChannelRetryConfig c) {
+        MethodConfig m = c.serviceConfig().methodConfigs().get(0);
+        ServiceConfig sc = new ServiceConfig(List.of(new MethodConfig(m.names(), null, Duration.ofSeconds(1), null, null,
+                m.retryPolicy(), null)), c.serviceConfig().retryThrottling());
+        return new ChannelRetryConfig(CHANNEL, sc, c.maxAttemptsCap(), c.perRpcBufferLimit(), c.retryBufferSize(),
+                c.budget(), null, null);
     }
 
     @Test

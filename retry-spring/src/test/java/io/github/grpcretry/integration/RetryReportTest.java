@@ -97,4 +97,16 @@ class RetryReportTest {
         assertThat(RetryReport.statusWhenThrottled(null)).isEqualTo("UP");
         assertThat(RetryReport.statusWhenThrottled(" ")).isEqualTo("UP");
     }
+
+    @Test
+    void aMeasuredDurationIsShownAsPeopleReadIt() {
+        assertThat(RetryReport.measured(java.time.Duration.ofNanos(45_056_000))).isEqualTo("45.1ms");
+        assertThat(RetryReport.measured(java.time.Duration.ofMillis(2))).isEqualTo("2ms");
+        assertThat(RetryReport.measured(java.time.Duration.ofMillis(1500))).isEqualTo("1.5s");
+        assertThat(RetryReport.measured(java.time.Duration.ofSeconds(2))).isEqualTo("2s");
+        assertThat(RetryReport.measured(java.time.Duration.ofMillis(999_600))).isEqualTo("1000s");
+        assertThat(RetryReport.measured(java.time.Duration.ofNanos(850_400))).isEqualTo("850us");
+        assertThat(RetryReport.measured(java.time.Duration.ofNanos(500))).isEqualTo("0.5us");
+        assertThat(RetryReport.measured(java.time.Duration.ZERO)).isEqualTo("0s");
+    }
 }

@@ -120,6 +120,23 @@ class HedgingContextTest {
     }
 
     @Test
+    void aHedgeRefusedByAdaptiveHedgingsExtraLoadCapIsCountedAsMaxExtraLoad() {
+        // the first call of the method: one hedge would be 100 % extra load, over the 5 % cap; no budget is set
+        server.script(a -> Action.ok().delay(1000));
+        runner("grpc.retry.clients.inventory.adaptive-hedging.enabled=true",
+                "grpc.retry.clients.inventory.adaptive-hedging.max-extra-load=0.05", M + "hedging.delay=20ms").run(ctx -> {
+            assertThat(ctx).hasNotFailed();
+            assertThat(stub(ctx).unaryRpc(request("held")).getResponseMessage()).isEqualTo("held");
+            assertThat(server.arrivalCount()).as("the hedge was not sent").isEqualTo(1);
+            MeterRegistry meters = ctx.getBean(MeterRegistry.class);
+            assertThat(meters.get("grpc.client.retry.suppressed").tag("client", "inventory").tag("reason", "max_extra_load")
+                    .counter().count()).isEqualTo(1.0);
+            assertThat(meters.find("grpc.client.retry.suppressed").tag("reason", "budget").counters())
+                    .allSatisfy(c -> assertThat(c.count()).isZero());
+        });
+    }
+
+    @Test
     void nativeEngineHedgesFromTheSameProperties() {
         server.script(a -> a.index == 1 ? Action.ok().delay(3000) : Action.ok());
         runner("grpc.retry.engine=native").run(ctx -> {

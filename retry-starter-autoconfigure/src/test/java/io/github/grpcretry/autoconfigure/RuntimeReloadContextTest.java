@@ -3,7 +3,10 @@ package io.github.grpcretry.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static io.github.grpcretry.spring.testing.RefreshScenario.MAX_ATTEMPTS_KEY;
+import static io.github.grpcretry.spring.testing.RefreshScenario.TIMEOUT_KEY;
+import static io.github.grpcretry.spring.testing.RefreshScenario.brokenYamlPolicy;
 import static io.github.grpcretry.spring.testing.RefreshScenario.policy;
+import static io.github.grpcretry.spring.testing.RefreshScenario.yamlPolicy;
 
 import io.github.grpcretry.autoconfigure.actuate.GrpcRetryHealthIndicator;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
@@ -26,12 +29,16 @@ import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.cloud.context.refresh.ContextRefresher;
+import org.springframework.cloud.endpoint.event.RefreshEvent;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -39,6 +46,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * application imports ({@code spring.config.import}), the test rewrites it and calls Spring Cloud's
  * {@link ContextRefresher#refresh()} while calls run against a real in-process gRPC server.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class RuntimeReloadContextTest {
 
     @SpringBootConfiguration
@@ -110,7 +118,7 @@ class RuntimeReloadContextTest {
     }
 
     @Test
-    void aRefreshTakesTwoToFourAttemptsAndRejectsAnInvalidOne() throws Exception {
+    void aRefreshTakesTwoToFourAttemptsRejectsAnInvalidOneAndAFixClearsTheRejection(CapturedOutput output) throws Exception {
         Path file = write(policy("2"));
         try (ConfigurableApplicationContext context = start(file)) {
             SimpleServiceGrpc.SimpleServiceBlockingStub stub = stub(context);
@@ -131,6 +139,79 @@ class RuntimeReloadContextTest {
             assertThat((String) lastReload(context).get("message"))
                     .contains(MAX_ATTEMPTS_KEY);
             assertThat(reloads(context, "rejected")).isEqualTo(1);
+
+            // the file fixed back to what runs: the refresh names the key, and the rejection is cleared
+            write(policy("4"));
+            assertThat(context.getBean(ContextRefresher.class).refresh()).contains(MAX_ATTEMPTS_KEY);
+            assertThat(lastReload(context)).containsEntry("outcome", "unchanged");
+            assertThat((String) lastReload(context).get("message")).contains(MAX_ATTEMPTS_KEY);
+            assertThat(reloads(context, "unchanged")).isEqualTo(1);
+            assertThat(reloads(context, "rejected")).isEqualTo(1);
+            assertThat(reloads(context, "applied")).isEqualTo(1);
+            assertThat(attemptsOfAFailingCall(stub)).isEqualTo(4);
+            assertThat(output.getOut()).contains("grpc.retry reload of channel inv: unchanged, the channel already runs"
+                    + " this configuration (" + MAX_ATTEMPTS_KEY + ")");
+        }
+    }
+
+    @Test
+    void aFileThatCannotBeReadIsRecordedAsFailedAndTheRunningPolicyStays(CapturedOutput output) throws Exception {
+        Path file = RefreshScenario.writeYaml(dir, yamlPolicy("4"));
+        try (ConfigurableApplicationContext context = start(file)) {
+            SimpleServiceGrpc.SimpleServiceBlockingStub stub = stub(context);
+            assertThat(attemptsOfAFailingCall(stub)).isEqualTo(4);
+
+            RefreshScenario.writeYaml(dir, brokenYamlPolicy());
+            ContextRefresher refresher = context.getBean(ContextRefresher.class);
+            RuntimeException thrown = catchThrowableOfType(RuntimeException.class, refresher::refresh);
+            assertThat(thrown).isNotNull();
+            assertThat(lastReload(context)).containsEntry("outcome", "failed");
+            assertThat((String) lastReload(context).get("message")).contains("while parsing a flow sequence")
+                    .contains("retryable-status-codes: [UNAVAILABLE").doesNotContain("\n");
+            assertThat(reloads(context, "failed")).isEqualTo(1);
+            assertThat(output.getOut()).contains("grpc.retry reload failed, the configuration could not be read");
+            assertThat(attemptsOfAFailingCall(stub)).isEqualTo(4);
+
+            // Spring Cloud Bus and scheduled reloads publish a RefreshEvent, whose listener calls the same refresher
+            assertThat(catchThrowableOfType(RuntimeException.class,
+                    () -> context.publishEvent(new RefreshEvent(this, null, "a scheduled reload")))).isNotNull();
+            assertThat(reloads(context, "failed")).isEqualTo(2);
+
+            RefreshScenario.writeYaml(dir, yamlPolicy("3"));
+            assertThat(refresher.refresh()).contains(MAX_ATTEMPTS_KEY);
+            assertThat(lastReload(context)).containsEntry("outcome", "applied");
+            assertThat(attemptsOfAFailingCall(stub)).isEqualTo(3);
+            assertThat(reloads(context, "failed")).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void eachOutcomeNamesTheKeysThatCausedIt() throws Exception {
+        Path file = write(policy("2"));
+        try (ConfigurableApplicationContext context = start(file)) {
+            SimpleServiceGrpc.SimpleServiceBlockingStub stub = stub(context);
+            assertThat(attemptsOfAFailingCall(stub)).isEqualTo(2);
+            ContextRefresher refresher = context.getBean(ContextRefresher.class);
+
+            write(policy("2") + TIMEOUT_KEY + "=5s\n");
+            refresher.refresh();
+            assertThat(lastReload(context)).containsEntry("outcome", "restart_required");
+            assertThat((String) lastReload(context).get("message")).contains(TIMEOUT_KEY).doesNotContain(MAX_ATTEMPTS_KEY);
+
+            // the held timeout still needs the restart; the attempts change is held with it
+            write(policy("3") + TIMEOUT_KEY + "=5s\n");
+            refresher.refresh();
+            assertThat(lastReload(context)).containsEntry("outcome", "restart_required");
+            assertThat((String) lastReload(context).get("message")).contains("restart required, the channel keeps its"
+                    + " running configuration: " + TIMEOUT_KEY).contains("held with it: " + MAX_ATTEMPTS_KEY);
+            assertThat(attemptsOfAFailingCall(stub)).isEqualTo(2);
+
+            // the timeout removed: what is applied is the attempts change
+            write(policy("3"));
+            assertThat(refresher.refresh()).containsExactly(TIMEOUT_KEY);
+            assertThat(lastReload(context)).containsEntry("outcome", "applied")
+                    .containsEntry("message", "applied (" + MAX_ATTEMPTS_KEY + ")");
+            assertThat(attemptsOfAFailingCall(stub)).isEqualTo(3);
         }
     }
 

@@ -62,7 +62,7 @@ final class DashboardBrowser implements AutoCloseable {
                 .usingAnyFreePort().build();
         DashboardBrowser browser = new DashboardBrowser(new ChromeDriver(service, options));
         try {
-            browser.driver.get("http://localhost:" + port + "/");
+            browser.driver.get("http://127.0.0.1:" + port + "/"); // the sample answers on 127.0.0.1 only
             new WebDriverWait(browser.driver, Duration.ofSeconds(30)).until(d -> Boolean.TRUE.equals(
                     browser.driver.executeScript("return window.dashboard && window.dashboard.ready === true")));
             return browser;

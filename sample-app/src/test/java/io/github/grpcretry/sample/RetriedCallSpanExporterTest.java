@@ -2,7 +2,9 @@ package io.github.grpcretry.sample;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.grpcretry.sample.traces.AttemptWaterfall;
 import io.github.grpcretry.sample.traces.RetriedCallSpanExporter;
+import io.github.grpcretry.sample.traces.TracesConfiguration;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.Tracer;
@@ -14,10 +16,12 @@ import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
  * The sample's span filter on OpenTelemetry's real SDK: a call with two attempt spans reaches the logging
- * exporter whole, a call with one does not; the summary names each attempt, its status and the wait.
+ * exporter whole, a call with one does not; the summary names each attempt, its status and the wait. The
+ * trace log is opt-in ({@code sample.traces.log=true}).
  */
 class RetriedCallSpanExporterTest {
 
@@ -59,5 +63,14 @@ class RetriedCallSpanExporterTest {
                 .filter(s -> s.getName().startsWith("Attempt.")).toList();
         assertThat(RetriedCallSpanExporter.summary(attempts))
                 .isEqualTo("attempt 1 UNAVAILABLE 2 ms | +20 ms attempt 2 OK 2 ms");
+    }
+
+    @Test
+    void theTraceLogIsOptIn() {
+        ApplicationContextRunner runner = new ApplicationContextRunner().withUserConfiguration(TracesConfiguration.class);
+        runner.run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(RetriedCallSpanExporter.class)
+                .hasSingleBean(AttemptWaterfall.class));
+        runner.withPropertyValues("sample.traces.log=true")
+                .run(ctx -> assertThat(ctx).hasSingleBean(RetriedCallSpanExporter.class));
     }
 }

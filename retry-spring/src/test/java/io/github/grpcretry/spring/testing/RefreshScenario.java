@@ -41,9 +41,46 @@ public final class RefreshScenario {
                 + m + "retry.retryable-status-codes=UNAVAILABLE\n";
     }
 
+    /** The key of a method timeout of channel {@code inv}'s policy (a change a built channel takes only with a restart). */
+    public static final String TIMEOUT_KEY = "grpc.retry.clients.inv.service-config.method[0].timeout";
+
+    /** {@link #policy} as YAML. */
+    public static String yamlPolicy(String maxAttempts) {
+        return """
+                grpc:
+                  retry:
+                    clients:
+                      inv:
+                        service-config:
+                          method:
+                            - name:
+                                - service: grpc.testing.SimpleService
+                              retry:
+                                max-attempts: %s
+                                initial-backoff: 1ms
+                                max-backoff: 2ms
+                                backoff-multiplier: 1
+                                retryable-status-codes: UNAVAILABLE
+                """.formatted(maxAttempts);
+    }
+
+    /** {@link #yamlPolicy} with a syntax error (an unclosed flow sequence) that stops the file from being read. */
+    public static String brokenYamlPolicy() {
+        return yamlPolicy("3").replace("retryable-status-codes: UNAVAILABLE", "retryable-status-codes: [UNAVAILABLE");
+    }
+
     /** Writes {@code content} to {@code retry.properties} in {@code dir} and returns the file. */
     public static Path write(Path dir, String content) {
-        Path file = dir.resolve("retry.properties");
+        return write(dir, "retry.properties", content);
+    }
+
+    /** Writes {@code content} to {@code retry.yml} in {@code dir} and returns the file. */
+    public static Path writeYaml(Path dir, String content) {
+        return write(dir, "retry.yml", content);
+    }
+
+    private static Path write(Path dir, String name, String content) {
+        Path file = dir.resolve(name);
         try {
             Files.writeString(file, content);
         } catch (IOException e) {

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.github.grpcretry.attempt.SuppressionReason;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.throttle.RetryThrottle;
@@ -196,7 +197,8 @@ class GrpcRetryActuatorHttpTest {
         assertThat(counts.path("hedges").asLong()).isZero();
         assertThat(counts.path("suppressed").path("budget").asLong()).isEqualTo(1);
         assertThat(counts.path("suppressed").path("throttled").asLong()).isZero();
-        assertThat(counts.path("suppressed").size()).isEqualTo(8);
+        assertThat(counts.path("suppressed").path("max_extra_load").asLong()).isZero();
+        assertThat(counts.path("suppressed").size()).as("every reason").isEqualTo(SuppressionReason.values().length);
         assertThat(inventory.path("connectivityState").asText()).isEqualTo("READY");
 
         JsonNode one = get("/actuator/grpcretry/inventory", HttpStatus.OK);

@@ -2,20 +2,23 @@ package io.github.grpcretry.sample.traces;
 
 import io.opentelemetry.exporter.logging.LoggingSpanExporter;
 import java.util.List;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * The sample's traces (docs/observability.md): retried calls' spans to the log through OpenTelemetry's
- * logging exporter, and the dashboard's waterfall of the last retried or hedged calls
- * ({@code GET /api/demo/waterfall}).
+ * The sample's traces (docs/observability.md): the dashboard's waterfall of the last retried or hedged calls
+ * ({@code GET /api/demo/waterfall}), and with {@code sample.traces.log=true} retried calls' spans to the log
+ * through OpenTelemetry's logging exporter (off by default: up to five retried calls a second, a summary
+ * line and a line per span each, some 540 INFO lines a minute under the demo's traffic).
  */
 @Configuration(proxyBeanMethods = false)
 public class TracesConfiguration {
 
     @Bean
+    @ConditionalOnProperty(name = "sample.traces.log", havingValue = "true")
     RetriedCallSpanExporter retriedCallSpanExporter() {
         return new RetriedCallSpanExporter(LoggingSpanExporter.create());
     }

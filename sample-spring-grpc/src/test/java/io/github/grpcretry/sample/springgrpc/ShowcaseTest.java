@@ -2,6 +2,8 @@ package io.github.grpcretry.sample.springgrpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.grpcretry.testing.LoopbackOnly;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -12,7 +14,10 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
-/** The sample as a user starts it: the showcase's figures, and Actuator answering on the web port. */
+/**
+ * The sample as a user starts it: the showcase's figures, Actuator answering on the web port (health and the
+ * Prometheus scrape), and both ports on loopback only.
+ */
 class ShowcaseTest {
 
     @Test
@@ -37,6 +42,19 @@ class ShowcaseTest {
                     HttpResponse.BodyHandlers.ofString());
             assertThat(health.statusCode()).isEqualTo(200);
             assertThat(health.body()).contains("\"via-boot\"", "\"tokens\":6.7");
+
+            HttpResponse<String> scrape = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port + "/actuator/prometheus")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(scrape.statusCode()).isEqualTo(200);
+            assertThat(scrape.body()).contains("grpc_client_retry_attempts_total{", "client=\"via-boot\"");
+
+            // web and gRPC ports on loopback only: a connection to another address of the machine is refused
+            assertThat(LoopbackOnly.accepts(InetAddress.getLoopbackAddress(), port)).isTrue();
+            LoopbackOnly.otherAddress().ifPresent(other -> {
+                assertThat(LoopbackOnly.accepts(other, port)).as("web port at " + other).isFalse();
+                assertThat(LoopbackOnly.accepts(other, grpcPort)).as("gRPC port at " + other).isFalse();
+            });
         }
     }
 }

@@ -3,26 +3,23 @@ package io.github.grpcretry.springgrpc;
 import static io.github.grpcretry.springgrpc.testing.GrpcClientContext.request;
 import static io.github.grpcretry.springgrpc.testing.ScriptedService.fail;
 import static io.github.grpcretry.springgrpc.testing.ScriptedService.ok;
+import static io.github.grpcretry.testing.ScheduledRetries.failsWithin;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.attempt.CallTarget;
-import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.integration.ReloadableChannels;
 import io.github.grpcretry.springgrpc.testing.GrpcClientContext;
 import io.github.grpcretry.springgrpc.testing.GrpcServerContext;
 import io.github.grpcretry.springgrpc.testing.ScriptedService;
+import io.github.grpcretry.testing.ScheduledRetries;
 import io.github.grpcretry.testing.ServiceConfigResolverProvider;
 import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import io.grpc.testing.protobuf.SimpleResponse;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -58,23 +55,6 @@ class ChannelShutdownContextTest {
         server.close();
     }
 
-    /** The delay of every retry the engine schedules, as it reports it. */
-    static final class Scheduled implements RetryEventListener {
-        final LinkedBlockingQueue<Long> delays = new LinkedBlockingQueue<>();
-
-        @Override
-        public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
-            delays.add(delayNanos);
-        }
-
-        /** Waits for the next retry scheduled and checks it waits the server's pushback. */
-        void awaitBackoff() throws InterruptedException {
-            Long delay = delays.poll(WITHIN_MS, TimeUnit.MILLISECONDS);
-            assertThat(delay).as("a retry scheduled").isNotNull();
-            assertThat(delay).as("its backoff: the server's pushback").isEqualTo(TimeUnit.MILLISECONDS.toNanos(BACKOFF_MS));
-        }
-    }
-
     static String[] properties(String target) {
         String m = "grpc.retry.clients.svc.service-config.method[0].";
         return new String[] {"grpc.retry.engine=interceptor", "spring.grpc.client.channel.svc.target=" + target,
@@ -87,16 +67,12 @@ class ChannelShutdownContextTest {
         return SimpleServiceGrpc.newFutureStub(channel).unaryRpc(request(key));
     }
 
-    /** The status {@code call} ended with, within {@link #WITHIN_MS} of now. */
-    static Status endedWithin(Future<SimpleResponse> call) throws Exception {
-        long start = System.nanoTime();
-        try {
-            call.get(WITHIN_MS, TimeUnit.MILLISECONDS);
-            throw new AssertionError("the call succeeded");
-        } catch (ExecutionException e) {
-            assertThat(System.nanoTime() - start).isLessThan(TimeUnit.MILLISECONDS.toNanos(WITHIN_MS));
-            return ((StatusRuntimeException) e.getCause()).getStatus();
-        }
+    /** {@code call} fails at once with the channel's status, and {@code key} reached the server once only. */
+    static void endsByTheShutdown(Future<SimpleResponse> call, String key) throws Exception {
+        Status status = failsWithin(call, WITHIN_MS);
+        assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(status.getDescription()).isEqualTo("Channel shutdown invoked");
+        assertThat(service.count(key)).as("no attempt after the shut-down").isEqualTo(1);
     }
 
     static RetryingClientInterceptor engine(GrpcClientContext client) {
@@ -110,34 +86,30 @@ class ChannelShutdownContextTest {
 
     @Test
     void shutdownNowEndsACallInBackoffAtOnceOnTheChannelShutDownOnly() throws Exception {
-        Scheduled scheduled = new Scheduled();
+        ScheduledRetries scheduled = new ScheduledRetries();
         try (GrpcClientContext client = GrpcClientContext.start(List.of(scheduled), properties(server.nettyTarget()))) {
             // Spring gRPC builds a channel per stub: two channels of one name, one engine
             ManagedChannel first = client.channel("svc");
             ManagedChannel second = client.channel("svc");
             Future<SimpleResponse> onFirst = call(first, "first");
-            scheduled.awaitBackoff();
+            scheduled.awaitBackoff(BACKOFF_MS, WITHIN_MS);
             Future<SimpleResponse> onSecond = call(second, "second");
-            scheduled.awaitBackoff();
+            scheduled.awaitBackoff(BACKOFF_MS, WITHIN_MS);
 
             first.shutdownNow();
-            Status status = endedWithin(onFirst);
-            assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-            assertThat(status.getDescription()).isEqualTo("Channel shutdown invoked");
-            assertThat(service.count("first")).as("no attempt after the shut-down").isEqualTo(1);
+            endsByTheShutdown(onFirst, "first");
             assertThat(first.awaitTermination(WITHIN_MS, TimeUnit.MILLISECONDS)).isTrue();
             assertThat(onSecond).as("the other channel's call still waits for its retry").isNotDone();
 
             second.shutdownNow();
-            assertThat(endedWithin(onSecond).getDescription()).isEqualTo("Channel shutdown invoked");
-            assertThat(service.count("second")).isEqualTo(1);
-            assertThat(scheduled.delays).as("no retry scheduled after the shut-downs").isEmpty();
+            endsByTheShutdown(onSecond, "second");
+            assertThat(scheduled.noneLeft()).as("no retry scheduled after the shut-downs").isTrue();
         }
     }
 
     @Test
     void anEngineMadeFromTheResolversNewServiceConfigFollowsTheShutdownToo() throws Exception {
-        Scheduled scheduled = new Scheduled();
+        ScheduledRetries scheduled = new ScheduledRetries();
         try (ServiceConfigResolverProvider resolver = ServiceConfigResolverProvider.register("shutdown-boot4",
                         server.port(), ServiceConfigResolverProvider.retryPolicy(SimpleServiceGrpc.SERVICE_NAME, 5));
                 GrpcClientContext client = GrpcClientContext.start(List.of(scheduled), "grpc.retry.engine=interceptor",
@@ -150,25 +122,22 @@ class ChannelShutdownContextTest {
             assertThat(engine(client)).as("a new engine for the new service config").isNotSameAs(before);
 
             Future<SimpleResponse> waiting = call(channel, "after-update");
-            scheduled.awaitBackoff();
+            scheduled.awaitBackoff(BACKOFF_MS, WITHIN_MS);
             channel.shutdownNow();
-            Status status = endedWithin(waiting);
-            assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-            assertThat(status.getDescription()).isEqualTo("Channel shutdown invoked");
-            assertThat(service.count("after-update")).isEqualTo(1);
+            endsByTheShutdown(waiting, "after-update");
         }
     }
 
     @Test
     void theChannelFactorysCloseAtContextShutdownEndsACallInBackoffAtOnce() throws Exception {
-        Scheduled scheduled = new Scheduled();
+        ScheduledRetries scheduled = new ScheduledRetries();
         Future<SimpleResponse> waiting;
         try (GrpcClientContext client = GrpcClientContext.start(List.of(scheduled), properties(server.nettyTarget()))) {
             waiting = call(client.channel("svc"), "context-close");
-            scheduled.awaitBackoff();
+            scheduled.awaitBackoff(BACKOFF_MS, WITHIN_MS);
         }
         // the context closed: the channel factory shut its channels down (and the engine's scheduler closed)
-        assertThat(endedWithin(waiting).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(failsWithin(waiting, WITHIN_MS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
         assertThat(service.count("context-close")).as("no attempt after the shut-down").isEqualTo(1);
     }
 }

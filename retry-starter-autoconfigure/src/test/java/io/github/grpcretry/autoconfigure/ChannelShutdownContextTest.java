@@ -1,25 +1,22 @@
 package io.github.grpcretry.autoconfigure;
 
+import static io.github.grpcretry.testing.ScheduledRetries.failsWithin;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.attempt.CallTarget;
-import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
 import io.github.grpcretry.integration.ReloadableChannels;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.ScriptedServer.Action;
+import io.github.grpcretry.testing.ScheduledRetries;
 import io.github.grpcretry.testing.ServiceConfigResolverProvider;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptor;
 import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
@@ -60,27 +57,10 @@ class ChannelShutdownContextTest {
         server.close();
     }
 
-    /** The delay of every retry the engine schedules, as it reports it. */
-    static final class Scheduled implements RetryEventListener {
-        final LinkedBlockingQueue<Long> delays = new LinkedBlockingQueue<>();
-
-        @Override
-        public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
-            delays.add(delayNanos);
-        }
-
-        /** Waits for the next retry scheduled and checks it waits the server's pushback. */
-        void awaitBackoff() throws InterruptedException {
-            Long delay = delays.poll(WITHIN_MS, TimeUnit.MILLISECONDS);
-            assertThat(delay).as("a retry scheduled").isNotNull();
-            assertThat(delay).as("its backoff: the server's pushback").isEqualTo(TimeUnit.MILLISECONDS.toNanos(BACKOFF_MS));
-        }
-    }
-
-    private ApplicationContextRunner runner(Scheduled scheduled, String address) {
+    private ApplicationContextRunner runner(ScheduledRetries scheduled, String address) {
         return RetryTestContexts.runner()
                 .withConfiguration(AutoConfigurations.of(GrpcRetryEventsAutoConfiguration.class))
-                .withBean("scheduled", Scheduled.class, () -> scheduled)
+                .withBean("scheduled", ScheduledRetries.class, () -> scheduled)
                 .withPropertyValues("grpc.retry.engine=interceptor", "grpc.client.svc.address=" + address,
                         "grpc.client.svc.negotiation-type=plaintext");
     }
@@ -96,18 +76,6 @@ class ChannelShutdownContextTest {
         return SimpleServiceGrpc.newFutureStub(channel).unaryRpc(SimpleRequest.newBuilder().setRequestMessage("x").build());
     }
 
-    /** The status {@code call} ended with, within {@link #WITHIN_MS} of now. */
-    private static Status endedWithin(Future<SimpleResponse> call) throws Exception {
-        long start = System.nanoTime();
-        try {
-            call.get(WITHIN_MS, TimeUnit.MILLISECONDS);
-            throw new AssertionError("the call succeeded");
-        } catch (ExecutionException e) {
-            assertThat(System.nanoTime() - start).isLessThan(TimeUnit.MILLISECONDS.toNanos(WITHIN_MS));
-            return ((StatusRuntimeException) e.getCause()).getStatus();
-        }
-    }
-
     private static RetryingClientInterceptor engine(ApplicationContext ctx) {
         for (ClientInterceptor i : ctx.getBean(ReloadableChannels.class).interceptorsOf("svc")) {
             if (i instanceof RetryingClientInterceptor r) {
@@ -119,40 +87,39 @@ class ChannelShutdownContextTest {
 
     @Test
     void closingTheChannelFactoryEndsACallInBackoffAtOnce() throws Exception {
-        Scheduled scheduled = new Scheduled();
+        ScheduledRetries scheduled = new ScheduledRetries();
         runner(scheduled, "static://" + server.target()).withPropertyValues(retryPolicy()).run(ctx -> {
             assertThat(ctx).hasNotFailed();
             Future<SimpleResponse> waiting = call(ctx);
-            scheduled.awaitBackoff();
+            scheduled.awaitBackoff(BACKOFF_MS, WITHIN_MS);
             ctx.getBean(GrpcChannelFactory.class).close();
-            Status status = endedWithin(waiting);
+            Status status = failsWithin(waiting, WITHIN_MS);
             assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
             assertThat(status.getDescription()).isEqualTo("Channel shutdown invoked");
             assertThat(server.arrivalCount()).as("no attempt after the shut-down").isEqualTo(1);
-            assertThat(scheduled.delays).as("no retry scheduled after it").isEmpty();
+            assertThat(scheduled.noneLeft()).as("no retry scheduled after it").isTrue();
         });
     }
 
     @Test
     void theContextsShutdownEndsACallInBackoffAtOnce() throws Exception {
-        Scheduled scheduled = new Scheduled();
+        ScheduledRetries scheduled = new ScheduledRetries();
         Future<?>[] waiting = new Future<?>[1];
         runner(scheduled, "static://" + server.target()).withPropertyValues(retryPolicy()).run(ctx -> {
             assertThat(ctx).hasNotFailed();
             waiting[0] = call(ctx);
-            scheduled.awaitBackoff();
+            scheduled.awaitBackoff(BACKOFF_MS, WITHIN_MS);
         });
         // the context closed: the engine's scheduler (closed first: "the client is shutting down") and the channel
         // factory (its channels shut down) each end such a call at once
-        @SuppressWarnings("unchecked")
-        Status status = endedWithin((Future<SimpleResponse>) waiting[0]);
+        Status status = failsWithin(waiting[0], WITHIN_MS);
         assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
         assertThat(server.arrivalCount()).as("no attempt after the shut-down").isEqualTo(1);
     }
 
     @Test
     void anEngineMadeFromTheResolversNewServiceConfigFollowsTheShutdownToo() throws Exception {
-        Scheduled scheduled = new Scheduled();
+        ScheduledRetries scheduled = new ScheduledRetries();
         try (ServiceConfigResolverProvider resolver = ServiceConfigResolverProvider.register("shutdown-boot3",
                 server.port(), ServiceConfigResolverProvider.retryPolicy(SimpleServiceGrpc.SERVICE_NAME, 5))) {
             runner(scheduled, resolver.target()).run(ctx -> {
@@ -167,9 +134,9 @@ class ChannelShutdownContextTest {
                 failing.set(true);
                 server.reset();
                 Future<SimpleResponse> waiting = call(ctx);
-                scheduled.awaitBackoff();
+                scheduled.awaitBackoff(BACKOFF_MS, WITHIN_MS);
                 ctx.getBean(GrpcChannelFactory.class).close();
-                Status status = endedWithin(waiting);
+                Status status = failsWithin(waiting, WITHIN_MS);
                 assertThat(status.getDescription()).isEqualTo("Channel shutdown invoked");
                 assertThat(server.arrivalCount()).isEqualTo(1);
             });

@@ -5,6 +5,7 @@ import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.Context;
+import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import java.time.Duration;
 import java.util.Objects;
@@ -21,12 +22,18 @@ import org.jspecify.annotations.Nullable;
  */
 final class ChannelTagInterceptor implements ClientInterceptor {
 
-    /** The Spring gRPC channel name of a call. */
-    static final CallOptions.Key<String> CHANNEL = CallOptions.Key.create("io.github.grpcretry.channel");
+    /** The tag of a call's Spring gRPC channel: its name, and the {@code ManagedChannel} once built. */
+    static final CallOptions.Key<ChannelTagInterceptor> CHANNEL = CallOptions.Key.create("io.github.grpcretry.channel");
+
+    /** The tag put on the builder this thread is building a channel from (taken when the factory returns it). */
+    private static final ThreadLocal<ChannelTagInterceptor> BUILDING = new ThreadLocal<>();
 
     private final String channel;
     private final long defaultTimeoutNanos;
     private final Function<MethodDescriptor<?, ?>, Duration> methodTimeouts;
+    /** The channel Spring gRPC built with this tag; absent until its factory returned it. */
+    private volatile @Nullable ManagedChannel built;
+    private volatile @Nullable BuiltChannelView view;
 
     /**
      * @param defaultTimeout the deadline of a call that has none (none on the stub, none inherited from
@@ -56,10 +63,46 @@ final class ChannelTagInterceptor implements ClientInterceptor {
         return channel;
     }
 
+    /** This tag goes on the builder of the channel the current thread's channel factory call is building. */
+    void building() {
+        BUILDING.set(this);
+    }
+
+    /** A channel factory call begins on this thread: a tag left by a build that failed is dropped. */
+    static void buildStarts() {
+        BUILDING.remove();
+    }
+
+    /** A channel factory call on this thread returned {@code channel}: the tag put on its builder learns it. */
+    static void builtOnThisThread(ManagedChannel channel) {
+        ChannelTagInterceptor tag = BUILDING.get();
+        BUILDING.remove();
+        if (tag != null) {
+            tag.built = channel;
+        }
+    }
+
+    /**
+     * What the channel's stack is put on: {@code next} seen as the built {@code ManagedChannel}
+     * ({@link BuiltChannelView}, made once per channel), or {@code next} itself while the channel is unknown.
+     */
+    Channel below(Channel next) {
+        ManagedChannel c = built;
+        if (c == null) {
+            return next;
+        }
+        BuiltChannelView v = view;
+        if (v == null || v.next() != next) {
+            v = new BuiltChannelView(next, c);
+            view = v;
+        }
+        return v;
+    }
+
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
             CallOptions callOptions, Channel next) {
-        CallOptions options = callOptions.withOption(CHANNEL, channel);
+        CallOptions options = callOptions.withOption(CHANNEL, this);
         if (defaultTimeoutNanos > 0 && options.getDeadline() == null && Context.current().getDeadline() == null
                 && methodTimeouts.apply(method) == null) {
             options = options.withDeadlineAfter(defaultTimeoutNanos, TimeUnit.NANOSECONDS);

@@ -52,6 +52,7 @@ final class GrpcRetryChannelCustomizer<T extends ManagedChannelBuilder<T>> imple
         }
         policySources.install(builder, target, () -> configs.ownConfig(target));
         ChannelTagInterceptor tag = tagFor(target, config);
+        tag.building(); // SpringGrpcChannelStates hands it the ManagedChannel the factory returns
         ChannelSetup.interceptWithTarget(builder, target, canonical -> {
             targets.built(target, canonical);
             return tag;

@@ -47,15 +47,16 @@ public final class GrpcRetryClientInterceptor implements ClientInterceptor, Orde
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
             CallOptions callOptions, Channel next) {
-        String channel = callOptions.getOption(ChannelTagInterceptor.CHANNEL);
-        if (channel == null) {
+        ChannelTagInterceptor tag = callOptions.getOption(ChannelTagInterceptor.CHANNEL);
+        if (tag == null) {
             return next.newCall(method, callOptions);
         }
+        String channel = tag.channel();
         ClientInterceptor stack = byChannel.get(channel);
         if (stack == null) {
             stack = byChannel.computeIfAbsent(channel, stacks);
         }
-        return stack.interceptCall(method, callOptions, next);
+        return stack.interceptCall(method, callOptions, tag.below(next));
     }
 
     /** The interceptors the channel runs now, outermost first (none before its first call). */

@@ -22,7 +22,8 @@ import org.springframework.util.ClassUtils;
  * they build to themselves, so each factory bean (not the composite, which delegates to them) is
  * wrapped in a class-based proxy that notes the {@code ManagedChannel} each {@code createChannel(name)}
  * returns; the factory's type and behaviour are unchanged. The latest channel of a name is the one
- * reported.
+ * reported. Each channel built is also handed to the {@link ChannelTagInterceptor} put on its builder, so that
+ * the engine of its calls follows that channel's shut-down (docs/design.md §18).
  */
 public final class SpringGrpcChannelStates implements ChannelStateSource, BeanPostProcessor {
 
@@ -43,10 +44,14 @@ public final class SpringGrpcChannelStates implements ChannelStateSource, BeanPo
         ProxyFactory proxy = new ProxyFactory(bean);
         proxy.setProxyTargetClass(true);
         proxy.addAdvice((MethodInterceptor) invocation -> {
+            boolean create = invocation.getMethod().getName().equals("createChannel");
+            if (create) {
+                ChannelTagInterceptor.buildStarts();
+            }
             Object result = invocation.proceed();
             Object[] args = invocation.getArguments();
-            if (result instanceof ManagedChannel channel && invocation.getMethod().getName().equals("createChannel")
-                    && args.length > 0 && args[0] instanceof String name) {
+            if (result instanceof ManagedChannel channel && create && args.length > 0 && args[0] instanceof String name) {
+                ChannelTagInterceptor.builtOnThisThread(channel);
                 built(name, channel);
             }
             return result;

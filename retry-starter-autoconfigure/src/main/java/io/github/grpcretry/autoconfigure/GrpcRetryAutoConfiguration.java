@@ -12,10 +12,12 @@ import io.github.grpcretry.attempt.AttemptObserver;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryScheduler;
+import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.integration.ReloadableChannels;
 import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.grpc.ClientInterceptor;
 import java.util.Set;
 import io.github.grpcretry.integration.UnknownProperties;
 import io.github.grpcretry.policy.ConfigProblem;
@@ -95,16 +97,32 @@ public class GrpcRetryAutoConfiguration {
             RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
             ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
             ObjectProvider<AttemptObserver> attemptObserver, PolicySources grpcRetryPolicySources,
-            ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
+            ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging, NetDevhChannelShutdown grpcRetryChannelShutdown) {
         ChannelSetup.Engine engine = properties.engine();
         GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) ->
                 ChannelSetup.interceptWithTarget(builder, channel, target -> grpcRetryChannelConfigs.interceptor(channel,
-                        (current, previousEngine) -> List.of(ChannelSetup.engineInterceptor(current, engine, limiters,
-                                eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
-                                deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(),
-                                adaptiveHedging.getIfAvailable(), previousEngine, target))));
+                        (current, previousEngine) -> {
+                            ClientInterceptor made = ChannelSetup.engineInterceptor(current, engine, limiters,
+                                    eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
+                                    deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(),
+                                    adaptiveHedging.getIfAvailable(), previousEngine, target);
+                            if (previousEngine == null && made instanceof RetryingClientInterceptor first) {
+                                // the channel's first engine; the ones a reload makes go on watching (reusing)
+                                first.watchShutdown(grpcRetryChannelShutdown.channel(channel));
+                            }
+                            return List.of(made);
+                        }));
         return new GrpcRetryChannelConfigurer(grpcRetryChannelConfigs, engine, installer,
                 channelsProperties.getIfAvailable(), grpcRetryPolicySources);
+    }
+
+    /**
+     * The shut-down of net.devh's channels (its channel factory's close), which each channel's interceptor engine
+     * follows. Static: it is a bean post-processor of the channel factory.
+     */
+    @Bean
+    static NetDevhChannelShutdown grpcRetryChannelShutdown() {
+        return new NetDevhChannelShutdown();
     }
 
     /**

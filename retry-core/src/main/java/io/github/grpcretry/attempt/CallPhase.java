@@ -16,6 +16,9 @@ enum CallPhase {
     /** The application, its listener, the Context or a shut-down ended the call: only the close follows. */
     CANCELLED;
 
+    /** Every phase by its ordinal. */
+    static final CallPhase[] ALL = values();
+
     /** A response or a buffer limit picks the call's attempt: only an open call with none committed. */
     CallPhase commit(boolean hadCommitted) {
         require(this == OPEN && !hadCommitted, "commit");

@@ -65,8 +65,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this") private @Nullable Attempt newest;
     @GuardedBy("this") @Nullable Attempt committed;
     @GuardedBy("this") private @Nullable Extra extra;
-    /** Where the call stands; changed only by {@link CallPhase}'s transitions, each of which checks it. */
-    @GuardedBy("this") CallPhase phase = CallPhase.OPEN;
+    /**
+     * Where the call stands: a {@link CallPhase}'s ordinal, changed only by its transitions, each of which checks it
+     * ({@link #phase(CallPhase)}). A byte, not a reference, to keep the call object at 64 bytes (SuccessPathAllocationTest).
+     */
+    @GuardedBy("this") private byte phase;
     /** 1 while a thread calls the listener (serialiser or pass-through), 2 when others queued meanwhile (by BUSY). */
     private volatile byte busy;
     private static final VarHandle BUSY = handle(EngineCall.class, "busy", byte.class);
@@ -204,7 +207,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (listener != null) {
                 throw new IllegalStateException("Already started");
             }
-            if (phase == CallPhase.CANCELLED) {
+            if (phase() == CallPhase.CANCELLED) {
                 throw new IllegalStateException("call was cancelled");
             }
             listener = responseListener;
@@ -259,7 +262,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Attempt mine = null; // the newest attempt, idle and caught up: this thread sends it this operation
         boolean uncommitted = false; // mine may end its drain without the lock (committed: the end may begin the pass-through)
         synchronized (this) {
-            if (phase.ended()) {
+            if (phase().ended()) {
                 return;
             }
             if (record.halfClosed() && (op == CallBuffer.MESSAGE || op == CallBuffer.HALF_CLOSE)) {
@@ -379,7 +382,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** Whether {@code a} is or may become the call's, and has caught up with the record once. */
     private synchronized boolean candidate(Attempt a) {
-        return !phase.ended() && a.phase == AttemptPhase.LIVE
+        return !phase().ended() && a.phase == AttemptPhase.LIVE
                 && (committed == null || committed == a);
     }
 
@@ -393,10 +396,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private void cancelWith(Status status) {
         Attempt head;
         synchronized (this) {
-            if (phase.ended()) {
+            if (phase().ended()) {
                 return;
             }
-            phase = phase.cancel(committed != null);
+            phase(phase().cancel(committed != null));
             if (listener == null) {
                 return; // before start: start() will refuse
             }
@@ -580,14 +583,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean deliver;
         Attempt head = null;
         synchronized (this) {
-            if (s != Signal.READY && phase == CallPhase.OPEN && a.phase != AttemptPhase.CLOSED) {
+            if (s != Signal.READY && phase() == CallPhase.OPEN && a.phase != AttemptPhase.CLOSED) {
                 head = commitLocked(a, SuppressionReason.COMMITTED) ? newest : null; // the others to cancel
                 newly = true;
             }
             a.readyMissed |= s == Signal.READY && a.phase == AttemptPhase.STARTING;
-            boolean mine = s == Signal.READY ? a.phase == AttemptPhase.LIVE && !phase.ended()
+            boolean mine = s == Signal.READY ? a.phase == AttemptPhase.LIVE && !phase().ended()
                     && (committed == null || committed == a) : committed == a;
-            deliver = mine && phase != CallPhase.CANCELLED && enterLocked(s, value, null);
+            deliver = mine && phase() != CallPhase.CANCELLED && enterLocked(s, value, null);
         }
         drainAll(head);
         if (newly) {
@@ -628,7 +631,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 attemptTrailers = trailers = new Metadata();
             }
             cancelledHere = a.cancel != null && !a.startFailed;
-            end = !phase.ended() && (committed == null || committed == a); // else settled: it only reports its end
+            end = !phase().ended() && (committed == null || committed == a); // else settled: it only reports its end
             if (!end || a.startFailed) {
                 suppressed = null; // nothing to decide
             } else if (wasCommitted) {
@@ -808,7 +811,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private void deliver(Signal s, @Nullable Object value, @Nullable Metadata trailers) {
         Status failure;
         synchronized (this) {
-            if (phase == CallPhase.CANCELLED && s != Signal.CLOSE) {
+            if (phase() == CallPhase.CANCELLED && s != Signal.CLOSE) {
                 return;
             }
             failure = extra == null ? null : extra.listenerFailure;
@@ -848,7 +851,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** Commits to {@code a}: no further attempt or timer; whether others were marked to be cancelled (by their drain). */
     @GuardedBy("this")
     private boolean commitLocked(Attempt a, SuppressionReason reason) {
-        phase = phase.commit(committed != null);
+        phase(phase().commit(committed != null));
         committed = a;
         if (reason != SuppressionReason.COMMITTED || extra != null) {
             Extra x = extra();
@@ -870,7 +873,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             record.release(engine.bufferPool);
             c.sentMessages = 0;
         }
-        if (busy == 0 && !phase.ended()) {
+        if (busy == 0 && !phase().ended()) {
             passThrough = c;
         }
     }
@@ -878,7 +881,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** The outcome is decided: timer, record and Context listener go; whether other attempts are to be cancelled. */
     @GuardedBy("this")
     final boolean finishLocked() {
-        phase = phase.finish(committed != null);
+        phase(phase().finish(committed != null));
         return settleLocked();
     }
 
@@ -1097,7 +1100,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         Attempt head;
         synchronized (this) {
-            if (phase != CallPhase.OPEN || a.phase == AttemptPhase.CLOSED) {
+            if (phase() != CallPhase.OPEN || a.phase == AttemptPhase.CLOSED) {
                 return;
             }
             stream.bytes += bytes;
@@ -1159,6 +1162,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
      * One attempt: a listener on its channel call, its replay cursor and its cancel hand-off. Its fields are
      * guarded by the call's lock; unannotated, as Error Prone cannot name an attempt's enclosing call.
      */
+    /** Under lock: where the call stands. */
+    @GuardedBy("this")
+    final CallPhase phase() {
+        return CallPhase.ALL[phase];
+    }
+
+    /** Under lock: the call takes a transition (computed by {@link CallPhase}, which checks it). */
+    @GuardedBy("this")
+    private void phase(CallPhase next) {
+        phase = (byte) next.ordinal();
+    }
+
     final class Attempt extends ClientCall.Listener<RespT> {
         final int number;
         final @Nullable Attempt prev;

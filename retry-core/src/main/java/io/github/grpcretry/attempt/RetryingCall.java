@@ -170,7 +170,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     void nextAttempt() {
         Attempt a;
         synchronized (this) {
-            if (phase.ended()) {
+            if (phase().ended()) {
                 return;
             }
             a = openLocked();

@@ -3,7 +3,16 @@ package io.github.grpcretry.attempt;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.grpcretry.testing.ContractListener;
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.testing.protobuf.SimpleRequest;
+import io.grpc.testing.protobuf.SimpleResponse;
 import java.util.EnumSet;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.BiPredicate;
 import org.junit.jupiter.api.Test;
@@ -106,6 +115,110 @@ class EngineStateMachineTest {
         assertThat(AttemptPhase.STARTING.caughtUp().markCancel(false).issueCancel().close()).isEqualTo(AttemptPhase.CLOSED);
         assertThat(AttemptPhase.STARTING.takesNothing()).isFalse();
         assertThat(AttemptPhase.CANCELLING.takesNothing()).as("its drain's owner still issues the cancel").isFalse();
+    }
+
+    @Test
+    void aRealCallWalksThroughThePhases() throws Exception {
+        // the first attempt fails UNAVAILABLE at once, the retry answers headers and a message and stays open
+        try (EdgeRig rig = new EdgeRig(Configs.channel(Configs.policy(3, 10, 10, 1, Status.Code.UNAVAILABLE)), true)
+                .script(i -> i == 0 ? UNAVAILABLE_AT_ONCE : HEADERS_THEN_HOLD)) {
+            EngineCall<SimpleRequest, SimpleResponse> call = engineCall(rig.call(Rpc.SERVER_STREAMING, CallOptions.DEFAULT));
+            synchronized (call) {
+                assertThat(call.phase()).isEqualTo(CallPhase.OPEN);
+            }
+            ContractListener<SimpleResponse> listener = new ContractListener<>();
+            call.start(listener, new Metadata());
+            call.request(1);
+            call.sendMessage(Rpc.request("a"));
+            call.halfClose();
+            assertThat(rig.committed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the retry's headers commit").isTrue();
+            // the headers may commit the retry while its launcher still replays the record to it
+            RetryEngineTest.waitFor(() -> {
+                synchronized (call) {
+                    return call.committed != null && call.committed.phase != AttemptPhase.STARTING;
+                }
+            });
+            EngineCall<SimpleRequest, SimpleResponse>.Attempt retry;
+            synchronized (call) {
+                assertThat(call.phase()).isEqualTo(CallPhase.COMMITTED);
+                retry = Objects.requireNonNull(call.committed);
+                assertThat(retry.number).isEqualTo(2);
+                assertThat(retry.phase).as("the committed retry caught up").isEqualTo(AttemptPhase.LIVE);
+                assertThat(Objects.requireNonNull(retry.prev).phase).as("the failed first attempt").isEqualTo(AttemptPhase.CLOSED);
+                CallPhase now = call.phase();
+                assertThatThrownBy(() -> now.commit(true)).as("a second commit").isInstanceOf(IllegalStateException.class);
+            }
+            call.cancel("enough", null);
+            synchronized (call) {
+                assertThat(call.phase()).isEqualTo(CallPhase.CANCELLED);
+                assertThat(retry.phase).as("its cancel issued by the cancel's drain")
+                        .isIn(AttemptPhase.CANCEL_SENT, AttemptPhase.CLOSED);
+                IllegalStateException refused = null;
+                try {
+                    call.finishLocked();
+                } catch (IllegalStateException e) {
+                    refused = e;
+                }
+                assertThat(refused).as("a cancelled call does not finish again").isNotNull();
+                assertThat(call.phase()).isEqualTo(CallPhase.CANCELLED);
+            }
+            assertThat(listener.awaitClose(WAIT_SECONDS, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.CANCELLED);
+            assertThat(rig.attemptEnds.tryAcquire(2, WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+            synchronized (call) {
+                assertThat(retry.phase).isEqualTo(AttemptPhase.CLOSED);
+            }
+            listener.assertContract();
+        }
+    }
+
+    @Test
+    void aCallThatSucceedsAtOnceFinishesCommitted() throws Exception {
+        try (EdgeRig rig = new EdgeRig(Configs.channel(Configs.policy(3, 10, 10, 1, Status.Code.UNAVAILABLE)), true)) {
+            EngineCall<SimpleRequest, SimpleResponse> call = engineCall(rig.call(Rpc.UNARY, CallOptions.DEFAULT));
+            ContractListener<SimpleResponse> listener = new ContractListener<>();
+            call.start(listener, new Metadata());
+            call.request(1);
+            call.sendMessage(Rpc.request("a"));
+            call.halfClose();
+            assertThat(listener.awaitClose(WAIT_SECONDS, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+            synchronized (call) {
+                assertThat(call.phase()).isEqualTo(CallPhase.FINISHED);
+                EngineCall<SimpleRequest, SimpleResponse>.Attempt only = Objects.requireNonNull(call.committed);
+                assertThat(only.number).isEqualTo(1);
+                assertThat(only.phase).isEqualTo(AttemptPhase.CLOSED);
+                assertThat(only.cancel).as("never marked to be cancelled").isNull();
+            }
+            listener.assertContract();
+        }
+    }
+
+    private static final long WAIT_SECONDS = 10;
+
+    private static final EdgeRig.Behaviour UNAVAILABLE_AT_ONCE = new EdgeRig.Behaviour() {
+        @Override
+        public void started(EdgeRig.Arrival a) {
+            a.fail(Status.UNAVAILABLE, new Metadata());
+        }
+    };
+
+    /** Headers and one message at once, then the arrival stays open (no close at half-close). */
+    private static final EdgeRig.Behaviour HEADERS_THEN_HOLD = new EdgeRig.Behaviour() {
+        @Override
+        public void started(EdgeRig.Arrival a) {
+            a.call.request(1);
+            a.call.sendHeaders(new Metadata());
+            a.call.sendMessage(SimpleResponse.newBuilder().setResponseMessage("r0").build());
+        }
+
+        @Override
+        public void halfClosed(EdgeRig.Arrival a) {
+        }
+    };
+
+    @SuppressWarnings("unchecked")
+    private static EngineCall<SimpleRequest, SimpleResponse> engineCall(ClientCall<SimpleRequest, SimpleResponse> c) {
+        assertThat(c).as("the engine's own call, straight from its interceptor").isInstanceOf(EngineCall.class);
+        return (EngineCall<SimpleRequest, SimpleResponse>) c;
     }
 
     /** Whether the committed flag matches the phase (the invariant every transition checks on what it leaves). */

@@ -26,7 +26,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * One logical call of the interceptor engine: the core that {@link RetryingCall} (one attempt at a time)
  * and {@link HedgingCall} (attempts in parallel) share; a strategy decides what follows a failed attempt
- * ({@link Decision}). The state is guarded by the call's lock; calls into attempts and into the listener
+ * ({@link Decision}). The state is guarded by the call's lock; where the call and each attempt stand are one
+ * {@link CallPhase} and one {@link AttemptPhase} each, changed only by their named transitions, which check what
+ * they leave (docs/design.md §18's tables). Calls into attempts and into the listener
  * happen outside it, on three paths (docs/design.md §18): <b>drain</b> ({@link #drain}: the application's
  * operations are recorded in the {@link CallBuffer} and each attempt is sent what it lacks by the one thread
  * that owns its drain, which also issues its cancel); <b>deliver</b> ({@link #emit}: every callback to the
@@ -63,10 +65,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this") private @Nullable Attempt newest;
     @GuardedBy("this") @Nullable Attempt committed;
     @GuardedBy("this") private @Nullable Extra extra;
-    /** The application cancelled, its listener threw, the Context was cancelled or the scheduler closed. */
-    @GuardedBy("this") boolean cancelled;
-    /** The outcome is decided: the listener is closed or about to be. */
-    @GuardedBy("this") boolean finished;
+    /**
+     * Where the call stands: a {@link CallPhase}'s ordinal, changed only by its transitions, each of which checks it
+     * ({@link #phase(CallPhase)}). A byte, not a reference, to keep the call object at 64 bytes (SuccessPathAllocationTest).
+     */
+    @GuardedBy("this") private byte phase;
     /** 1 while a thread calls the listener (serialiser or pass-through), 2 when others queued meanwhile (by BUSY). */
     private volatile byte busy;
     private static final VarHandle BUSY = handle(EngineCall.class, "busy", byte.class);
@@ -99,6 +102,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     static final Status ENDED = Status.CANCELLED.withDescription("hedged attempt not needed: the call ended");
 
     private enum Signal { HEADERS, MESSAGE, READY, CLOSE } // a callback to the application's listener
+
+    /** What a drain's turn does: send the attempt one operation of the record, issue its cancel, or end caught up. */
+    private enum Step { SEND, CANCEL, CAUGHT_UP }
 
     @SuppressWarnings("NullAway.Init") // listener: null until start() sets it, and nothing calls it before
     EngineCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
@@ -201,7 +207,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (listener != null) {
                 throw new IllegalStateException("Already started");
             }
-            if (cancelled) {
+            if (phase() == CallPhase.CANCELLED) {
                 throw new IllegalStateException("call was cancelled");
             }
             listener = responseListener;
@@ -256,7 +262,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Attempt mine = null; // the newest attempt, idle and caught up: this thread sends it this operation
         boolean uncommitted = false; // mine may end its drain without the lock (committed: the end may begin the pass-through)
         synchronized (this) {
-            if (finished || cancelled) {
+            if (phase().ended()) {
                 return;
             }
             if (record.halfClosed() && (op == CallBuffer.MESSAGE || op == CallBuffer.HALF_CLOSE)) {
@@ -264,7 +270,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             p = passThrough; // begun meanwhile
             head = newest;
-            if (p == null && head != null && !head.closed && head.cancel == null && caughtUpLocked(head)
+            if (p == null && head != null && head.phase.open() && caughtUpLocked(head)
                     && takeOrNoteLocked(head)) {
                 mine = head; // its drain's owner now, with the cursor moved past this operation
                 mine.sentDemand += op == CallBuffer.REQUEST ? n : 0;
@@ -321,7 +327,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     : op == CallBuffer.HALF_CLOSE ? "Failed to half-close" : "Failed to set message compression")
                     .withCause(e);
             synchronized (this) {
-                if (!a.closed && a.cancel == null) {
+                if (a.phase.open()) {
+                    a.phase = a.phase.markCancel(false);
                     a.cancel = failure;
                 }
             }
@@ -375,7 +382,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** Whether {@code a} is or may become the call's, and has caught up with the record once. */
     private synchronized boolean candidate(Attempt a) {
-        return !finished && !cancelled && a.replayed && !a.closed && a.cancel == null
+        return !phase().ended() && a.phase == AttemptPhase.LIVE
                 && (committed == null || committed == a);
     }
 
@@ -389,16 +396,16 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private void cancelWith(Status status) {
         Attempt head;
         synchronized (this) {
-            if (cancelled || finished) {
+            if (phase().ended()) {
                 return;
             }
-            cancelled = true;
+            phase(phase().cancel(committed != null));
             if (listener == null) {
                 return; // before start: start() will refuse
             }
             passThrough = null; // every callback goes through the lock again: only the close is delivered
             markCancelLocked(null, status);
-            finishLocked(); // ends now: a cancelled stream may never close (docs/design.md §18)
+            settleLocked(); // ends now: a cancelled stream may never close (docs/design.md §18)
             head = newest;
         }
         drainAll(head);
@@ -477,22 +484,23 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @SuppressWarnings("unchecked")
     private void drain(Attempt a, boolean owner) {
         while (true) {
-            int op;
+            Step step = Step.SEND;
+            int op = 0;
             int n = 0;
             Object message = null;
             boolean readyMissed = false;
             synchronized (this) {
-                if (!owner && (a.closed || a.cancelIssued || !takeOrNoteLocked(a))) {
+                if (!owner && (a.phase.takesNothing() || !takeOrNoteLocked(a))) {
                     return;
                 }
                 owner = true;
-                if (a.closed || a.cancelIssued) {
+                if (a.phase.takesNothing()) { // nothing more goes to it
                     a.drain = FREE;
                     return;
                 }
-                if (a.cancel != null) {
-                    a.cancelIssued = true; // its drain stays owned: nothing more is sent to it
-                    op = -1;
+                if (a.phase == AttemptPhase.CANCELLING) {
+                    a.phase = a.phase.issueCancel(); // its drain stays owned: nothing more is sent to it
+                    step = Step.CANCEL;
                 } else if (a.sentDemand != record.demand()) {
                     long more = record.demand() - a.sentDemand;
                     n = (int) Math.min(more, Integer.MAX_VALUE);
@@ -515,27 +523,35 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     op = CallBuffer.HALF_CLOSE;
                 } else {
                     a.drain = FREE;
-                    readyMissed = (a.readyMissed || a.number > 1) && !a.replayed; // a retry may start ready, unheard
-                    a.replayed = true;
+                    readyMissed = (a.readyMissed || a.number > 1) && a.phase == AttemptPhase.STARTING; // a retry may start ready, unheard
+                    a.phase = a.phase.caughtUp();
                     if (!readyMissed) {
                         passThroughLocked(); // else after that onReady's delivery
                     }
-                    op = -2;
+                    step = Step.CAUGHT_UP;
                 }
             }
-            if (op == -1) {
+            if (step == Step.CANCEL) {
                 a.cancelNow();
                 return;
             }
-            if (op == -2 && readyMissed && a.call.isReady()) {
-                receive(a, Signal.READY, null); // became ready while catching up: not heard then
-            } else if (op == -2 && readyMissed) {
-                synchronized (this) {
-                    passThroughLocked();
-                }
-            }
-            if (op == -2 || !send(a, true, op, n, message)) {
+            if (step == Step.CAUGHT_UP) {
+                caughtUp(a, readyMissed);
                 return;
+            }
+            if (!send(a, true, op, n, message)) {
+                return;
+            }
+        }
+    }
+
+    /** {@code a}'s drain ended caught up: an onReady it missed while catching up is heard now, then the pass-through. */
+    private void caughtUp(Attempt a, boolean readyMissed) {
+        if (readyMissed && a.call.isReady()) {
+            receive(a, Signal.READY, null); // became ready while catching up: not heard then
+        } else if (readyMissed) {
+            synchronized (this) {
+                passThroughLocked();
             }
         }
     }
@@ -545,6 +561,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Status status = Status.INTERNAL.withDescription("could not start " + (a.number == 1 ? "the first attempt"
                 : parallel ? "a hedged attempt" : "a retry attempt")).withCause(e);
         synchronized (this) {
+            if (a.phase.open() || a.phase == AttemptPhase.CANCELLING) {
+                a.phase = a.phase.markCancel(true);
+            }
             a.cancel = status;
             a.startFailed = true;
         }
@@ -564,14 +583,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean deliver;
         Attempt head = null;
         synchronized (this) {
-            if (s != Signal.READY && committed == null && !finished && !a.closed && !cancelled) {
+            if (s != Signal.READY && phase() == CallPhase.OPEN && a.phase != AttemptPhase.CLOSED) {
                 head = commitLocked(a, SuppressionReason.COMMITTED) ? newest : null; // the others to cancel
                 newly = true;
             }
-            a.readyMissed |= s == Signal.READY && !a.replayed;
-            boolean mine = s == Signal.READY ? a.replayed && !a.closed && a.cancel == null && !finished
+            a.readyMissed |= s == Signal.READY && a.phase == AttemptPhase.STARTING;
+            boolean mine = s == Signal.READY ? a.phase == AttemptPhase.LIVE && !phase().ended()
                     && (committed == null || committed == a) : committed == a;
-            deliver = mine && !cancelled && enterLocked(s, value, null);
+            deliver = mine && phase() != CallPhase.CANCELLED && enterLocked(s, value, null);
         }
         drainAll(head);
         if (newly) {
@@ -601,10 +620,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean deliver = false;
         boolean watchShutdown = false;
         synchronized (this) {
-            if (a.closed) {
+            if (a.phase == AttemptPhase.CLOSED) {
                 return;
             }
-            a.closed = true;
+            a.phase = a.phase.close();
             followed = extra == null ? null : extra.observed;
             wasCommitted = committed == a;
             if (a.startFailed) {
@@ -612,7 +631,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 attemptTrailers = trailers = new Metadata();
             }
             cancelledHere = a.cancel != null && !a.startFailed;
-            end = !finished && (committed == null || committed == a); // else settled: it only reports its end
+            end = !phase().ended() && (committed == null || committed == a); // else settled: it only reports its end
             if (!end || a.startFailed) {
                 suppressed = null; // nothing to decide
             } else if (wasCommitted) {
@@ -792,7 +811,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private void deliver(Signal s, @Nullable Object value, @Nullable Metadata trailers) {
         Status failure;
         synchronized (this) {
-            if (cancelled && s != Signal.CLOSE) {
+            if (phase() == CallPhase.CANCELLED && s != Signal.CLOSE) {
                 return;
             }
             failure = extra == null ? null : extra.listenerFailure;
@@ -832,6 +851,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** Commits to {@code a}: no further attempt or timer; whether others were marked to be cancelled (by their drain). */
     @GuardedBy("this")
     private boolean commitLocked(Attempt a, SuppressionReason reason) {
+        phase(phase().commit(committed != null));
         committed = a;
         if (reason != SuppressionReason.COMMITTED || extra != null) {
             Extra x = extra();
@@ -846,14 +866,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this")
     private void passThroughLocked() {
         Attempt c = committed;
-        if (c == null || c.closed || !c.replayed || ownedNotedLocked(c) || !caughtUpLocked(c)) {
+        if (c == null || c.phase != AttemptPhase.LIVE || ownedNotedLocked(c) || !caughtUpLocked(c)) {
             return; // the owner of its drain begins it when the drain ends
         }
         if (record.count() > 0) {
             record.release(engine.bufferPool);
             c.sentMessages = 0;
         }
-        if (busy == 0 && !cancelled && !finished) {
+        if (busy == 0 && !phase().ended()) {
             passThrough = c;
         }
     }
@@ -861,7 +881,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** The outcome is decided: timer, record and Context listener go; whether other attempts are to be cancelled. */
     @GuardedBy("this")
     final boolean finishLocked() {
-        finished = true;
+        phase(phase().finish(committed != null));
+        return settleLocked();
+    }
+
+    /** Once the call ended (finished or cancelled): its timer, record and Context listener go; whether others are to be cancelled. */
+    @GuardedBy("this")
+    private boolean settleLocked() {
         stopWaitingLocked();
         record.release(engine.bufferPool);
         return markCancelLocked(committed, ENDED);
@@ -872,7 +898,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private boolean markCancelLocked(@Nullable Attempt except, Status why) {
         boolean any = false;
         for (Attempt a = newest; a != null; a = a.prev) {
-            if (a != except && !a.closed && a.cancel == null) {
+            if (a != except && a.phase.open()) {
+                a.phase = a.phase.markCancel(false);
                 a.cancel = why;
                 any = true;
             }
@@ -1032,7 +1059,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final int liveLocked() {
         int n = 0;
         for (Attempt a = newest; a != null; a = a.prev) {
-            n += a.closed ? 0 : 1;
+            n += a.phase == AttemptPhase.CLOSED ? 0 : 1;
         }
         return n;
     }
@@ -1073,7 +1100,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         Attempt head;
         synchronized (this) {
-            if (committed != null || finished || a.closed) {
+            if (phase() != CallPhase.OPEN || a.phase == AttemptPhase.CLOSED) {
                 return;
             }
             stream.bytes += bytes;
@@ -1135,15 +1162,27 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
      * One attempt: a listener on its channel call, its replay cursor and its cancel hand-off. Its fields are
      * guarded by the call's lock; unannotated, as Error Prone cannot name an attempt's enclosing call.
      */
+    /** Under lock: where the call stands. */
+    @GuardedBy("this")
+    final CallPhase phase() {
+        return CallPhase.ALL[phase];
+    }
+
+    /** Under lock: the call takes a transition (computed by {@link CallPhase}, which checks it). */
+    @GuardedBy("this")
+    private void phase(CallPhase next) {
+        phase = (byte) next.ordinal();
+    }
+
     final class Attempt extends ClientCall.Listener<RespT> {
         final int number;
         final @Nullable Attempt prev;
         ClientCall<ReqT, RespT> call; // set by its launcher before another thread can drain or read it
         /** FREE, or a thread sends to it (its launcher from the start) and the others leave it to that one. */
         volatile byte drain = OWNED;
-        boolean replayed; // it caught up with the record once: it may be the call's ready source
+        /** Where it stands: changed only by {@link AttemptPhase}'s transitions, each of which checks it. */
+        AttemptPhase phase = AttemptPhase.STARTING;
         boolean readyMissed; // it signalled ready before it had caught up
-        boolean closed;
         /** The replay cursor: what of the record it was sent. */
         int sentMessages;
         long sentDemand;
@@ -1152,7 +1191,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         /** Why it is to be cancelled (null: not); issued once, by its drain's owner. */
         @Nullable Status cancel;
         boolean startFailed;
-        boolean cancelIssued;
 
         @SuppressWarnings("NullAway.Init") // call: set by its launcher before another thread can reach it
         Attempt(int number, @Nullable Attempt prev) {

@@ -118,7 +118,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         synchronized (this) {
             last = lastStatus;
             lastTrailersSeen = lastTrailers;
-            if (finished || cancelled || committed != null || frozen || attempts() >= maxAttempts) {
+            if (phase() != CallPhase.OPEN || frozen || attempts() >= maxAttempts) {
                 return;
             }
             RetryThrottle throttle = engine.throttle;

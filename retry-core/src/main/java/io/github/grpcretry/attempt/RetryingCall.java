@@ -170,7 +170,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     void nextAttempt() {
         Attempt a;
         synchronized (this) {
-            if (finished || cancelled) {
+            if (phase().ended()) {
                 return;
             }
             a = openLocked();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.grpcretry.attempt.DifferentialRun.Observation;
 import io.github.grpcretry.attempt.DifferentialScript.Answer;
 import io.github.grpcretry.attempt.DifferentialScript.Fault;
+import io.github.grpcretry.attempt.DifferentialScript.TwistKind;
 import io.github.grpcretry.attempt.Engines.Engine;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -90,7 +91,9 @@ class NativeDifferentialTest {
     /** How a script ended up. */
     enum Verdict {
         SAME, SAME_WITHOUT_PUSHBACK_ON_NON_RETRYABLE, NATIVE_LOSES_ON_READY, NATIVE_NEVER_CLOSES_CANCELLED_CALL,
-        NATIVE_DELIVERS_AFTER_CANCEL_AND_NEVER_CLOSES, CANCELLED_AFTER_THE_STATUS_ARRIVED, DIVERGED
+        NATIVE_DELIVERS_AFTER_CANCEL_AND_NEVER_CLOSES, CANCELLED_AFTER_THE_STATUS_ARRIVED,
+        REQUEST_OR_HALF_CLOSE_THROWS_BELOW, NATIVE_NEVER_CLOSES_WHEN_A_REPLAYED_MESSAGE_FAILS,
+        GRACEFUL_SHUTDOWN_NATIVE_STILL_RETRIES, DIVERGED
     }
 
     record Result(DifferentialScript script, Verdict verdict, Observation nativeEngine, Observation ours) {
@@ -146,6 +149,14 @@ class NativeDifferentialTest {
         StringBuilder summary = new StringBuilder("differential: " + results.size() + " scripts in " + millis + " ms;");
         for (Verdict v : Verdict.values()) {
             summary.append(' ').append(v).append('=').append(counts[v.ordinal()]);
+        }
+        int[] twists = new int[TwistKind.values().length];
+        for (Result r : results) {
+            twists[r.script().twist().kind().ordinal()]++;
+        }
+        summary.append("; twists:");
+        for (TwistKind k : TwistKind.values()) {
+            summary.append(' ').append(k).append('=').append(twists[k.ordinal()]);
         }
         System.out.println(summary);
         for (Result r : diverged) {
@@ -211,6 +222,17 @@ class NativeDifferentialTest {
             // the ones it had heard when it cancelled, grpc-java's first ones
             return new Result(script, Verdict.NATIVE_DELIVERS_AFTER_CANCEL_AND_NEVER_CLOSES, nat, ours);
         }
+        if (oursSound && (script.twist().is(TwistKind.BELOW_THROWS_REQUEST)
+                || script.twist().is(TwistKind.BELOW_THROWS_HALF_CLOSE)) && requestOrHalfCloseThrewBelow(nat, ours)) {
+            return new Result(script, Verdict.REQUEST_OR_HALF_CLOSE_THROWS_BELOW, nat, ours);
+        }
+        if (oursSound && (script.twist().is(TwistKind.MARSHALLER_THROWS) || script.twist().is(TwistKind.BELOW_THROWS_SEND))
+                && replayedMessageFailed(nat, ours)) {
+            return new Result(script, Verdict.NATIVE_NEVER_CLOSES_WHEN_A_REPLAYED_MESSAGE_FAILS, nat, ours);
+        }
+        if (oursSound && script.twist().is(TwistKind.SHUTDOWN) && gracefulShutdownStoppedTheRetries(nat, ours)) {
+            return new Result(script, Verdict.GRACEFUL_SHUTDOWN_NATIVE_STILL_RETRIES, nat, ours);
+        }
         if (oursSound && script.app().fault() == Fault.CANCEL && "CANCELLED".equals(ours.code())
                 && !nat.neverClosed() && !"CANCELLED".equals(nat.code())
                 && ours.arrivals().equals(nat.arrivals())
@@ -219,6 +241,68 @@ class NativeDifferentialTest {
             return new Result(script, Verdict.CANCELLED_AFTER_THE_STATUS_ARRIVED, nat, ours);
         }
         return new Result(script, Verdict.DIVERGED, nat, ours);
+    }
+
+    /**
+     * docs/differences.md, row "the call below the retry throws from {@code request} or {@code halfClose}": grpc-java
+     * has nothing below its retry that takes these, so its control throws them above it, to the application, and
+     * leaves the stream as it was (its call may then never close); ours cancels the attempt whose call threw and
+     * ends the call {@code CANCELLED} with that exception as the cause, nothing retried. What ours did must be what
+     * grpc-java did up to the throw: the same arrivals as far as ours went (every one of ours ended), the responses a
+     * prefix of grpc-java's, nothing thrown to the application. Or, where the operation never reached the call
+     * below ours (a demand asked for after the attempt's close had arrived), the same observation but what
+     * grpc-java's application caught.
+     */
+    private static boolean requestOrHalfCloseThrewBelow(Observation nat, Observation ours) {
+        if (!nat.thrownToApplication().contains("below") || !ours.thrownToApplication().isEmpty()) {
+            return false;
+        }
+        if (ours.equals(new Observation(nat.arrivals(), nat.written(), nat.headers(), nat.headerAttempts(),
+                nat.responses(), nat.code(), nat.cause(), List.of(), nat.contextLost(), nat.contractProblems()))) {
+            return true;
+        }
+        List<String> natArrivals = withoutEnds(nat.arrivals());
+        return "CANCELLED".equals(ours.code()) && "below".equals(ours.cause())
+                && ours.arrivals().stream().noneMatch(a -> a.endsWith(", OPEN)"))
+                && ours.arrivals().size() <= natArrivals.size()
+                && natArrivals.subList(0, ours.arrivals().size()).equals(ours.arrivals())
+                && ours.responses().size() <= nat.responses().size()
+                && nat.responses().subList(0, ours.responses().size()).equals(ours.responses())
+                && ours.contextLost().isEmpty();
+    }
+
+    /**
+     * docs/differences.md, row "a message that fails as a retry replays it": where the first attempt failed before
+     * the application's message was sent, grpc-java replays it into the retry on its timer's thread; when the
+     * marshaller (or the attempt's stream) throws there, the exception leaves that thread and the call is never
+     * closed, the retry's server call left open without the message. Ours must end the call {@code CANCELLED} with
+     * that exception as the cause after the same arrivals, every one ended, and the same responses (none).
+     */
+    private static boolean replayedMessageFailed(Observation nat, Observation ours) {
+        return nat.neverClosed() && nat.arrivals().size() > 1 && "CANCELLED".equals(ours.code())
+                && ours.cause() != null && (ours.cause().equals("marshaller") || ours.cause().equals("below"))
+                && ours.arrivals().stream().noneMatch(a -> a.endsWith(", OPEN)"))
+                && withoutEnds(ours.arrivals()).equals(withoutEnds(nat.arrivals()))
+                && nat.arrivals().get(nat.arrivals().size() - 1).contains("read=[], OPEN)")
+                && ours.responses().equals(nat.responses()) && ours.thrownToApplication().isEmpty()
+                && nat.thrownToApplication().isEmpty() && ours.contextLost().isEmpty();
+    }
+
+    /**
+     * docs/differences.md, row "the channel is shut down": after a graceful {@code shutdown()} grpc-java still sends
+     * the retries a call started before needs; an interceptor cannot (its new call on a shut-down channel fails), so
+     * ours ends the call {@code UNAVAILABLE} where grpc-java retried. What ours did must be what grpc-java did up to
+     * the shut-down: its arrivals a strict prefix of grpc-java's (every one ended), its responses a prefix of
+     * grpc-java's.
+     */
+    private static boolean gracefulShutdownStoppedTheRetries(Observation nat, Observation ours) {
+        List<String> natArrivals = withoutEnds(nat.arrivals());
+        return "UNAVAILABLE".equals(ours.code()) && ours.arrivals().size() < natArrivals.size()
+                && ours.arrivals().stream().noneMatch(a -> a.endsWith(", OPEN)"))
+                && natArrivals.subList(0, ours.arrivals().size()).equals(ours.arrivals())
+                && ours.responses().size() <= nat.responses().size()
+                && nat.responses().subList(0, ours.responses().size()).equals(ours.responses())
+                && ours.thrownToApplication().isEmpty() && ours.contextLost().isEmpty();
     }
 
     /** Arrivals without how each ended (an engine that never closes the call may leave its attempt open). */

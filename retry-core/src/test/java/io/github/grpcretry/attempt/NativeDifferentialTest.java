@@ -23,9 +23,18 @@ import org.junit.jupiter.api.Test;
  * The interceptor engine against grpc-java's own retry, the reference implementation of A6, over
  * seeded scripts ({@link DifferentialScript}): each runs on both engines (in-process, direct
  * executors, a fresh server and channel per run) and what the application and the server observed
- * must agree: arrivals, {@code grpc-previous-rpc-attempts}, the request messages each arrival read and
- * whether it ended, the messages the application wrote and received, its final code (or that the call never
- * closed) and whether that close carries the listener's exception.
+ * must agree: arrivals, {@code grpc-previous-rpc-attempts} at the server and in the response headers the
+ * application heard, the request messages each arrival read and whether it ended, the messages the application
+ * wrote and received, its final code (or that the call never closed), the close's cause (the listener's, the
+ * marshaller's or the call below's exception), what the application's own calls threw, and the callbacks that ran
+ * without the call's {@code Context} value. Besides its policy, answers and application, a script may have one
+ * twist ({@link DifferentialScript.TwistKind}): the marshaller throws on one message, the call below the engine
+ * throws from {@code sendMessage}, {@code request} or {@code halfClose}, the application sets the compression of
+ * each message (ours must hand each attempt every message with its own setting, checked below the engine), the
+ * channel is shut down ({@code shutdown()} or {@code shutdownNow()}, at an arrival or right after the server closed
+ * it, with the engine told of the channel for even seeds), or a per-call buffer limit of 1 to 35 bytes (retry-core's
+ * surefire sets {@code GRPC_EXPERIMENTAL_SUPPORT_TRACING_MESSAGE_SIZES}, so the in-process transport reports what
+ * each attempt wrote to both engines).
  *
  * <p>Handled by rule, not compared as they are:
  * <ul>
@@ -50,15 +59,20 @@ import org.junit.jupiter.api.Test;
  * <li>an application that writes only while the call is ready, which grpc-java stalls when it loses the
  * {@code onReady} of a retried attempt (same section): our engine must do what grpc-java does for the
  * same application writing everything at once.</li>
+ * <li>a {@code request} or {@code halfClose} that throws below the engine (docs/differences.md, row "the call
+ * below the retry throws from {@code request} or {@code halfClose}"): see
+ * {@link #requestOrHalfCloseThrewBelow}.</li>
+ * <li>a message whose marshaller (or attempt's stream) throws as a retry replays it (docs/differences.md, row "a
+ * message that fails as a retry replays it"): see {@link #replayedMessageFailed}.</li>
+ * <li>a graceful {@code shutdown()} while a call still needs a retry (docs/differences.md, row "the channel is
+ * shut down"): see {@link #gracefulShutdownStoppedTheRetries}.</li>
  * </ul>
  * Our engine never closing a call is a divergence even where grpc-java does not close it either.
- * Not generated: buffer limits (the in-process transport reports no wire sizes to grpc-java unless a
- * system property is set before its classes load, which one test JVM cannot promise), deadlines and
- * per-attempt timeouts, several pushback values in one trailer (docs/differences.md's row), hedges
- * that timing decides (a hedging script's first arrival ends the call, OK or a fatal code, before its
- * next hedge is due), and a throw from the first {@code onReady} where the first attempt fails at once
- * (whether an {@code onReady} comes then is a matter of when the retry starts, see
- * {@link DifferentialScript#generate}).
+ * Not generated: deadlines and per-attempt timeouts, several pushback values in one trailer
+ * (docs/differences.md's row), hedges that timing decides (a hedging script's first arrival ends the call, OK or a
+ * fatal code, before its next hedge is due), the channel-wide retry buffer (one call per channel), and a throw from
+ * the first {@code onReady} where the first attempt fails at once (whether an {@code onReady} comes then is a matter
+ * of when the retry starts, see {@link DifferentialScript#generate}).
  *
  * <p>{@code -Ddifferential.seed=S} runs the script of seed S alone; {@code -Ddifferential.scripts=N}
  * runs N scripts from {@code -Ddifferential.base} (default {@link #BASE_SEED}).

@@ -22,6 +22,9 @@ record DifferentialScript(long seed, Policy policy, List<Answer> answers, App ap
     private static final String[] VALID_PUSHBACK = {"0", "1", "3", "12"};
     private static final String[] MALFORMED_PUSHBACK = {"-1", "abc", "1.5", ""};
 
+    /** The pushback of an answer a shut-down follows: far longer than the shut-down takes, shorter than a quiet time. */
+    static final String SHUTDOWN_PUSHBACK = "100";
+
     /** Answers scripted per script: more than any policy's attempts, so every arrival has one. */
     static final int ANSWERS = 6;
 
@@ -253,7 +256,16 @@ record DifferentialScript(long seed, Policy policy, List<Answer> answers, App ap
         boolean throwInOnReady = fault == Fault.THROW && writer && r.nextInt(3) == 0
                 && (answers.get(0).ok() || !answers.get(0).atArrival());
         App app = new App(method, requests, writer, initialDemand, perMessage, fault, faultAfter, throwInOnReady);
-        return new DifferentialScript(seed, policy, List.copyOf(answers), app, twist(seed, policy, app));
+        Twist twist = twist(seed, policy, app);
+        if (twist.shutdown() && !twist.atArrival() && !answers.get(twist.arrival() - 1).ok()) {
+            // the shut-down comes right after the server's close: a retry that close schedules must not race it (a
+            // backoff's jitter or a pushback of 0 could send it first), so the answer pushes the retry back far
+            // beyond the moment of the shut-down (and within the quiet time that tells a call that never closes)
+            Answer a = answers.get(twist.arrival() - 1);
+            answers.set(twist.arrival() - 1, new Answer(a.code(), a.messages(), a.atArrival(), a.headersFirst(),
+                    SHUTDOWN_PUSHBACK, a.pullOneByOne()));
+        }
+        return new DifferentialScript(seed, policy, List.copyOf(answers), app, twist);
     }
 
     /** The answer to arrival {@code index} (1-based). */

@@ -241,7 +241,7 @@ class NativeDifferentialTest {
             return new Result(script, Verdict.REQUEST_OR_HALF_CLOSE_THROWS_BELOW, nat, ours);
         }
         if (oursSound && (script.twist().is(TwistKind.MARSHALLER_THROWS) || script.twist().is(TwistKind.BELOW_THROWS_SEND))
-                && replayedMessageFailed(nat, ours)) {
+                && replayedMessageFailed(script, nat, ours)) {
             return new Result(script, Verdict.NATIVE_NEVER_CLOSES_WHEN_A_REPLAYED_MESSAGE_FAILS, nat, ours);
         }
         if (oursSound && script.twist().is(TwistKind.SHUTDOWN) && gracefulShutdownStoppedTheRetries(nat, ours)) {
@@ -289,17 +289,27 @@ class NativeDifferentialTest {
      * docs/differences.md, row "a message that fails as a retry replays it": where the first attempt failed before
      * the application's message was sent, grpc-java replays it into the retry on its timer's thread; when the
      * marshaller (or the attempt's stream) throws there, the exception leaves that thread and the call is never
-     * closed, the retry's server call left open without the message. Ours must end the call {@code CANCELLED} with
-     * that exception as the cause after the same arrivals, every one ended, and the same responses (none).
+     * closed, the retry's server call left open without the message (or, where the server answered that retry at
+     * once, its answer delivered in part). Ours must have made the same arrivals, every one ended, and either end
+     * the call {@code CANCELLED} with that exception as the cause and grpc-java's responses, or, where the server
+     * answered the last arrival before it read a message (so that attempt closed before its message could fail),
+     * deliver that answer: its code and all its responses, of which grpc-java's are the first.
      */
-    private static boolean replayedMessageFailed(Observation nat, Observation ours) {
-        return nat.neverClosed() && nat.arrivals().size() > 1 && "CANCELLED".equals(ours.code())
-                && ours.cause() != null && (ours.cause().equals("marshaller") || ours.cause().equals("below"))
-                && ours.arrivals().stream().noneMatch(a -> a.endsWith(", OPEN)"))
-                && withoutEnds(ours.arrivals()).equals(withoutEnds(nat.arrivals()))
-                && nat.arrivals().get(nat.arrivals().size() - 1).contains("read=[], OPEN)")
-                && ours.responses().equals(nat.responses()) && ours.thrownToApplication().isEmpty()
-                && nat.thrownToApplication().isEmpty() && ours.contextLost().isEmpty();
+    private static boolean replayedMessageFailed(DifferentialScript script, Observation nat, Observation ours) {
+        if (!nat.neverClosed() || nat.arrivals().size() < 2 || !withoutEnds(ours.arrivals()).equals(
+                withoutEnds(nat.arrivals())) || ours.arrivals().stream().anyMatch(a -> a.endsWith(", OPEN)"))
+                || !ours.thrownToApplication().isEmpty() || !nat.thrownToApplication().isEmpty()
+                || !ours.contextLost().isEmpty()) {
+            return false;
+        }
+        if ("CANCELLED".equals(ours.code()) && ("marshaller".equals(ours.cause()) || "below".equals(ours.cause()))) {
+            return ours.responses().equals(nat.responses());
+        }
+        Answer last = script.answer(ours.arrivals().size());
+        return !last.ok() && last.atArrival() && last.code().name().equals(ours.code()) && ours.cause() == null
+                && ours.arrivals().get(ours.arrivals().size() - 1).contains("read=[]")
+                && ours.responses().size() == last.messages() && nat.responses().size() <= ours.responses().size()
+                && ours.responses().subList(0, nat.responses().size()).equals(nat.responses());
     }
 
     /**

@@ -2,11 +2,19 @@ package io.github.grpcretry.attempt;
 
 import io.github.grpcretry.attempt.DifferentialScript.App;
 import io.github.grpcretry.attempt.DifferentialScript.Fault;
+import io.github.grpcretry.attempt.DifferentialScript.Twist;
+import io.github.grpcretry.attempt.DifferentialScript.TwistKind;
 import io.github.grpcretry.attempt.Engines.Engine;
 import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.CallOptions;
+import io.grpc.Channel;
 import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientStreamTracer;
+import io.grpc.Context;
+import io.grpc.ForwardingClientCall;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -14,8 +22,10 @@ import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -33,24 +43,64 @@ final class DifferentialRun {
         }
     }
 
+    /** The exception the request marshaller throws (twist MARSHALLER_THROWS). */
+    static final class MarshallerFault extends RuntimeException {
+        MarshallerFault(String message) {
+            super("the marshaller cannot take " + message, null, false, false);
+        }
+    }
+
+    /** The exception the call below the engine throws (twists BELOW_THROWS_*). */
+    static final class BelowFault extends RuntimeException {
+        BelowFault(String what) {
+            super("below the engine: " + what + " failed", null, false, false);
+        }
+    }
+
+    /** A value of the call's {@link Context}, which every callback must see. */
+    static final Context.Key<String> TENANT = Context.key("differential-tenant");
+
+    /** Names the exceptions of the scripts: "listener", "marshaller", "below", other's class names; null for none. */
+    static String label(Throwable t) {
+        return t == null ? null : t instanceof ApplicationFault ? "listener" : t instanceof MarshallerFault
+                ? "marshaller" : t instanceof BelowFault ? "below" : t.getClass().getSimpleName();
+    }
+
     /**
      * What one engine did: the server's arrivals ({@code grpc-previous-rpc-attempts}, the request
      * messages read, how each ended), the request messages the application wrote (when the call
      * closed OK or never closed; otherwise null: a close races the application's writes), and what it saw:
-     * response headers, responses, the final code ({@code NEVER} when the call did not close), whether
-     * that close carried the listener's exception, and any break of the call contract.
+     * response headers and the {@code grpc-previous-rpc-attempts} they carried ({@code -} for none),
+     * responses, the final code ({@code NEVER} when the call did not close), the close's cause
+     * ({@link #label}), what the application's own calls into the call threw ({@link #label}), the
+     * callbacks that ran without the call's {@link Context} value, and any break of the call contract.
      */
-    record Observation(List<String> arrivals, Integer written, boolean headers, List<String> responses, String code,
-            boolean causeIsApplicationFault, List<String> contractProblems) {
+    record Observation(List<String> arrivals, Integer written, boolean headers, List<String> headerAttempts,
+            List<String> responses, String code, String cause, List<String> thrownToApplication,
+            List<String> contextLost, List<String> contractProblems) {
 
         boolean neverClosed() {
             return NEVER.equals(code);
         }
 
+        boolean causeIsApplicationFault() {
+            return "listener".equals(cause);
+        }
+
+        Observation withProblem(String problem) {
+            List<String> problems = new ArrayList<>(contractProblems);
+            problems.add(problem);
+            return new Observation(arrivals, written, headers, headerAttempts, responses, code, cause,
+                    thrownToApplication, contextLost, problems);
+        }
+
         @Override
         public String toString() {
-            return code + (causeIsApplicationFault ? "(cause: listener's exception)" : "") + " responses="
-                    + responses + (headers ? "" : " (no headers)") + " written=" + written + " arrivals=" + arrivals
+            return code + (cause == null ? "" : "(cause: " + cause + ")") + " responses=" + responses
+                    + (headers ? " headers" + headerAttempts : " (no headers)") + " written=" + written
+                    + " arrivals=" + arrivals
+                    + (thrownToApplication.isEmpty() ? "" : " thrown to the application: " + thrownToApplication)
+                    + (contextLost.isEmpty() ? "" : " without the call's Context: " + contextLost)
                     + (contractProblems.isEmpty() ? "" : " contract: " + contractProblems);
         }
     }
@@ -66,31 +116,49 @@ final class DifferentialRun {
      */
     static Observation run(DifferentialScript script, Engine engine, RetryScheduler scheduler, long quietMillis)
             throws Exception {
-        ChannelRetryConfig config = script.policy().channelConfig();
+        Twist twist = script.twist();
+        ChannelRetryConfig config = script.policy().channelConfig(twist.is(TwistKind.BUFFER_LIMIT) ? twist.limit()
+                : ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT);
         RetryingClientInterceptor interceptor = null;
+        Below below = new Below(twist);
+        CallOptions options = CallOptions.DEFAULT.withExecutor(DifferentialServer.direct());
+        if (twist.is(TwistKind.COMPRESSION)) {
+            options = options.withCompression("gzip");
+        }
         InProcessChannelBuilder b;
         try (DifferentialServer server = new DifferentialServer(script,
                 DifferentialServer.uniqueName(script.seed(), engine.name()))) {
             b = InProcessChannelBuilder.forName(server.name()).directExecutor();
             if (engine == Engine.NATIVE) {
                 b.defaultServiceConfig(config.serviceConfig().toServiceConfigMap(true)).enableRetry()
-                        .maxRetryAttempts(config.maxAttemptsCap()).maxHedgedAttempts(config.maxAttemptsCap());
+                        .maxRetryAttempts(config.maxAttemptsCap()).maxHedgedAttempts(config.maxAttemptsCap())
+                        .perRpcBufferLimit(config.perRpcBufferLimit()).retryBufferSize(config.retryBufferSize());
+                if (twist.is(TwistKind.BELOW_THROWS_SEND)) {
+                    options = below.throwingStream(options); // what is below grpc-java's retry: the attempt's stream
+                } else if (twist.is(TwistKind.BELOW_THROWS_REQUEST) || twist.is(TwistKind.BELOW_THROWS_HALF_CLOSE)) {
+                    b.intercept(below); // nothing below grpc-java's retry takes these: above it, as an interceptor
+                }
             } else {
                 RetryThrottle throttle = config.serviceConfig().retryThrottling() == null ? null
                         : new RetryThrottle(config.serviceConfig().retryThrottling());
                 interceptor = RetryingClientInterceptor.builder(config).throttle(throttle).scheduler(scheduler).build();
                 // grpc-java's retry stays on below the engine, as on a Netty channel: transparent retries only
                 b.defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false)).enableRetry()
+                        .intercept(below) // the interceptor added last runs first: the engine, then this one
                         .intercept(interceptor);
             }
             ManagedChannel channel = b.build();
+            if (interceptor != null && (script.seed() & 1) == 0) {
+                interceptor.watchShutdown(channel); // both wirings: told of its channel, or not
+            }
+            server.shutdownBy(twist.is(TwistKind.SHUTDOWN) ? channel::shutdown : channel::shutdownNow);
             try {
-                Observation o = drive(script, channel, server, quietMillis);
+                Observation o = drive(script, channel, options, server, quietMillis);
                 if (interceptor != null && interceptor.bufferPool().used() != 0) {
-                    List<String> problems = new ArrayList<>(o.contractProblems());
-                    problems.add(interceptor.bufferPool().used() + " request bytes still held after the call");
-                    o = new Observation(o.arrivals(), o.written(), o.headers(), o.responses(), o.code(),
-                            o.causeIsApplicationFault(), problems);
+                    o = o.withProblem(interceptor.bufferPool().used() + " request bytes still held after the call");
+                }
+                for (String p : below.compressionProblems) {
+                    o = o.withProblem(p);
                 }
                 return o;
             } finally {
@@ -100,27 +168,55 @@ final class DifferentialRun {
         }
     }
 
-    private static MethodDescriptor<SimpleRequest, SimpleResponse> method(App app) {
-        return switch (app.method()) {
+    private static MethodDescriptor<SimpleRequest, SimpleResponse> method(DifferentialScript script) {
+        MethodDescriptor<SimpleRequest, SimpleResponse> m = switch (script.app().method()) {
             case UNARY -> Rpc.UNARY;
             case CLIENT_STREAMING -> Rpc.CLIENT_STREAMING;
             case SERVER_STREAMING -> Rpc.SERVER_STREAMING;
         };
+        if (!script.twist().is(TwistKind.MARSHALLER_THROWS)) {
+            return m;
+        }
+        String poisoned = "q" + script.twist().message();
+        MethodDescriptor.Marshaller<SimpleRequest> plain = m.getRequestMarshaller();
+        return m.toBuilder().setRequestMarshaller(new MethodDescriptor.Marshaller<SimpleRequest>() {
+            @Override
+            public InputStream stream(SimpleRequest value) {
+                if (value.getRequestMessage().equals(poisoned)) {
+                    throw new MarshallerFault(poisoned);
+                }
+                return plain.stream(value);
+            }
+
+            @Override
+            public SimpleRequest parse(InputStream stream) {
+                return plain.parse(stream);
+            }
+        }).build();
     }
 
-    private static Observation drive(DifferentialScript script, ManagedChannel channel, DifferentialServer server,
-            long quietMillis) throws InterruptedException {
+    private static Observation drive(DifferentialScript script, ManagedChannel channel, CallOptions options,
+            DifferentialServer server, long quietMillis) throws InterruptedException {
         App app = script.app();
-        ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(method(app),
-                CallOptions.DEFAULT.withExecutor(DifferentialServer.direct()));
-        Application application = new Application(app, call);
-        ContractListener<SimpleResponse> listener = new ContractListener<>(application);
-        call.start(listener, new Metadata());
-        call.request(app.initialDemand());
-        application.write();
+        Context context = Context.current().withValue(TENANT, "tenant-" + script.seed());
+        Context previous = context.attach(); // the call's context is the one current at newCall
+        ClientCall<SimpleRequest, SimpleResponse> call;
+        Application application;
+        ContractListener<SimpleResponse> listener;
+        try {
+            call = channel.newCall(method(script), options);
+            application = new Application(script, call);
+            listener = new ContractListener<>(application);
+            call.start(listener, new Metadata());
+            application.request(app.initialDemand());
+            application.write();
+        } finally {
+            context.detach(previous);
+        }
 
         awaitCloseOrQuiet(listener, server, quietMillis);
-        long settleBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        // a call that did not close has had its quiet time at the server already: nothing more will end there
+        long settleBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(listener.isClosed() ? 2 : 0);
         while (!server.settled() && System.nanoTime() < settleBy) {
             Thread.sleep(1); // an attempt cancelled on another thread reaches the server a moment later
         }
@@ -140,9 +236,93 @@ final class DifferentialRun {
         }
         // the writes' progress is compared where the outcome does not race it: the call ended OK, or stalled
         Integer written = !closed || status.isOk() ? application.written() : null;
-        return new Observation(arrivals, written, listener.headersCount() > 0, responses,
-                closed ? status.getCode().name() : NEVER,
-                closed && status.getCause() instanceof ApplicationFault, problems);
+        return new Observation(arrivals, written, listener.headersCount() > 0, List.copyOf(application.headerAttempts),
+                responses, closed ? status.getCode().name() : NEVER, closed ? label(status.getCause()) : null,
+                List.copyOf(application.thrown), List.copyOf(application.contextLost), problems);
+    }
+
+    /**
+     * The call below the engine (over the interceptor engine, below it; over grpc-java's, above its retry for
+     * {@code request} and {@code halfClose}, its attempts' streams for {@code sendMessage}): throws as the
+     * script's twist says, and checks that every message reaches it with the compression the application set
+     * for it.
+     */
+    private static final class Below implements ClientInterceptor {
+        private final Twist twist;
+        final List<String> compressionProblems = new CopyOnWriteArrayList<>();
+
+        Below(Twist twist) {
+            this.twist = twist;
+        }
+
+        @Override
+        public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+                CallOptions callOptions, Channel next) {
+            return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
+                private int requests;
+                private Boolean compression;
+
+                @Override
+                public void setMessageCompression(boolean enabled) {
+                    compression = enabled;
+                    super.setMessageCompression(enabled);
+                }
+
+                @Override
+                public void sendMessage(ReqT message) {
+                    String text = ((SimpleRequest) message).getRequestMessage();
+                    if (twist.is(TwistKind.BELOW_THROWS_SEND) && text.equals("q" + twist.message())) {
+                        throw new BelowFault("sendMessage");
+                    }
+                    if (twist.is(TwistKind.COMPRESSION)) {
+                        boolean expected = compressed(twist, Integer.parseInt(text.substring(1)));
+                        if (compression == null || compression != expected) {
+                            compressionProblems.add(text + " sent with compression " + compression + ", the application"
+                                    + " set " + expected);
+                        }
+                    }
+                    super.sendMessage(message);
+                }
+
+                @Override
+                public void request(int numMessages) {
+                    if (twist.is(TwistKind.BELOW_THROWS_REQUEST) && ++requests == 2) {
+                        throw new BelowFault("request");
+                    }
+                    super.request(numMessages);
+                }
+
+                @Override
+                public void halfClose() {
+                    if (twist.is(TwistKind.BELOW_THROWS_HALF_CLOSE)) {
+                        throw new BelowFault("halfClose");
+                    }
+                    super.halfClose();
+                }
+            };
+        }
+
+        /** grpc-java's: its attempt's stream throws as it writes message {@code twist.message()}. */
+        CallOptions throwingStream(CallOptions options) {
+            return options.withStreamTracerFactory(new ClientStreamTracer.Factory() {
+                @Override
+                public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
+                    return new ClientStreamTracer() {
+                        @Override
+                        public void outboundMessage(int seqNo) {
+                            if (seqNo == twist.message()) {
+                                throw new BelowFault("sendMessage");
+                            }
+                        }
+                    };
+                }
+            });
+        }
+    }
+
+    /** Whether the application compresses message {@code index}. */
+    static boolean compressed(Twist twist, int index) {
+        return (twist.compressed() >> index & 1) == 1;
     }
 
     /**
@@ -174,22 +354,54 @@ final class DifferentialRun {
      */
     private static final class Application extends ClientCall.Listener<SimpleResponse> {
         private final App app;
+        private final Twist twist;
+        private final String tenant;
         private final ClientCall<SimpleRequest, SimpleResponse> call;
         private final AtomicInteger wip = new AtomicInteger();
         private volatile int written;
         private volatile boolean halfClosed;
         private volatile boolean faulted;
+        /** One of the application's calls into the call threw: it stops writing. */
+        private volatile boolean broken;
         private boolean cancelSent; // in the drain loop
         private volatile boolean closed;
         private int received; // callbacks are serialised
+        final List<String> headerAttempts = new CopyOnWriteArrayList<>();
+        final List<String> thrown = new CopyOnWriteArrayList<>();
+        final List<String> contextLost = new CopyOnWriteArrayList<>();
 
-        Application(App app, ClientCall<SimpleRequest, SimpleResponse> call) {
-            this.app = app;
+        Application(DifferentialScript script, ClientCall<SimpleRequest, SimpleResponse> call) {
+            this.app = script.app();
+            this.twist = script.twist();
+            this.tenant = "tenant-" + script.seed();
             this.call = call;
         }
 
         int written() {
             return written;
+        }
+
+        /** Records a callback that runs without the call's {@link Context} value. */
+        private void inContext(String callback) {
+            if (!tenant.equals(TENANT.get())) {
+                contextLost.add(callback);
+            }
+        }
+
+        /** Runs one of the application's calls into the call, recording what it throws. */
+        private boolean attempt(Runnable op) {
+            try {
+                op.run();
+                return true;
+            } catch (RuntimeException e) {
+                thrown.add(label(e));
+                broken = true;
+                return false;
+            }
+        }
+
+        void request(int n) {
+            attempt(() -> call.request(n));
         }
 
         void write() {
@@ -204,13 +416,19 @@ final class DifferentialRun {
                     }
                     continue;
                 }
-                while (!closed && !faulted && written < app.requests() && (!app.onReadyWriter() || call.isReady())) {
-                    call.sendMessage(Rpc.request("q" + written));
-                    written++;
+                while (!closed && !faulted && !broken && written < app.requests()
+                        && (!app.onReadyWriter() || call.isReady())) {
+                    int index = written;
+                    if (twist.is(TwistKind.COMPRESSION)) {
+                        call.setMessageCompression(compressed(twist, index));
+                    }
+                    if (attempt(() -> call.sendMessage(Rpc.request("q" + index)))) {
+                        written++;
+                    }
                 }
-                if (!closed && !faulted && !halfClosed && written == app.requests()) {
+                if (!closed && !faulted && !broken && !halfClosed && written == app.requests()) {
                     halfClosed = true;
-                    call.halfClose();
+                    attempt(call::halfClose);
                 }
             } while (wip.decrementAndGet() != 0);
         }
@@ -226,6 +444,9 @@ final class DifferentialRun {
 
         @Override
         public void onHeaders(Metadata headers) {
+            inContext("onHeaders");
+            String prev = headers.get(ScriptedServer.PREVIOUS_ATTEMPTS);
+            headerAttempts.add(prev == null ? "-" : prev);
             if (app.fault() != Fault.NONE && !app.throwInOnReady() && app.faultAfter() == 0 && !faulted) {
                 fault();
             }
@@ -233,16 +454,18 @@ final class DifferentialRun {
 
         @Override
         public void onMessage(SimpleResponse message) {
+            inContext("onMessage");
             received++;
             if (app.fault() != Fault.NONE && !app.throwInOnReady() && app.faultAfter() == received && !faulted) {
                 fault();
             } else if (!faulted) {
-                call.request(app.demandPerMessage());
+                request(app.demandPerMessage());
             }
         }
 
         @Override
         public void onReady() {
+            inContext("onReady");
             if (app.throwInOnReady() && !faulted) {
                 fault();
             }
@@ -253,6 +476,7 @@ final class DifferentialRun {
 
         @Override
         public void onClose(Status status, Metadata trailers) {
+            inContext("onClose");
             closed = true;
         }
     }

@@ -14,13 +14,16 @@ import java.util.SplittableRandom;
  * the first arrival decides the call before any hedge could be sent), an answer per arrival and what
  * the application does. The same seed always makes the same script, so a seed reproduces it.
  */
-record DifferentialScript(long seed, Policy policy, List<Answer> answers, App app) {
+record DifferentialScript(long seed, Policy policy, List<Answer> answers, App app, Twist twist) {
 
     /** Codes the server answers with; the policy retries (or, hedging, forgives) a subset of the first three. */
     private static final Status.Code[] CODES = {Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED,
             Status.Code.ABORTED, Status.Code.INTERNAL, Status.Code.NOT_FOUND};
     private static final String[] VALID_PUSHBACK = {"0", "1", "3", "12"};
     private static final String[] MALFORMED_PUSHBACK = {"-1", "abc", "1.5", ""};
+
+    /** The pushback of an answer a shut-down follows: far longer than the shut-down takes, shorter than a quiet time. */
+    static final String SHUTDOWN_PUSHBACK = "100";
 
     /** Answers scripted per script: more than any policy's attempts, so every arrival has one. */
     static final int ANSWERS = 6;
@@ -38,14 +41,15 @@ record DifferentialScript(long seed, Policy policy, List<Answer> answers, App ap
     record Policy(boolean hedging, int maxAttempts, long initialBackoffMs, long maxBackoffMs, double multiplier,
             Set<Status.Code> codes, int throttleMaxTokens, double throttleRatio) {
 
-        ChannelRetryConfig channelConfig() {
+        /** The channel's configuration, with a per-call buffer limit of {@code perRpcBufferLimit} bytes. */
+        ChannelRetryConfig channelConfig(long perRpcBufferLimit) {
             RetryThrottlingPolicy throttling = throttleMaxTokens == 0 ? null
                     : new RetryThrottlingPolicy(throttleMaxTokens, throttleRatio);
             Status.Code[] c = codes.toArray(new Status.Code[0]);
             return Configs.channel(hedging
                     ? Configs.hedged(Configs.hedging(maxAttempts, HEDGING_DELAY_MS, c), throttling)
                     : Configs.service(Configs.policy(maxAttempts, initialBackoffMs, maxBackoffMs, multiplier, c),
-                            throttling));
+                            throttling), perRpcBufferLimit, ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, null);
         }
 
         boolean retryable(Status.Code code) {
@@ -134,6 +138,66 @@ record DifferentialScript(long seed, Policy policy, List<Answer> answers, App ap
         }
     }
 
+    /**
+     * The other ways a call is driven, at most one per script: the request marshaller throws on message
+     * {@code message}; the call below the engine (grpc-java: below its retry where it has such a place, its
+     * stream; otherwise above it) throws from {@code sendMessage} of message {@code message}, from its second
+     * {@code request} or from {@code halfClose}; the application sets the compression of each message
+     * ({@code compressed}, bit i for message i); the channel is shut down ({@code shutdown()} or
+     * {@code shutdownNow()}) when arrival {@code arrival} comes ({@code atArrival}) or right after the server
+     * closed it; a per-call buffer limit of {@code limit} bytes.
+     */
+    enum TwistKind {
+        NONE, MARSHALLER_THROWS, BELOW_THROWS_SEND, BELOW_THROWS_REQUEST, BELOW_THROWS_HALF_CLOSE, COMPRESSION,
+        SHUTDOWN, SHUTDOWN_NOW, BUFFER_LIMIT
+    }
+
+    record Twist(TwistKind kind, int message, int compressed, int arrival, boolean atArrival, long limit) {
+
+        static final Twist NONE = new Twist(TwistKind.NONE, 0, 0, 0, false, 0);
+
+        boolean is(TwistKind k) {
+            return kind == k;
+        }
+
+        boolean shutdown() {
+            return kind == TwistKind.SHUTDOWN || kind == TwistKind.SHUTDOWN_NOW;
+        }
+
+        @Override
+        public String toString() {
+            return switch (kind) {
+                case NONE -> "";
+                case MARSHALLER_THROWS, BELOW_THROWS_SEND -> "; " + kind + " on q" + message;
+                case BELOW_THROWS_REQUEST, BELOW_THROWS_HALF_CLOSE -> "; " + kind;
+                case COMPRESSION -> "; compression per message " + Integer.toBinaryString(compressed);
+                case SHUTDOWN, SHUTDOWN_NOW -> "; " + kind + (atArrival ? " at arrival " : " after the close of ")
+                        + arrival;
+                case BUFFER_LIMIT -> "; per-call buffer limit " + limit + " B";
+            };
+        }
+    }
+
+    /**
+     * The script's twist, drawn from a generator of its own (the policy, answers and application of a seed stay
+     * what they were before twists existed).
+     */
+    private static Twist twist(long seed, Policy policy, App app) {
+        SplittableRandom r = new SplittableRandom(~seed);
+        int pick = r.nextInt(20);
+        TwistKind[] kinds = TwistKind.values();
+        TwistKind kind = pick < 8 ? TwistKind.NONE : kinds[1 + (pick - 8) % (kinds.length - 1)];
+        int message = app.requests() == 0 ? 0 : r.nextInt(app.requests());
+        int compressed = r.nextInt(64);
+        int arrival = 1 + r.nextInt(Math.min(3, policy.maxAttempts()));
+        boolean atArrival = r.nextBoolean();
+        long limit = 1 + r.nextInt(35);
+        if (app.requests() == 0 && (kind == TwistKind.MARSHALLER_THROWS || kind == TwistKind.BELOW_THROWS_SEND)) {
+            kind = TwistKind.NONE; // no message to throw on
+        }
+        return kind == TwistKind.NONE ? Twist.NONE : new Twist(kind, message, compressed, arrival, atArrival, limit);
+    }
+
     static DifferentialScript generate(long seed) {
         SplittableRandom r = new SplittableRandom(seed);
         boolean hedging = r.nextInt(10) == 0;
@@ -192,7 +256,16 @@ record DifferentialScript(long seed, Policy policy, List<Answer> answers, App ap
         boolean throwInOnReady = fault == Fault.THROW && writer && r.nextInt(3) == 0
                 && (answers.get(0).ok() || !answers.get(0).atArrival());
         App app = new App(method, requests, writer, initialDemand, perMessage, fault, faultAfter, throwInOnReady);
-        return new DifferentialScript(seed, policy, List.copyOf(answers), app);
+        Twist twist = twist(seed, policy, app);
+        if (twist.shutdown() && !twist.atArrival() && !answers.get(twist.arrival() - 1).ok()) {
+            // the shut-down comes right after the server's close: a retry that close schedules must not race it (a
+            // backoff's jitter or a pushback of 0 could send it first), so the answer pushes the retry back far
+            // beyond the moment of the shut-down (and within the quiet time that tells a call that never closes)
+            Answer a = answers.get(twist.arrival() - 1);
+            answers.set(twist.arrival() - 1, new Answer(a.code(), a.messages(), a.atArrival(), a.headersFirst(),
+                    SHUTDOWN_PUSHBACK, a.pullOneByOne()));
+        }
+        return new DifferentialScript(seed, policy, List.copyOf(answers), app, twist);
     }
 
     /** The answer to arrival {@code index} (1-based). */
@@ -202,19 +275,19 @@ record DifferentialScript(long seed, Policy policy, List<Answer> answers, App ap
 
     /** This script with every answer replaced by {@code f}'s. */
     DifferentialScript mapAnswers(java.util.function.UnaryOperator<Answer> f) {
-        return new DifferentialScript(seed, policy, answers.stream().map(f).toList(), app);
+        return new DifferentialScript(seed, policy, answers.stream().map(f).toList(), app, twist);
     }
 
     /** This script with an application that writes all its requests at start instead of on readiness. */
     DifferentialScript eagerWriter() {
         return new DifferentialScript(seed, policy, answers, new App(app.method(), app.requests(), false,
-                app.initialDemand(), app.demandPerMessage(), app.fault(), app.faultAfter(), app.throwInOnReady()));
+                app.initialDemand(), app.demandPerMessage(), app.fault(), app.faultAfter(), app.throwInOnReady()), twist);
     }
 
     @Override
     public String toString() {
         StringBuilder b = new StringBuilder("seed ").append(seed).append(": ").append(policy).append("; ")
-                .append(app).append("; arrivals [");
+                .append(app).append(twist).append("; arrivals [");
         for (int i = 0; i < answers.size(); i++) {
             b.append(i == 0 ? "" : " | ").append(i + 1).append(": ").append(answers.get(i));
         }

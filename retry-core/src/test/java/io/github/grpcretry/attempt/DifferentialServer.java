@@ -59,6 +59,8 @@ final class DifferentialServer implements AutoCloseable {
     private final List<Arrival> arrivals = new ArrayList<>();
     private final String name;
     private final Server server;
+    /** Shuts the client's channel down, where the script's twist says so. */
+    private volatile Runnable shutdown = () -> { };
 
     DifferentialServer(DifferentialScript script, String name) throws IOException {
         this.script = script;
@@ -75,6 +77,19 @@ final class DifferentialServer implements AutoCloseable {
 
     String name() {
         return name;
+    }
+
+    /** What shuts the client's channel down (the channel is built after the server). */
+    void shutdownBy(Runnable action) {
+        this.shutdown = action;
+    }
+
+    /** Shuts the channel down if the twist names this arrival at this moment. */
+    private void shutdownAt(Arrival arrival, boolean atArrival) {
+        DifferentialScript.Twist t = script.twist();
+        if (t.shutdown() && t.arrival() == arrival.index && t.atArrival() == atArrival) {
+            shutdown.run();
+        }
     }
 
     /** A copy of the arrivals so far. */
@@ -126,6 +141,7 @@ final class DifferentialServer implements AutoCloseable {
 
         Exchange begin() {
             call.request(answer.pullOneByOne() ? 1 : Integer.MAX_VALUE);
+            shutdownAt(arrival, true);
             if (!answer.ok() && answer.atArrival()) {
                 respond();
             }
@@ -189,6 +205,7 @@ final class DifferentialServer implements AutoCloseable {
                         arrival.end = End.CLOSED;
                     }
                 }
+                shutdownAt(arrival, false);
             } catch (IllegalStateException e) {
                 synchronized (DifferentialServer.this) {
                     arrival.end = End.CANCELLED; // the client cancelled while the answer was being sent

@@ -288,10 +288,11 @@ public abstract class ConfigurationEdgesContract {
     @Test
     public void aDuplicateMethodNameHasTheOriginOfItsName(CapturedOutput output) {
         report(List.of("spring.config.location=classpath:/edges/duplicate-names.yml"), Map.of());
+        // the resource's origin names the jar it came from when the test jar is used packaged (a reactor build)
         assertThat(output.getOut() + output.getErr()).contains(
                 "Property: grpc.retry.clients.svc.service-config.method[1].name[0]\n",
-                "Origin:   class path resource [edges/duplicate-names.yml] - 12:28\n",
-                "Reason:   duplicate method name in one channel (also at grpc.retry.clients.svc.service-config.method[0].name[0])");
+                "Reason:   duplicate method name in one channel (also at grpc.retry.clients.svc.service-config.method[0].name[0])")
+                .containsPattern("Origin:   class path resource \\[edges/duplicate-names\\.yml\\]( from [^ ]+\\.jar)? - 12:28\n");
     }
 
     // 4. the service-config file's load balancing

@@ -165,8 +165,12 @@ class UnknownKeysContextTest {
                         + "    Origin:   class path resource [unknown/required-override.yml] - 9:",
                 "did you mean `initial-backoff`?",
                 "Property: grpc.retry.clients.svc.service-config.method[0].retry.initial-backoff\n"
-                        + "    Value:    (not set)\n    Reason:");
-        assertThat(console).doesNotContain("required-base.yml");
+                        + "    Value:    (not set)\n    Replaced: the list entry grpc.retry.clients.svc.service-config.method[0]"
+                        + " comes whole from the property source Config resource 'class path resource"
+                        + " [unknown/required-override.yml]'",
+                "this value, set in class path resource [unknown/required-base.yml] - 9:34, is not used\n    Reason:");
+        // the base file's value is named as the one not used, never as the origin of a value
+        assertThat(console).doesNotContain("Origin:   class path resource [unknown/required-base.yml]");
     }
 
     static int arrivals(GrpcClientContext client, String channel, String key) {

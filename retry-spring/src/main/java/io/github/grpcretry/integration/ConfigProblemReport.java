@@ -32,6 +32,17 @@ public final class ConfigProblemReport {
      */
     public static String description(List<ConfigProblem> problems, Function<String, @Nullable String> originOf,
             Function<String, @Nullable String> writtenOf) {
+        return description(problems, originOf, writtenOf, path -> null);
+    }
+
+    /**
+     * @param originOf where the value of a property path was set, or null when unknown
+     * @param writtenOf the value of a property path as written in the property source that won, or null
+     * @param replacedOf for a property path whose value is not set, why: the list entry that held it was replaced
+     *     whole by a source of higher priority ({@link ListReplacement}); null when that is not the case
+     */
+    public static String description(List<ConfigProblem> problems, Function<String, @Nullable String> originOf,
+            Function<String, @Nullable String> writtenOf, Function<String, @Nullable ListReplacement> replacedOf) {
         int n = problems.size();
         StringBuilder description = new StringBuilder("The gRPC retry configuration has ").append(n)
                 .append(n == 1 ? " invalid value:\n" : " invalid values:\n");
@@ -44,6 +55,10 @@ public final class ConfigProblemReport {
             if (origin != null) {
                 description.append("\n    Origin:   ").append(origin);
             }
+            ListReplacement replaced = p.value() == null ? replacedOf.apply(p.path()) : null;
+            if (replaced != null) {
+                description.append("\n    Replaced: ").append(replaced.describe());
+            }
             description.append("\n    Reason:   ").append(p.rule()).append('\n');
         }
         return description.toString();
@@ -55,10 +70,44 @@ public final class ConfigProblemReport {
     }
 
     public static String action(List<ConfigProblem> problems) {
+        return action(problems, path -> null);
+    }
+
+    /** @param replacedOf as for {@link #description(List, Function, Function, Function)} */
+    public static String action(List<ConfigProblem> problems, Function<String, @Nullable ListReplacement> replacedOf) {
         StringBuilder action = new StringBuilder("Update your configuration:\n");
         for (ConfigProblem p : problems) {
-            action.append("\n    ").append(p.path()).append(": ").append(p.fix());
+            ListReplacement replaced = p.value() == null ? replacedOf.apply(p.path()) : null;
+            action.append("\n    ").append(p.path()).append(": ")
+                    .append(replaced == null ? p.fix() : replaced.fix());
         }
         return action.toString();
+    }
+
+    /**
+     * A property whose value is in a property source but not used: Spring Boot binds a list whole from the one
+     * source of highest priority that has any of its elements, so one field of a list entry set in the
+     * environment or on the command line replaces the whole list of a YAML file.
+     *
+     * @param list the list's property path ({@code grpc.retry.clients.svc.service-config.method})
+     * @param entry the entry's property path ({@code grpc.retry.clients.svc.service-config.method[0]})
+     * @param source the name of the property source that replaced it ({@code commandLineArgs})
+     * @param key a key of the list in that source, and where it was set ({@code System Environment Property "..."})
+     * @param lost where the value that is not used was set; null when unknown
+     */
+    public record ListReplacement(String list, String entry, String source, String key, @Nullable String lost) {
+
+        String describe() {
+            return "the list entry " + entry + " comes whole from the property source " + source + " (" + key
+                    + "), which replaced the list " + list + ": Spring Boot takes a list from the one source of"
+                    + " highest priority that has any of its entries" + (lost == null ? "" : "; this value, set in "
+                    + lost + ", is not used");
+        }
+
+        String fix() {
+            return "repeat every value of the entry " + entry + " in the property source " + source
+                    + ", not only the one it overrides, or make the override in the source that holds the rest of"
+                    + " the list";
+        }
     }
 }

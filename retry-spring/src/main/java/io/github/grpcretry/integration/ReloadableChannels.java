@@ -2,6 +2,7 @@ package io.github.grpcretry.integration;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
+import io.github.grpcretry.internal.config.ChannelNames;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
@@ -301,7 +302,7 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
                 } else {
                     restartKeys.add(key);
                 }
-            } else if (channel.equalsIgnoreCase(GLOBAL) || channel.equals("default") && key.startsWith(BOOT_CHANNELS)) {
+            } else if (ChannelNames.isGlobal(channel) || channel.equals("default") && key.startsWith(BOOT_CHANNELS)) {
                 everyChannel = true;
             } else {
                 scope.add(channel);
@@ -316,10 +317,11 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
         } catch (InvalidRetryConfigurationException e) {
             List<String> described = new ArrayList<>();
             e.getProblems().forEach(p -> described.add(p.describe()));
-            reject(everyChannel || scope.isEmpty() ? known : scope, now, String.join("; ", described), outcomes);
+            reject(everyChannel || scope.isEmpty() ? known : within(known, scope), now, String.join("; ", described),
+                    outcomes);
             return new Result(outcomes, e.getProblems(), e);
         } catch (RuntimeException e) {
-            reject(everyChannel || scope.isEmpty() ? known : scope, now, rootMessage(e), outcomes);
+            reject(everyChannel || scope.isEmpty() ? known : within(known, scope), now, rootMessage(e), outcomes);
             return new Result(outcomes, List.of(), e);
         }
         known.addAll(candidate.configuredChannels());
@@ -332,7 +334,7 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
             Map<String, String> running = slot != null ? slot.values : currentValues;
             List<String> differing = newValues != null && running != null
                     ? differingKeys(channel, running, newValues) : keysOf(channel, keys, "");
-            boolean concerned = everyChannel || scope.contains(channel);
+            boolean concerned = everyChannel || matchesAny(scope, channel);
             if (before.equals(after)) {
                 if (slot != null && restartKeys.isEmpty()) {
                     slot.own = own;
@@ -483,7 +485,36 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
     /** Whether {@code key} configures {@code channel}: its own key, a GLOBAL one or a Boot {@code default} one. */
     private static boolean belongsTo(String key, String channel) {
         String of = concerns(key) ? channelOf(key) : null;
-        return of != null && (of.equals(channel) || of.equalsIgnoreCase(GLOBAL) || of.equals("default"));
+        return of != null && (ChannelNames.matches(of, channel) || ChannelNames.isGlobal(of) || of.equals("default"));
+    }
+
+    /** Whether one of the entry names {@code names} applies to {@code channel}, by start-up's rule ({@link ChannelNames}). */
+    private static boolean matchesAny(Collection<String> names, String channel) {
+        for (String name : names) {
+            if (ChannelNames.matches(name, channel)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The channels of {@code known} that one of the entry names {@code names} applies to, and each name that
+     * applies to none of them (a new entry).
+     */
+    private static Set<String> within(Collection<String> known, Collection<String> names) {
+        Set<String> out = new TreeSet<>();
+        for (String channel : known) {
+            if (matchesAny(names, channel)) {
+                out.add(channel);
+            }
+        }
+        for (String name : names) {
+            if (!matchesAny(known, name)) {
+                out.add(name);
+            }
+        }
+        return out;
     }
 
     private static String listed(List<String> keys) {

@@ -11,6 +11,7 @@ import org.springframework.boot.context.properties.source.IterableConfigurationP
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.core.env.Environment;
+import org.springframework.core.env.PropertySource;
 
 /**
  * Reports an invalid retry configuration: each problem with its property path (grpc.retry.*, on the
@@ -29,8 +30,69 @@ public class InvalidRetryConfigurationFailureAnalyzer extends AbstractFailureAna
 
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, InvalidRetryConfigurationException cause) {
-        return new FailureAnalysis(ConfigProblemReport.description(cause.getProblems(), this::origin, this::written),
-                ConfigProblemReport.action(cause.getProblems()), cause);
+        return new FailureAnalysis(ConfigProblemReport.description(cause.getProblems(), this::origin, this::written,
+                this::replaced), ConfigProblemReport.action(cause.getProblems(), this::replaced), cause);
+    }
+
+    /**
+     * For a property of a list entry ({@code ...method[0].retry.initial-backoff}) that a lower property source
+     * sets while a higher one has other elements of the list: that source replaced the list whole (Spring Boot's
+     * rule), with the name of the source and a key of the entry (or of the list) it has. Null otherwise.
+     */
+    private ConfigProblemReport.@Nullable ListReplacement replaced(String path) {
+        if (path.contains(" ")) {
+            return null;
+        }
+        ConfigurationPropertyName name = ConfigurationPropertyName.adapt(path, '.');
+        ConfigurationPropertySource holder = null;
+        String lost = null;
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+            ConfigurationProperty property = source.getConfigurationProperty(name);
+            if (property != null) {
+                holder = source;
+                lost = property.getOrigin() == null ? null : property.getOrigin().toString();
+                break;
+            }
+        }
+        if (holder == null) {
+            return null;
+        }
+        for (int i = 1; i < name.getNumberOfElements(); i++) {
+            if (!name.isNumericIndex(i)) {
+                continue;
+            }
+            ConfigurationPropertyName list = name.chop(i);
+            ConfigurationPropertyName entry = name.chop(i + 1);
+            for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+                if (source == holder) {
+                    break;
+                }
+                ConfigurationPropertyName key = keyOf(source, entry);
+                key = key != null ? key : keyOf(source, list);
+                if (key != null) {
+                    ConfigurationProperty property = source.getConfigurationProperty(key);
+                    Object underlying = source.getUnderlyingSource();
+                    String sourceName = underlying instanceof PropertySource<?> ps ? ps.getName() : String.valueOf(underlying);
+                    String where = property == null || property.getOrigin() == null ? key.toString()
+                            : key + " from " + property.getOrigin();
+                    return new ConfigProblemReport.ListReplacement(list.toString(), entry.toString(), sourceName, where,
+                            lost);
+                }
+            }
+        }
+        return null;
+    }
+
+    /** A key of {@code source} that is {@code name} or under it; null when the source has none (or cannot list its keys). */
+    private static @Nullable ConfigurationPropertyName keyOf(ConfigurationPropertySource source,
+            ConfigurationPropertyName name) {
+        if (source.getConfigurationProperty(name) != null) {
+            return name;
+        }
+        if (!(source instanceof IterableConfigurationPropertySource iterable)) {
+            return null;
+        }
+        return iterable.stream().filter(name::isAncestorOf).sorted().findFirst().orElse(null);
     }
 
     /**

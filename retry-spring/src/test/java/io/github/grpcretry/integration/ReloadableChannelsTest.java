@@ -102,9 +102,9 @@ class ReloadableChannelsTest {
     /** Builds the channel as a Boot line does: marked built, its one interceptor running the engine. */
     void build(ChannelRetryConfig initial) {
         channels = new ReloadableChannels(only(initial), ChannelSetup.Engine.INTERCEPTOR, limiters);
-        channels.built(CHANNEL);
+        channels.built(initial.channel());
         channel = InProcessChannelBuilder.forName(server.inProcessName()).directExecutor()
-                .intercept(channels.interceptor(CHANNEL, (config, previous) -> List.of(ChannelSetup.engineInterceptor(config,
+                .intercept(channels.interceptor(initial.channel(), (config, previous) -> List.of(ChannelSetup.engineInterceptor(config,
                         ChannelSetup.Engine.INTERCEPTOR, limiters, RetryEventListener.NOOP, null, List.of(), null, null, previous, null))))
                 .build();
     }
@@ -267,6 +267,41 @@ class ReloadableChannelsTest {
         assertThat(channels.reload(() -> only(withTimeout(config(2))), List.of(other), more).channels())
                 .doesNotContainKey(CHANNEL);
         assertThat(channels.lastReload(CHANNEL).outcome()).isEqualTo(Outcome.RESTART_REQUIRED);
+    }
+
+    /** {@code c} as the configuration of the channel {@code name}. */
+    static ChannelRetryConfig named(String name, ChannelRetryConfig c) {
+        return new ChannelRetryConfig(name, c.serviceConfig(), c.maxAttemptsCap(), c.perRpcBufferLimit(),
+                c.retryBufferSize(), c.budget(), null, null);
+    }
+
+    @Test
+    void changedKeysReachTheChannelTheirEntryMatchesAtStartUpWhateverTheNamesCase() {
+        build(named("MyInv", config(2)));
+        String lower = "grpc.retry.clients.myinv.service-config.method[0].retry.max-attempts";
+        ReloadableChannels.Result applied = channels.reload(() -> only(named("MyInv", config(3))), List.of(lower));
+        assertThat(applied.channels()).containsOnlyKeys("MyInv");
+        assertThat(applied.channels().get("MyInv").message()).isEqualTo("applied (" + lower + ")");
+        assertThat(attemptsOfAFailingCall()).isEqualTo(3);
+
+        // a rejected refresh of the dashed spelling is recorded on the channel, not on a channel of the key's name
+        String dashed = "grpc.retry.clients.my-inv.service-config.method[0].retry.max-attempts";
+        ReloadableChannels.Result rejected = channels.reload(() -> {
+            throw new InvalidRetryConfigurationException(List.of(new ConfigProblem(dashed, "1",
+                    "max-attempts must be >= 2", "set 2 or more")));
+        }, List.of(dashed));
+        assertThat(rejected.channels()).containsOnlyKeys("MyInv");
+        assertThat(channels.lastReload("MyInv").outcome()).isEqualTo(Outcome.REJECTED);
+
+        // an entry of another name is still another channel's; a GLOBAL entry in any case concerns every channel
+        assertThat(channels.reload(() -> only(named("MyInv", config(3))),
+                List.of("grpc.retry.clients.myinvv.max-attempts-cap")).channels()).doesNotContainKey("MyInv");
+        ReloadableChannels.Result global = channels.reload(() -> only(named("MyInv", config(3))),
+                List.of("grpc.retry.clients.Global.max-attempts-cap"));
+        assertThat(global.channels().get("MyInv").outcome()).isEqualTo(Outcome.UNCHANGED);
+        assertThat(global.channels().get("MyInv").message())
+                .isEqualTo("unchanged, the channel already runs this configuration (grpc.retry.clients.Global.max-attempts-cap)");
+        assertThat(attemptsOfAFailingCall()).isEqualTo(3);
     }
 
     static ChannelRetryConfig withTimeout(ChannelRetryConfig c) {

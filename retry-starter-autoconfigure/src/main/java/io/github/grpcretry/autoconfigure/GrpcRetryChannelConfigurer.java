@@ -5,6 +5,7 @@ import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.integration.ReloadableChannels;
+import io.github.grpcretry.integration.RetryConfigResolver;
 import io.grpc.ManagedChannelBuilder;
 import java.net.URI;
 import java.time.Duration;
@@ -122,10 +123,12 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
      * The client name for the name net.devh passes with a builder. For an {@code in-process:<server>}
      * address net.devh passes the server name, not the client name (and shares one channel among
      * clients naming the same server); it is mapped back to the client whose address names that
-     * server, preferring one that has retry settings of its own.
+     * server, preferring one that has retry settings of its own. An entry has retry settings for a client
+     * when its name matches the client's as start-up matches them ({@link RetryConfigResolver#matches}:
+     * {@code mysvc} for {@code MySvc}).
      */
     public String channelName(String builderName) {
-        if (channelsProperties == null || configs.configuredChannels().contains(builderName)) {
+        if (channelsProperties == null || hasEntry(builderName)) {
             return builderName;
         }
         List<String> candidates = new ArrayList<>();
@@ -137,10 +140,20 @@ public class GrpcRetryChannelConfigurer implements GrpcChannelConfigurer, Ordere
             }
         }
         for (String c : candidates) {
-            if (configs.configuredChannels().contains(c)) {
+            if (hasEntry(c)) {
                 return c;
             }
         }
         return candidates.isEmpty() ? builderName : candidates.get(0);
+    }
+
+    /** Whether an entry of {@code grpc.retry.clients} other than GLOBAL applies to the client {@code name}. */
+    private boolean hasEntry(String name) {
+        for (String entry : configs.configuredChannels()) {
+            if (!RetryConfigResolver.isGlobal(entry) && RetryConfigResolver.matches(entry, name)) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -99,6 +99,29 @@ class GrpcRetryChannelConfigurerTest {
     }
 
     @Test
+    void anInProcessServerSharedByClientsMapsToTheClientAnEntryMatchesInAnotherCase() {
+        // net.devh passes the server name "shared" for both clients; the entry "inventory" (as an environment
+        // variable arrives) is the client Inventory's by start-up's rule, so that is the name, not Orders
+        RetryTestContexts.runner()
+                .withPropertyValues("grpc.client.Orders.address=in-process:shared",
+                        "grpc.client.Inventory.address=in-process:shared",
+                        "grpc.retry.clients.inventory.max-attempts-cap=3")
+                .run(ctx -> {
+                    GrpcRetryChannelConfigurer c = ctx.getBean(GrpcRetryChannelConfigurer.class);
+                    assertThat(c.channelName("shared")).isEqualTo("Inventory");
+                    assertThat(ctx.getBean(ChannelRetryConfigs.class).forChannel(c.channelName("shared")).maxAttemptsCap())
+                            .isEqualTo(3);
+                });
+        // no entry matches either client: the first client naming the server, as before
+        RetryTestContexts.runner()
+                .withPropertyValues("grpc.client.Orders.address=in-process:shared",
+                        "grpc.client.Inventory.address=in-process:shared",
+                        "grpc.retry.clients.invntory.max-attempts-cap=3")
+                .run(ctx -> assertThat(ctx.getBean(GrpcRetryChannelConfigurer.class).channelName("shared"))
+                        .isEqualTo("Orders"));
+    }
+
+    @Test
     void beansAndDisabling() {
         RetryTestContexts.runner().run(ctx -> {
             assertThat(ctx).hasBean("grpcRetryChannelConfigs").hasBean("grpcRetryLimiterRegistry")

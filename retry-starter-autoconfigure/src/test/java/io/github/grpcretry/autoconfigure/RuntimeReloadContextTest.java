@@ -76,9 +76,14 @@ class RuntimeReloadContextTest {
     }
 
     ConfigurableApplicationContext start(Path file, String... more) {
+        return start("inv", file, more);
+    }
+
+    /** The application with the client {@code channel} (the file's entry is {@code inv} still). */
+    ConfigurableApplicationContext start(String channel, Path file, String... more) {
         Map<String, Object> props = new LinkedHashMap<>(Map.of("spring.main.banner-mode", "off",
                 "spring.config.import", "file:" + file,
-                "grpc.client.inv.address", "in-process:" + serverName,
+                "grpc.client." + channel + ".address", "in-process:" + serverName,
                 "grpc.server.port", "-1",
                 "management.endpoints.web.exposure.include", "grpcretry",
                 "grpc.server.in-process-name", "reload-unused-" + serverName));
@@ -234,6 +239,22 @@ class RuntimeReloadContextTest {
             assertThat(failed).isZero();
             assertThat(server.arrivalCount()).isEqualTo(2 * calls);
             assertThat(reloads(context, "applied")).isEqualTo(refreshes);
+        }
+    }
+
+    @Test
+    void aRefreshOfAnEntryInAnotherCaseIsTheChannelsAndNamesItsKey() throws Exception {
+        Path file = write(policy("2"));
+        try (ConfigurableApplicationContext context = start("Inv", file)) {
+            SimpleServiceGrpc.SimpleServiceBlockingStub stub = SimpleServiceGrpc.newBlockingStub(
+                    context.getBean(GrpcChannelFactory.class).createChannel("Inv"));
+            assertThat(attemptsOfAFailingCall(stub)).isEqualTo(2);
+
+            write(policy("4"));
+            assertThat(context.getBean(ContextRefresher.class).refresh()).contains(MAX_ATTEMPTS_KEY);
+            assertThat(attemptsOfAFailingCall(stub)).isEqualTo(4);
+            assertThat(context.getBean(GrpcRetryEndpoint.class).channel("Inv").get("lastReload").toString())
+                    .contains("outcome=applied").contains("message=applied (" + MAX_ATTEMPTS_KEY + ")");
         }
     }
 

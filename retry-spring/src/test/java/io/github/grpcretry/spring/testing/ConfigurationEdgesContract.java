@@ -286,6 +286,33 @@ public abstract class ConfigurationEdgesContract {
     }
 
     @Test
+    public void oneFieldOfAListEntryOverriddenInTheEnvironmentIsReportedAsTheListReplaced(CapturedOutput output) {
+        String entry = "grpc.retry.clients.svc.service-config.method[0]";
+        String variable = "GRPC_RETRY_CLIENTS_SVC_SERVICECONFIG_METHOD_0_RETRY_MAXATTEMPTS";
+        failure(fourAttempts("svc", "svc"), Map.of(variable, "3"), false);
+        String console = output.getOut() + output.getErr();
+        assertThat(console).contains("Property: " + entry + ".retry.initial-backoff\n    Value:    (not set)\n"
+                + "    Replaced: the list entry " + entry + " comes whole from the property source test-systemEnvironment"
+                + " (grpc.retry.clients.svc.serviceconfig.method[0].retry.maxattempts from System Environment Property \""
+                + variable + "\"), which replaced the list grpc.retry.clients.svc.service-config.method: Spring Boot"
+                + " takes a list from the one source of highest priority that has any of its entries; this value, set in",
+                entry + ".retry.initial-backoff: repeat every value of the entry " + entry + " in the property source"
+                        + " test-systemEnvironment, not only the one it overrides, or make the override in the source that"
+                        + " holds the rest of the list");
+        assertThat(occurrences(console, "    Replaced: the list entry " + entry)).isEqualTo(4);
+        assertThat(console).doesNotContain(entry + ".retry.initial-backoff: set it, e.g. 0.1s");
+
+        // a value missing from the one source that has the list is reported as not set, without a replacement
+        int before = console.length();
+        List<String> missing = new ArrayList<>(fourAttempts("svc", "svc"));
+        missing.removeIf(p -> p.contains("initial-backoff"));
+        failure(missing, Map.of(), false);
+        String alone = (output.getOut() + output.getErr()).substring(before);
+        assertThat(alone).contains("Property: " + entry + ".retry.initial-backoff\n    Value:    (not set)\n    Reason:",
+                entry + ".retry.initial-backoff: set it, e.g. 0.1s").doesNotContain("Replaced:");
+    }
+
+    @Test
     public void aDuplicateMethodNameHasTheOriginOfItsName(CapturedOutput output) {
         report(List.of("spring.config.location=classpath:/edges/duplicate-names.yml"), Map.of());
         // the resource's origin names the jar it came from when the test jar is used packaged (a reactor build)

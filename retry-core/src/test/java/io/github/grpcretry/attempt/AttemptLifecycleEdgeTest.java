@@ -74,7 +74,7 @@ class AttemptLifecycleEdgeTest {
         handle.call.setMessageCompression(true);
         Rpc.Outcome outcome = handle.send("a").halfClose().await();
 
-        // the call below threw as the retry replayed: that attempt is cancelled, the call ends (issue 35)
+        // the call below threw as the retry replayed: that attempt is cancelled, the call ends
         assertThat(outcome.code()).isEqualTo(Status.Code.CANCELLED);
         assertThat(outcome.status().getDescription()).isEqualTo("Failed to set message compression");
         assertThat(outcome.status().getCause()).hasMessage("scripted failure setting the retry's compression");

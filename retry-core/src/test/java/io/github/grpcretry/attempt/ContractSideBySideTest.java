@@ -37,8 +37,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The engine against grpc-java's own retry (same service config, same in-process server) where an application, a
- * channel's shut-down or the engine's scheduler drive a {@code ClientCall} beyond the usual send and read (issue 35,
- * defects 3, 6, 7, 8, 9): grpc-java's result is the control; where it differs on purpose (the callbacks after a
+ * channel's shut-down or the engine's scheduler drive a {@code ClientCall} beyond the usual send and read (the
+ * channel's shut-down, retry metadata in response headers, a fatal status after the scheduler closed, the call's
+ * {@code Context} in the engine's close, nothing after a cancel): grpc-java's result is the control; where it differs on purpose (the callbacks after a
  * cancel, the graceful shut-down) both behaviours are asserted. Waits are on the server's arrivals, the engine's
  * events and the application's callbacks; time bounds are far below the configured backoffs.
  */

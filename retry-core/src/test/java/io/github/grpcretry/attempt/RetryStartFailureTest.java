@@ -64,7 +64,7 @@ class RetryStartFailureTest {
         call.sendMessage(Rpc.request("b"));
 
         Status status = listener.awaitClose(10, TimeUnit.SECONDS);
-        // as grpc-java's ClientCallImpl closes a call whose stream failed to take a message (issue 35)
+        // as grpc-java's ClientCallImpl closes a call whose stream failed to take a message
         assertThat(status.getCode()).isEqualTo(Status.Code.CANCELLED);
         assertThat(status.getDescription()).isEqualTo("Failed to stream message");
         assertThat(status.getCause()).hasMessage("scripted failure while replaying");

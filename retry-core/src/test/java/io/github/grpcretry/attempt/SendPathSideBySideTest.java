@@ -48,7 +48,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The send path as grpc-java's own retry has it (issue 35, defects 1, 2, 4, 5; docs/design.md §2, §18): each
+ * The send path as grpc-java's own retry has it (docs/design.md §2, §18): each
  * scenario runs under grpc-java's engine ({@code enableRetry()} and the same service config, the same server) as
  * the control, then under ours, and ours must end as grpc-java's did. The engine keeps the application's message
  * object and lets each attempt's call marshal it; it counts the buffer from what the transport reports written.
@@ -128,7 +128,7 @@ class SendPathSideBySideTest {
                 : Engines.interceptorClient(server, t, config, SERVERS.scheduler(), below);
     }
 
-    // ------------------------------------------------------------------ defect 1: a message stream read once
+    // ------------------------------------------------------------------ a message stream read once
 
     @ParameterizedTest
     @CsvSource({"IN_PROCESS,true", "IN_PROCESS,false", "NETTY,true", "NETTY,false"})
@@ -155,7 +155,7 @@ class SendPathSideBySideTest {
         assertThat(received).as("what the server read: grpc-java's, then ours").containsExactly("hello", "hello");
     }
 
-    // ------------------------------------------------------------------ defects 2 and 5: the call below throws
+    // ------------------------------------------------------------------ the call below or the marshaller throws
 
     /** What an application saw of a call whose attempt's call threw, and what the server saw of it. */
     record Failed(Status.Code code, String description, Class<?> cause, String causeMessage, int arrivals,
@@ -256,7 +256,7 @@ class SendPathSideBySideTest {
         }
     }
 
-    /** Defect 2: an interceptor below the engine throws from sendMessage; grpc-java: its stream throws. */
+    /** An interceptor below the engine throws from sendMessage; grpc-java: its stream throws. */
     @ParameterizedTest
     @EnumSource(Transport.class)
     void aSendMessageThatThrowsBelowTheEngineCancelsThatAttemptAndEndsTheCall(Transport t) throws Exception {
@@ -268,7 +268,7 @@ class SendPathSideBySideTest {
     }
 
     /**
-     * Defect 2, request and halfClose: grpc-java's ClientCallImpl lets an exception of its stream's request or
+     * The call below throws from request or halfClose: grpc-java's ClientCallImpl lets an exception of its stream's request or
      * half-close escape (no control to compare with); the engine ends the call as for a message: the attempt
      * cancelled on both sides, the call CANCELLED with the exception as the cause.
      */
@@ -299,7 +299,7 @@ class SendPathSideBySideTest {
                 }
             }, Rpc.UNARY.getResponseMarshaller()).build();
 
-    /** Defect 5: a blocking stub gets a StatusRuntimeException, never the marshaller's exception itself. */
+    /** A marshaller that throws: a blocking stub gets a StatusRuntimeException, never the marshaller's exception itself. */
     @ParameterizedTest
     @EnumSource(Transport.class)
     void aMarshallerFailureClosesTheCallCancelledWithItsCause(Transport t) throws Exception {
@@ -334,7 +334,7 @@ class SendPathSideBySideTest {
         assertThat(seen.get(1)).as("ours").isEqualTo(seen.get(0));
     }
 
-    // ------------------------------------------------------------------ defect 4: per-message compression
+    // ------------------------------------------------------------------ per-message compression
 
     /** 1,003 bytes serialised; gzip makes a few dozen of them. */
     private static final SimpleRequest LONG_A = Rpc.request("a".repeat(1000));

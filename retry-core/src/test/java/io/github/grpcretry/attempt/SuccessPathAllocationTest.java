@@ -32,9 +32,9 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 /**
- * What the engine adds to a unary call that succeeds at once (issue 9 set ~200 B over a bare channel; since
- * issue 35 every attempt's streams are traced, so that the buffer is counted from what the transport writes,
- * which costs ~240 B of it: the copy of the call options grpc-java makes to add a stream tracer factory, the
+ * What the engine adds to a unary call that succeeds at once (about 200 B over a bare channel before
+ * every attempt's streams were traced so that the buffer is counted from what the transport writes;
+ * the tracing costs ~240 B: the copy of the call options grpc-java makes to add a stream tracer factory, the
  * factory and the stream's tracer; a listener, which the Spring Boot lines always have, adds nothing more since
  * the same tracer counts transparent retries). In-process with a direct-executor server and a blocking stub the whole call runs on the
  * calling thread, so that thread's allocation counter sees every byte of it (no sampling); the

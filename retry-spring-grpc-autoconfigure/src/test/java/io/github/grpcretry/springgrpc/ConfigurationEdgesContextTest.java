@@ -25,7 +25,7 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.grpc.client.GrpcChannelFactory;
 
 /**
- * Configuration at its edges on Spring Boot 4.1 (Spring gRPC; issue 40): the cases of
+ * Configuration at its edges on Spring Boot 4.1 (Spring gRPC): the cases of
  * {@link ConfigurationEdgesContract}, each a real client application whose channels go to a Spring gRPC
  * server (Netty on loopback) that fails every call with UNAVAILABLE; and Boot's own service config of a
  * channel named {@code global}.

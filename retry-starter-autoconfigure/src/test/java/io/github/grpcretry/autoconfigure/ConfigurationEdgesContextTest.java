@@ -29,7 +29,7 @@ import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.core.env.StandardEnvironment;
 
 /**
- * Configuration at its edges on Spring Boot 3.5 (net.devh; issue 40): the cases of
+ * Configuration at its edges on Spring Boot 3.5 (net.devh): the cases of
  * {@link ConfigurationEdgesContract}, each a real context with net.devh's client auto-configuration and an
  * in-process scripted server that fails every call with UNAVAILABLE.
  */

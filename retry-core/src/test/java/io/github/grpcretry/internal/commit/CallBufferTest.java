@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** The replay record keeps each message with the compression setting it was sent with (issue 35). */
+/** The replay record keeps each message with the compression setting it was sent with. */
 class CallBufferTest {
 
     private static void compression(CallBuffer b, boolean on) {

@@ -15,7 +15,7 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
 /**
- * Configuration at its edges (issue 40), the cases both Spring Boot lines share: the master switch read as
+ * Configuration at its edges, the cases both Spring Boot lines share: the master switch read as
  * Spring's binder reads it, channel entries matched to channels as Spring's relaxed binding matches keys, the
  * reserved GLOBAL name, values of a feature that is off, the service-config file's size limit and load
  * balancing, the budget on the native engine, values that make no sense together, and reports that used to

@@ -20,7 +20,7 @@ final class GuardedEventListener implements RetryEventListener {
     }
 
     /** Packages of grpc-retry's own listeners: they guard their delegates themselves, or do not throw. */
-    private static final Set<String> OWN_PACKAGES = Set.of("io.github.grpcretry.integration",
+    private static final Set<String> OWN_PACKAGES = Set.of("io.github.grpcretry.spring.channel", "io.github.grpcretry.spring.report",
             "io.github.grpcretry.metrics", "io.github.grpcretry.internal.metrics");
 
     /**

@@ -1,7 +1,7 @@
 package io.github.grpcretry.springgrpc;
 
 import io.github.grpcretry.spring.SpringBoundValues;
-import io.github.grpcretry.integration.RetryConfigResolver;
+import io.github.grpcretry.spring.config.RetryConfigResolver;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

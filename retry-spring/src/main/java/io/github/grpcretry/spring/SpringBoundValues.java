@@ -1,16 +1,16 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.integration.RetryConfigResolver;
-import io.github.grpcretry.integration.RetryConfigResolver.BudgetProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.AdaptiveHedgingProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.ClientProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.HedgingProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.MethodProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.NameProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.RetryProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.RetryThrottlingProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.ServiceConfigProperties;
 import io.github.grpcretry.internal.config.RetryPolicyField;
+import io.github.grpcretry.spring.config.RetryConfigResolver.AdaptiveHedgingProperties;
+import io.github.grpcretry.spring.config.RetryConfigResolver.BudgetProperties;
+import io.github.grpcretry.spring.config.RetryConfigResolver.ClientProperties;
+import io.github.grpcretry.spring.config.RetryConfigResolver.HedgingProperties;
+import io.github.grpcretry.spring.config.RetryConfigResolver.MethodProperties;
+import io.github.grpcretry.spring.config.RetryConfigResolver.NameProperties;
+import io.github.grpcretry.spring.config.RetryConfigResolver.RetryProperties;
+import io.github.grpcretry.spring.config.RetryConfigResolver.RetryThrottlingProperties;
+import io.github.grpcretry.spring.config.RetryConfigResolver.ServiceConfigProperties;
+import io.github.grpcretry.spring.config.RetryConfigResolver;
 import io.grpc.Status;
 import java.io.IOException;
 import java.time.Duration;

@@ -54,6 +54,31 @@ public final class ArchitectureRules {
             .because("the auto-configuration modules may use only retry-core's API packages and retry-spring's integration packages (docs/api.md)");
 
     /**
+     * The main code of a published module imports no {@code internal} package of another module: only its own
+     * (the packages of the classes checked). Checked by every published module's tests on its own main
+     * classes; tests and benchmarks may reach into {@code internal}.
+     */
+    public static final ArchRule NO_OTHER_MODULES_INTERNALS = noClasses()
+            .should(new ArchCondition<JavaClass>("import an internal package of another module") {
+                private final java.util.Set<String> ownPackages = new java.util.HashSet<>();
+
+                @Override
+                public void init(java.util.Collection<JavaClass> allObjectsToTest) {
+                    allObjectsToTest.forEach(c -> ownPackages.add(c.getPackageName()));
+                }
+
+                @Override
+                public void check(JavaClass item, ConditionEvents events) {
+                    item.getDirectDependenciesFromSelf().stream()
+                            .filter(d -> d.getTargetClass().getPackageName().matches("io\\.github\\.grpcretry(\\..+)?\\.internal(\\..+)?"))
+                            .filter(d -> !ownPackages.contains(d.getTargetClass().getPackageName()))
+                            .forEach(d -> events.add(SimpleConditionEvent.satisfied(d, d.getDescription())));
+                }
+            })
+            .because("an internal package is its module's own: it may change without notice, and japicmp does not see"
+                    + " it (docs/api.md)");
+
+    /**
      * Code in {@code packages} (an application, such as the samples) uses the starter through its API
      * packages only: never an {@code internal} package, retry-spring's sub-packages meant for the
      * Boot lines, or a Boot line's own classes.

@@ -1,10 +1,10 @@
 package io.github.grpcretry.reliability;
 
 import io.github.grpcretry.attempt.EngineTestAccess;
+import io.github.grpcretry.attempt.NativeAttemptInterceptor;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.internal.commit.RetryBufferPool;
-import io.github.grpcretry.internal.metrics.NativeAttemptInterceptor;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.policy.MethodConfig;

@@ -1,5 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ConfigProblem;
@@ -9,7 +10,6 @@ import io.github.grpcretry.spring.GrpcRetryClientProperties;
 import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.spring.SpringBoundValues;
 import io.github.grpcretry.spring.channel.ChannelSetup;
-import io.github.grpcretry.spring.config.RetryConfigResolver;
 import io.github.grpcretry.spring.reload.PolicySources;
 import java.util.ArrayList;
 import java.util.Collections;

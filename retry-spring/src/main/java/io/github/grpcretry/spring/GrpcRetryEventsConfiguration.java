@@ -1,7 +1,7 @@
 package io.github.grpcretry.spring;
 
+import io.github.grpcretry.attempt.CompositeRetryEventListener;
 import io.github.grpcretry.attempt.RetryEventListener;
-import io.github.grpcretry.spring.channel.CompositeRetryEventListener;
 import io.github.grpcretry.spring.report.RetryStatistics;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;

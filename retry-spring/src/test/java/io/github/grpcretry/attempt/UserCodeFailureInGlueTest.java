@@ -3,14 +3,14 @@ package io.github.grpcretry.attempt;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.grpcretry.attempt.CompositeRetryEventListener;
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
-import io.github.grpcretry.spring.channel.CompositeRetryEventListener;
-import io.github.grpcretry.spring.config.RetryConfigResolver;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;

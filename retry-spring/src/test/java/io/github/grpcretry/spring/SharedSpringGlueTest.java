@@ -3,10 +3,10 @@ package io.github.grpcretry.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.CallTarget;
+import io.github.grpcretry.attempt.CompositeRetryEventListener;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
-import io.github.grpcretry.spring.channel.CompositeRetryEventListener;
 import io.github.grpcretry.spring.config.UnknownProperties;
 import io.github.grpcretry.spring.report.RetryStatistics;
 import io.grpc.Status;

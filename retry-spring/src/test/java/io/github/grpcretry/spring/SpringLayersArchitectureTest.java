@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  */
 class SpringLayersArchitectureTest {
 
-    static final int SUBPACKAGE_TYPES = 16;
+    static final int SUBPACKAGE_TYPES = 14;
 
     private static final String ROOT = "io.github.grpcretry.spring";
 
@@ -78,6 +78,11 @@ class SpringLayersArchitectureTest {
     @Test
     void noPackageCycle() {
         ArchitectureRules.NO_PACKAGE_CYCLES.check(MAIN);
+    }
+
+    @Test
+    void importsNoInternalPackageOfRetryCore() {
+        ArchitectureRules.NO_OTHER_MODULES_INTERNALS.check(MAIN);
     }
 
     @Test

@@ -1,9 +1,9 @@
 package io.github.grpcretry.autoconfigure;
 
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.spring.channel.ChannelSetup;
-import io.github.grpcretry.spring.config.RetryConfigResolver;
 import io.github.grpcretry.spring.reload.PolicySources;
 import io.github.grpcretry.spring.reload.ReloadableChannels;
 import io.grpc.ManagedChannelBuilder;

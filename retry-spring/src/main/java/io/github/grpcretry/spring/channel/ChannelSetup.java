@@ -2,12 +2,12 @@ package io.github.grpcretry.spring.channel;
 
 import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.attempt.AttemptObserver;
+import io.github.grpcretry.attempt.NativeAttemptInterceptor;
 import io.github.grpcretry.attempt.RetryDecider;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
-import io.github.grpcretry.internal.metrics.NativeAttemptInterceptor;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ServiceConfig;

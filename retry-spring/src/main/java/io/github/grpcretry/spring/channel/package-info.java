@@ -1,6 +1,6 @@
 /**
  * A channel's interceptors for either engine ({@link io.github.grpcretry.spring.channel.ChannelSetup}),
- * the listener that fans the engine's events out to the beans, and the resilience4j Retry references
+ * and the resilience4j Retry references
  * of a configuration. Uses retry-core only.
  *
  * <p><b>Integration SPI</b>: for the auto-configuration modules of the Spring Boot lines, not for

@@ -1,6 +1,6 @@
 package io.github.grpcretry.spring.config;
 
-import io.github.grpcretry.internal.config.ChannelNames;
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import java.lang.reflect.Method;
@@ -476,7 +476,7 @@ public final class UnknownProperties {
 
     /** Spring Boot's uniform form of an element: lower case, letters and digits only. */
     static String uniform(String element) {
-        return ChannelNames.uniform(element);
+        return RetryConfigResolver.uniformName(element);
     }
 
     /** {@code maxAttemptsCap} → {@code max-attempts-cap}. */

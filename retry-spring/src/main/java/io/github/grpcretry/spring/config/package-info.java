@@ -1,8 +1,8 @@
 /**
- * The configuration of the channels, resolved from the {@code grpc.retry.clients.*} property tree, the
- * service-config JSON files it names, a base layer and the customizers ({@link
- * io.github.grpcretry.spring.config.RetryConfigResolver}); the unknown-key check, the deadline
- * property checks and the start-up report of an invalid configuration. Uses retry-core only.
+ * The start-up checks of the configuration that need Spring's view of it: the unknown-key check, the
+ * rules of the deadline properties and the start-up report of an invalid configuration. The channels'
+ * configuration itself is resolved by retry-core's {@link io.github.grpcretry.config.RetryConfigResolver}.
+ * Uses retry-core only.
  *
  * <p><b>Integration SPI</b>: for the auto-configuration modules of the Spring Boot lines, not for
  * application code; counted apart from the user API in docs/api.md.

@@ -1,6 +1,6 @@
 package io.github.grpcretry.spring.reload;
 
-import io.github.grpcretry.internal.config.ServiceConfigJson;
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import io.github.grpcretry.policy.MethodConfig;
@@ -181,7 +181,7 @@ public final class PolicySources {
             Map<String, ?> forGrpc = own.isEmpty() ? stripped : merge(stripped, own).config();
             ServiceConfig forEngine;
             try {
-                forEngine = ServiceConfigJson.read(retryOnly(raw), "the service config of channel " + channel
+                forEngine = RetryConfigResolver.readServiceConfig(retryOnly(raw), "the service config of channel " + channel
                         + "'s name resolver");
             } catch (InvalidRetryConfigurationException e) {
                 record(channel, supplied, "ignored: " + e.getMessage(), false);

@@ -2,7 +2,7 @@ package io.github.grpcretry.spring.reload;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
-import io.github.grpcretry.internal.config.ChannelNames;
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
@@ -10,7 +10,6 @@ import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.spring.channel.ChannelSetup;
-import io.github.grpcretry.spring.config.RetryConfigResolver;
 import io.github.grpcretry.spring.config.UnknownProperties;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -305,7 +304,7 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
                 } else {
                     restartKeys.add(key);
                 }
-            } else if (ChannelNames.isGlobal(channel) || channel.equals("default") && key.startsWith(BOOT_CHANNELS)) {
+            } else if (RetryConfigResolver.isGlobal(channel) || channel.equals("default") && key.startsWith(BOOT_CHANNELS)) {
                 everyChannel = true;
             } else {
                 scope.add(channel);
@@ -488,13 +487,13 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
     /** Whether {@code key} configures {@code channel}: its own key, a GLOBAL one or a Boot {@code default} one. */
     private static boolean belongsTo(String key, String channel) {
         String of = concerns(key) ? channelOf(key) : null;
-        return of != null && (ChannelNames.matches(of, channel) || ChannelNames.isGlobal(of) || of.equals("default"));
+        return of != null && (RetryConfigResolver.matches(of, channel) || RetryConfigResolver.isGlobal(of) || of.equals("default"));
     }
 
-    /** Whether one of the entry names {@code names} applies to {@code channel}, by start-up's rule ({@link ChannelNames}). */
+    /** Whether one of the entry names {@code names} applies to {@code channel}, by start-up's rule ({@link RetryConfigResolver#matches}). */
     private static boolean matchesAny(Collection<String> names, String channel) {
         for (String name : names) {
-            if (ChannelNames.matches(name, channel)) {
+            if (RetryConfigResolver.matches(name, channel)) {
                 return true;
             }
         }

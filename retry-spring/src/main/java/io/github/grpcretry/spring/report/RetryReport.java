@@ -2,7 +2,7 @@ package io.github.grpcretry.spring.report;
 
 import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.budget.RetryBudget;
-import io.github.grpcretry.internal.config.RetryPolicyField;
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.AdaptiveHedgingPolicy;
 import io.github.grpcretry.policy.ChannelRetryConfig;
@@ -370,14 +370,7 @@ public final class RetryReport {
         }
         RetryPolicy r = mc.retryPolicy();
         if (r != null) {
-            Map<String, Object> retry = new LinkedHashMap<>();
-            for (RetryPolicyField f : RetryPolicyField.values()) {
-                Object v = f.value(r);
-                if (v != null) {
-                    retry.put(f.javaName(), f.kind().toReport(v));
-                }
-            }
-            out.put("retry", retry);
+            out.put("retry", RetryConfigResolver.report(r));
         }
         HedgingPolicy h = mc.hedgingPolicy();
         if (h != null) {

@@ -2,7 +2,8 @@ package io.github.grpcretry.spring.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.spring.config.RetryConfigResolver.ServiceConfigFile;
+import io.github.grpcretry.config.RetryConfigResolver.ServiceConfigFile;
+import io.github.grpcretry.config.RetryConfigResolver;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

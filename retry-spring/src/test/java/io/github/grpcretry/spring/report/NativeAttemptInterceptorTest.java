@@ -3,10 +3,10 @@ package io.github.grpcretry.spring.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.github.grpcretry.attempt.CompositeRetryEventListener;
+import io.github.grpcretry.attempt.NativeAttemptInterceptor;
 import io.github.grpcretry.attempt.RetryEventListener;
-import io.github.grpcretry.internal.metrics.NativeAttemptInterceptor;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
-import io.github.grpcretry.spring.channel.CompositeRetryEventListener;
 import io.github.grpcretry.testing.RefusingHttp2Server;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.ManagedChannel;

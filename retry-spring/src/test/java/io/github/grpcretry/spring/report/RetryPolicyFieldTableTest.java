@@ -4,6 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.gson.Gson;
+import io.github.grpcretry.config.RetryConfigResolver.ClientProperties;
+import io.github.grpcretry.config.RetryConfigResolver.MethodProperties;
+import io.github.grpcretry.config.RetryConfigResolver.NameProperties;
+import io.github.grpcretry.config.RetryConfigResolver.RetryProperties;
+import io.github.grpcretry.config.RetryConfigResolver.ServiceConfigProperties;
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.internal.config.ConfigNaming;
 import io.github.grpcretry.internal.config.RetryPolicyField;
 import io.github.grpcretry.internal.config.ServiceConfigJson;
@@ -14,12 +20,6 @@ import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.spring.GrpcRetryClientProperties;
 import io.github.grpcretry.spring.SpringBoundValues;
-import io.github.grpcretry.spring.config.RetryConfigResolver.ClientProperties;
-import io.github.grpcretry.spring.config.RetryConfigResolver.MethodProperties;
-import io.github.grpcretry.spring.config.RetryConfigResolver.NameProperties;
-import io.github.grpcretry.spring.config.RetryConfigResolver.RetryProperties;
-import io.github.grpcretry.spring.config.RetryConfigResolver.ServiceConfigProperties;
-import io.github.grpcretry.spring.config.RetryConfigResolver;
 import io.github.grpcretry.testing.RetryPolicySamples;
 import io.grpc.Status;
 import java.lang.reflect.RecordComponent;
@@ -187,7 +187,7 @@ class RetryPolicyFieldTableTest {
                 Duration.ofMillis(150), Duration.ofMillis(2500), 1.5,
                 List.of(Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED), Duration.ofMillis(750)))));
         // Spring Boot 4's own service config: a Float multiplier and the codes as a set
-        RetryProperties bootShape = SpringBoundValues.retry(4, Duration.ofMillis(150), Duration.ofMillis(2500), 1.5f,
+        RetryProperties bootShape = RetryProperties.of(4, Duration.ofMillis(150), Duration.ofMillis(2500), 1.5f,
                 Set.of(Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED), Duration.ofMillis(750));
         MethodProperties method = SpringBoundValues.method(List.of(new NameProperties("shop.Inventory", null)), null,
                 null, null, null, bootShape, null);

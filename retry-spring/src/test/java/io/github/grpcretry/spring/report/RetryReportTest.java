@@ -2,16 +2,16 @@ package io.github.grpcretry.spring.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.grpcretry.config.RetryConfigResolver.ClientProperties;
+import io.github.grpcretry.config.RetryConfigResolver.MethodProperties;
+import io.github.grpcretry.config.RetryConfigResolver.RetryProperties;
+import io.github.grpcretry.config.RetryConfigResolver.RetryThrottlingProperties;
+import io.github.grpcretry.config.RetryConfigResolver.ServiceConfigProperties;
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.spring.channel.ChannelSetup;
-import io.github.grpcretry.spring.config.RetryConfigResolver.ClientProperties;
-import io.github.grpcretry.spring.config.RetryConfigResolver.MethodProperties;
-import io.github.grpcretry.spring.config.RetryConfigResolver.RetryProperties;
-import io.github.grpcretry.spring.config.RetryConfigResolver.RetryThrottlingProperties;
-import io.github.grpcretry.spring.config.RetryConfigResolver.ServiceConfigProperties;
-import io.github.grpcretry.spring.config.RetryConfigResolver;
 import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.ConnectivityState;
 import java.time.Duration;

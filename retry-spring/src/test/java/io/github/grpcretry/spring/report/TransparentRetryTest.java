@@ -3,6 +3,7 @@ package io.github.grpcretry.spring.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.github.grpcretry.attempt.CompositeRetryEventListener;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import io.github.grpcretry.observation.AttemptObservationContext;
@@ -13,7 +14,6 @@ import io.github.grpcretry.policy.MethodName;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.spring.channel.ChannelSetup;
-import io.github.grpcretry.spring.channel.CompositeRetryEventListener;
 import io.github.grpcretry.testing.RefusingHttp2Server;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.AttemptKind;
 import io.github.grpcretry.attempt.CallTarget;
+import io.github.grpcretry.attempt.CompositeRetryEventListener;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryMetricsAutoConfiguration;
@@ -13,7 +14,6 @@ import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.spring.GrpcRetryEndpoint;
-import io.github.grpcretry.spring.channel.CompositeRetryEventListener;
 import io.github.grpcretry.spring.report.RetryStatistics;
 import io.github.grpcretry.testing.FixedChannelRetryConfigs;
 import io.github.grpcretry.throttle.RetryThrottle;

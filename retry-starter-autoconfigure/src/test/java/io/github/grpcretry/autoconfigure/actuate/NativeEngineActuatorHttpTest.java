@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.github.grpcretry.internal.metrics.NativeAttemptInterceptor;
+import io.github.grpcretry.attempt.NativeAttemptInterceptor;
 import io.github.grpcretry.spring.report.RetryStatistics;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.Status;

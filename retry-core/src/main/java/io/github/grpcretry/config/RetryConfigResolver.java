@@ -1,4 +1,4 @@
-package io.github.grpcretry.spring.config;
+package io.github.grpcretry.config;
 
 import io.github.grpcretry.internal.config.ChannelDraft;
 import io.github.grpcretry.internal.config.ChannelNames;
@@ -26,6 +26,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.HashSet;
@@ -198,6 +199,38 @@ public final class RetryConfigResolver {
     /** Whether {@code key} names the GLOBAL entry, in any spelling that folds to {@code global}. */
     public static boolean isGlobal(String key) {
         return ChannelNames.isGlobal(key);
+    }
+
+    /** {@code name} in Spring Boot's uniform form: lower case, letters and digits only ({@code my-svc} is {@code mysvc}). */
+    public static String uniformName(String name) {
+        return ChannelNames.uniform(name);
+    }
+
+    /**
+     * The retry parts of a service config a channel's name resolver supplied (a map in the JSON shape
+     * grpc-java parses), read and validated by the rules of every other service config.
+     *
+     * @param source how problems name it, e.g. {@code the service config of channel inventory's name resolver}
+     * @throws InvalidRetryConfigurationException listing every problem
+     */
+    public static ServiceConfig readServiceConfig(Map<String, ?> serviceConfig, String source) {
+        return ServiceConfigJson.read(serviceConfig, source);
+    }
+
+    /**
+     * A retry policy as the endpoint shows it: each field that is set, by its Java name ({@code maxAttempts},
+     * {@code initialBackoff}, ...), durations as text, status codes as names, in the order of the
+     * retry-policy field table (docs/design.md §13).
+     */
+    public static Map<String, Object> report(io.github.grpcretry.policy.RetryPolicy policy) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (RetryPolicyField f : RetryPolicyField.values()) {
+            Object v = f.value(policy);
+            if (v != null) {
+                out.put(f.javaName(), f.kind().toReport(v));
+            }
+        }
+        return out;
     }
 
     /** The entry whose name has the same uniform form as {@code channel} (GLOBAL aside), else an empty one. */
@@ -517,6 +550,23 @@ public final class RetryConfigResolver {
             values = Collections.unmodifiableMap(checked);
         }
 
+        /**
+         * A retry policy: one value per field of the retry-policy field table (a {@code Float} multiplier is
+         * taken as the decimal written; status codes as a collection of {@code Status.Code} or of names).
+         */
+        public static RetryProperties of(@Nullable Integer maxAttempts, @Nullable Duration initialBackoff,
+                @Nullable Duration maxBackoff, @Nullable Number backoffMultiplier,
+                @Nullable Collection<?> retryableStatusCodes, @Nullable Duration perAttemptReceiveTimeout) {
+            Map<String, @Nullable Object> set = new LinkedHashMap<>();
+            set.put(RetryPolicyField.MAX_ATTEMPTS.propertyName(), maxAttempts);
+            set.put(RetryPolicyField.INITIAL_BACKOFF.propertyName(), initialBackoff);
+            set.put(RetryPolicyField.MAX_BACKOFF.propertyName(), maxBackoff);
+            set.put(RetryPolicyField.BACKOFF_MULTIPLIER.propertyName(), backoffMultiplier);
+            set.put(RetryPolicyField.RETRYABLE_STATUS_CODES.propertyName(), retryableStatusCodes);
+            set.put(RetryPolicyField.PER_ATTEMPT_RECEIVE_TIMEOUT.propertyName(), perAttemptReceiveTimeout);
+            return of(set);
+        }
+
         /** The fields given, by property name; null values count as not set. */
         public static RetryProperties of(Map<String, ? extends @Nullable Object> values) {
             Map<String, Object> copy = new LinkedHashMap<>();
@@ -541,6 +591,15 @@ public final class RetryConfigResolver {
 
     /** {@code service-config.retrythrottling}. */
     public record RetryThrottlingProperties(@Nullable Double maxTokens, @Nullable Double tokenRatio) {
+
+        /** Retry throttling from bound numbers (a {@code Float} taken as the decimal written). */
+        public static RetryThrottlingProperties of(@Nullable Number maxTokens, @Nullable Number tokenRatio) {
+            return new RetryThrottlingProperties(decimal(maxTokens), decimal(tokenRatio));
+        }
+
+        private static @Nullable Double decimal(@Nullable Number n) {
+            return n == null ? null : (Double) RetryPolicyField.Kind.NUMBER.fromProperty(n);
+        }
     }
 
     /** {@code budget}. */

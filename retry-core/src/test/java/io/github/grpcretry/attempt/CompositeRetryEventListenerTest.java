@@ -1,4 +1,4 @@
-package io.github.grpcretry.spring.channel;
+package io.github.grpcretry.attempt;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

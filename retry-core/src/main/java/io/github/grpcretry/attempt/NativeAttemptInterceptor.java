@@ -1,8 +1,5 @@
-package io.github.grpcretry.internal.metrics;
+package io.github.grpcretry.attempt;
 
-import io.github.grpcretry.attempt.AttemptKind;
-import io.github.grpcretry.attempt.CallTarget;
-import io.github.grpcretry.attempt.RetryEventListener;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;

@@ -1,10 +1,5 @@
-package io.github.grpcretry.spring.channel;
+package io.github.grpcretry.attempt;
 
-import io.github.grpcretry.attempt.AttemptKind;
-import io.github.grpcretry.attempt.CallTarget;
-import io.github.grpcretry.attempt.DelaySource;
-import io.github.grpcretry.attempt.RetryEventListener;
-import io.github.grpcretry.attempt.SuppressionReason;
 import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.grpc.Status;
 import java.util.ArrayList;

@@ -491,16 +491,6 @@ public final class RetryConfigResolver {
             @Nullable Boolean retryInfo,
             @Nullable Duration retryInfoMaxDelay,
             @Nullable AdaptiveHedgingProperties adaptiveHedging) {
-
-        /** A client without the RetryInfo and adaptive hedging settings. */
-        public ClientProperties(@Nullable ServiceConfigProperties serviceConfig,
-                @Nullable ServiceConfigFile serviceConfigFile, @Nullable BudgetProperties budget,
-                @Nullable Integer maxAttemptsCap, @Nullable Size perRpcBufferLimit, @Nullable Size retryBufferSize,
-                @Nullable Duration connectTimeout, @Nullable String resilience4jRetry) {
-            this(serviceConfig, serviceConfigFile, budget, maxAttemptsCap, perRpcBufferLimit, retryBufferSize,
-                    connectTimeout, resilience4jRetry, null, null, null);
-        }
-
     }
 
     /** {@code service-config}: the method entries and {@code retrythrottling}. */

@@ -41,14 +41,6 @@ public record ChannelRetryConfig(
         Objects.requireNonNull(retryInfoMaxDelay, "retryInfoMaxDelay");
     }
 
-    /** A channel with RetryInfo honoured (at most {@link #DEFAULT_RETRY_INFO_MAX_DELAY}) and no adaptive hedging. */
-    public ChannelRetryConfig(String channel, ServiceConfig serviceConfig, int maxAttemptsCap, long perRpcBufferLimit,
-            long retryBufferSize, @Nullable RetryBudgetPolicy budget, @Nullable Duration connectTimeout,
-            @Nullable String resilience4jRetry) {
-        this(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget, connectTimeout,
-                resilience4jRetry, true, DEFAULT_RETRY_INFO_MAX_DELAY, null);
-    }
-
     /** This channel with other RetryInfo settings. */
     public ChannelRetryConfig withRetryInfo(boolean honoured, Duration maxDelay) {
         return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,

@@ -76,7 +76,7 @@ final class Fixtures {
 
     static ChannelRetryConfig channelConfig(String name, ServiceConfig sc, long perRpcLimit, long retryBufferSize) {
         int cap = ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP;
-        return new ChannelRetryConfig(name, sc.capped(cap), cap, perRpcLimit, retryBufferSize, null, null, null);
+        return new ChannelRetryConfig(name, sc.capped(cap), cap, perRpcLimit, retryBufferSize, null, null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
     }
 
     static ChannelRetryConfig channelConfig(String name, ServiceConfig sc) {

@@ -38,7 +38,7 @@ public final class SpringBoundValues {
     /** One bound channel ({@code grpc.retry.clients.<channel>}); a null channel has nothing set. */
     public static ClientProperties client(@Nullable GrpcRetryClientProperties c) {
         if (c == null) {
-            return new ClientProperties(null, null, null, null, null, null, null, null);
+            return new ClientProperties(null, null, null, null, null, null, null, null, null, null, null);
         }
         GrpcRetryClientProperties.Budget b = c.budget();
         return new ClientProperties(serviceConfig(c.serviceConfig()),

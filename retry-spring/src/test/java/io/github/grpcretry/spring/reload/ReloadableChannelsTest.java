@@ -79,7 +79,7 @@ class ReloadableChannelsTest {
         ServiceConfig sc = new ServiceConfig(List.of(new MethodConfig(List.of(MethodName.DEFAULT), null, null, null, null,
                 retry, null)), throttling);
         return new ChannelRetryConfig(CHANNEL, sc.capped(cap), cap, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
-                ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, budget, null, null);
+                ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, budget, null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
     }
 
     static ChannelRetryConfig config(int maxAttempts) {
@@ -273,7 +273,7 @@ class ReloadableChannelsTest {
     /** {@code c} as the configuration of the channel {@code name}. */
     static ChannelRetryConfig named(String name, ChannelRetryConfig c) {
         return new ChannelRetryConfig(name, c.serviceConfig(), c.maxAttemptsCap(), c.perRpcBufferLimit(),
-                c.retryBufferSize(), c.budget(), null, null);
+                c.retryBufferSize(), c.budget(), null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
     }
 
     @Test
@@ -310,7 +310,7 @@ class ReloadableChannelsTest {
         ServiceConfig sc = new ServiceConfig(List.of(new MethodConfig(m.names(), null, Duration.ofSeconds(1), null, null,
                 m.retryPolicy(), null)), c.serviceConfig().retryThrottling());
         return new ChannelRetryConfig(CHANNEL, sc, c.maxAttemptsCap(), c.perRpcBufferLimit(), c.retryBufferSize(),
-                c.budget(), null, null);
+                c.budget(), null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
     }
 
     @Test

@@ -41,6 +41,16 @@ public record ChannelRetryConfig(
         Objects.requireNonNull(retryInfoMaxDelay, "retryInfoMaxDelay");
     }
 
+    /**
+     * These channel-wide settings for {@code channel} with {@code serviceConfig}: how a configuration made once
+     * (GLOBAL's, or a channel's with a name resolver's policies laid under it) serves another channel or service
+     * config, every other setting kept.
+     */
+    public ChannelRetryConfig withServiceConfig(String channel, ServiceConfig serviceConfig) {
+        return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
+                connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging);
+    }
+
     /** This channel with other RetryInfo settings. */
     public ChannelRetryConfig withRetryInfo(boolean honoured, Duration maxDelay) {
         return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,

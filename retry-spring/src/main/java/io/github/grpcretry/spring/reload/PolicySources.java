@@ -257,9 +257,7 @@ public final class PolicySources {
         if (out.equals(sc)) {
             return own;
         }
-        return new ChannelRetryConfig(own.channel(), out, own.maxAttemptsCap(), own.perRpcBufferLimit(),
-                own.retryBufferSize(), own.budget(), own.connectTimeout(), own.resilience4jRetry(), own.retryInfo(),
-                own.retryInfoMaxDelay(), own.adaptiveHedging());
+        return own.withServiceConfig(own.channel(), out);
     }
 
     private static boolean ownHasPolicy(ChannelRetryConfig config) {

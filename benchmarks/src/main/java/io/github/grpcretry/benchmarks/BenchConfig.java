@@ -59,7 +59,7 @@ final class BenchConfig {
         int cap = ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP;
         return new ChannelRetryConfig("bench", serviceConfig().capped(cap), cap,
                 ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT, ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE,
-                budget(), null, null);
+                budget(), null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
     }
 
     /**

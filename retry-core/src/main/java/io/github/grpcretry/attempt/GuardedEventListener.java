@@ -20,8 +20,8 @@ final class GuardedEventListener implements RetryEventListener {
     }
 
     /** Packages of grpc-retry's own listeners: they guard their delegates themselves, or do not throw. */
-    private static final Set<String> OWN_PACKAGES = Set.of("io.github.grpcretry.integration",
-            "io.github.grpcretry.metrics", "io.github.grpcretry.internal.metrics");
+    private static final Set<String> OWN_PACKAGES = Set.of("io.github.grpcretry.spring.report",
+            "io.github.grpcretry.metrics");
 
     /**
      * {@code listener} guarded, unless it is the no-op or one of grpc-retry's own listeners: those stay
@@ -29,6 +29,7 @@ final class GuardedEventListener implements RetryEventListener {
      */
     static RetryEventListener guard(RetryEventListener listener) {
         if (listener == RetryEventListener.NOOP || listener instanceof GuardedEventListener
+                || listener instanceof CompositeRetryEventListener
                 || OWN_PACKAGES.contains(listener.getClass().getPackageName())) {
             return listener;
         }

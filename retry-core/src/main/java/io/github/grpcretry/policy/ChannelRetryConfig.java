@@ -41,12 +41,14 @@ public record ChannelRetryConfig(
         Objects.requireNonNull(retryInfoMaxDelay, "retryInfoMaxDelay");
     }
 
-    /** A channel with RetryInfo honoured (at most {@link #DEFAULT_RETRY_INFO_MAX_DELAY}) and no adaptive hedging. */
-    public ChannelRetryConfig(String channel, ServiceConfig serviceConfig, int maxAttemptsCap, long perRpcBufferLimit,
-            long retryBufferSize, @Nullable RetryBudgetPolicy budget, @Nullable Duration connectTimeout,
-            @Nullable String resilience4jRetry) {
-        this(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget, connectTimeout,
-                resilience4jRetry, true, DEFAULT_RETRY_INFO_MAX_DELAY, null);
+    /**
+     * These channel-wide settings for {@code channel} with {@code serviceConfig}: how a configuration made once
+     * (GLOBAL's, or a channel's with a name resolver's policies laid under it) serves another channel or service
+     * config, every other setting kept.
+     */
+    public ChannelRetryConfig withServiceConfig(String channel, ServiceConfig serviceConfig) {
+        return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
+                connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging);
     }
 
     /** This channel with other RetryInfo settings. */

@@ -28,12 +28,12 @@ public final class ArchitectureRules {
 
     /**
      * retry-core knows neither servlets nor Spring Boot lines: no servlet API, no type of the Spring glue
-     * ({@code io.github.grpcretry.integration}, in retry-spring) and no type named after Spring Boot.
+     * ({@code io.github.grpcretry.spring} and its sub-packages, in retry-spring) and no type named after Spring Boot.
      */
     public static final ArchRule CORE_KNOWS_NO_SERVLET_NOR_BOOT_LINE = noClasses()
             .that().resideInAPackage("io.github.grpcretry..")
             .should().dependOnClassesThat().resideInAnyPackage("jakarta.servlet..", "javax.servlet..",
-                    "io.github.grpcretry.integration..")
+                    "io.github.grpcretry.spring..")
             .orShould().haveSimpleNameContaining("SpringBoot")
             .because("retry-core is the engine, policy model, limiters, deadlines and meters; servlets and Spring Boot lines are retry-spring's (docs/design.md)");
 
@@ -45,30 +45,55 @@ public final class ArchitectureRules {
 
     /**
      * A Boot line's auto-configuration module uses retry-core's API packages and retry-spring's
-     * {@code integration} package only, never an {@code internal} one (their package-info says they may
+     * integration packages ({@code io.github.grpcretry.spring} and its sub-packages) only, never an {@code internal} one (their package-info says they may
      * change without notice).
      */
     public static final ArchRule AUTOCONFIGURE_USES_NO_INTERNALS = noClasses()
             .that().resideOutsideOfPackage("io.github.grpcretry.internal..")
             .should().dependOnClassesThat().resideInAPackage("io.github.grpcretry.internal..")
-            .because("the auto-configuration modules may use only retry-core's API packages and retry-spring's integration package (docs/api.md)");
+            .because("the auto-configuration modules may use only retry-core's API packages and retry-spring's integration packages (docs/api.md)");
+
+    /**
+     * The main code of a published module imports no {@code internal} package of another module: only its own
+     * (the packages of the classes checked). Checked by every published module's tests on its own main
+     * classes; tests and benchmarks may reach into {@code internal}.
+     */
+    public static final ArchRule NO_OTHER_MODULES_INTERNALS = noClasses()
+            .should(new ArchCondition<JavaClass>("import an internal package of another module") {
+                private final java.util.Set<String> ownPackages = new java.util.HashSet<>();
+
+                @Override
+                public void init(java.util.Collection<JavaClass> allObjectsToTest) {
+                    allObjectsToTest.forEach(c -> ownPackages.add(c.getPackageName()));
+                }
+
+                @Override
+                public void check(JavaClass item, ConditionEvents events) {
+                    item.getDirectDependenciesFromSelf().stream()
+                            .filter(d -> d.getTargetClass().getPackageName().matches("io\\.github\\.grpcretry(\\..+)?\\.internal(\\..+)?"))
+                            .filter(d -> !ownPackages.contains(d.getTargetClass().getPackageName()))
+                            .forEach(d -> events.add(SimpleConditionEvent.satisfied(d, d.getDescription())));
+                }
+            })
+            .because("an internal package is its module's own: it may change without notice, and japicmp does not see"
+                    + " it (docs/api.md)");
 
     /**
      * Code in {@code packages} (an application, such as the samples) uses the starter through its API
-     * packages only: never an {@code internal} package, the {@code integration} package meant for the
+     * packages only: never an {@code internal} package, retry-spring's sub-packages meant for the
      * Boot lines, or a Boot line's own classes.
      */
     public static ArchRule usesOnlyThePublicApi(String packages) {
         return noClasses()
                 .that().resideInAPackage(packages)
                 .should().dependOnClassesThat().resideInAnyPackage("io.github.grpcretry.internal..",
-                        "io.github.grpcretry.integration..", "io.github.grpcretry.autoconfigure..",
+                        "io.github.grpcretry.spring.*..", "io.github.grpcretry.autoconfigure..",
                         "io.github.grpcretry.springgrpc..")
                 .because("an application uses the starter through its properties, beans and API packages (docs/api.md)");
     }
 
     /**
-     * retry-core's API packages (and retry-spring's integration package) expose no internal type: no public method or constructor
+     * retry-core's API packages (and retry-spring's integration packages) expose no internal type: no public method or constructor
      * of a public class outside the {@code internal} packages takes or returns one (the auto-configuration
      * modules and applications could not use it without reaching into {@code internal}).
      */

@@ -11,11 +11,11 @@ import io.github.grpcretry.archfixture.bootline.SpringBootLineAware;
 import io.github.grpcretry.archfixture.bootline.UsesServlet;
 import io.github.grpcretry.archfixture.cycle.a.A;
 import io.github.grpcretry.archfixture.cycle.b.B;
+import io.github.grpcretry.archfixture.exposing.ExposesInternal;
 import io.github.grpcretry.archfixture.spring.UsesSpring;
 import io.github.grpcretry.internal.commit.RetryBufferPool;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.throttle.RetryThrottle;
-import io.github.grpcretry.archfixture.exposing.ExposesInternal;
 import jakarta.servlet.archfixture.ServletLike;
 import org.junit.jupiter.api.Test;
 import org.springframework.archfixture.SpringLike;
@@ -67,6 +67,19 @@ class ArchitectureRulesTest {
                 .hasMessageContaining("RetryBufferPool");
         assertThatCode(() -> ArchitectureRules.AUTOCONFIGURE_USES_NO_INTERNALS.check(
                 new ClassFileImporter().importClasses(UsesApi.class, RetryThrottle.class))).doesNotThrowAnyException();
+    }
+
+    @Test
+    void otherModulesInternalsRuleFailsOnAnInternalPackageOutsideTheClassesChecked() {
+        // UsesInternal's module (the classes checked) has no internal package: RetryBufferPool's is another module's.
+        assertThatThrownBy(() -> ArchitectureRules.NO_OTHER_MODULES_INTERNALS.check(
+                new ClassFileImporter().importClasses(UsesInternal.class)))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("UsesInternal")
+                .hasMessageContaining("RetryBufferPool");
+        // A module's own internal package (one of the classes checked) is its own to use.
+        assertThatCode(() -> ArchitectureRules.NO_OTHER_MODULES_INTERNALS.check(
+                new ClassFileImporter().importClasses(UsesInternal.class, RetryBufferPool.class))).doesNotThrowAnyException();
     }
 
     @Test

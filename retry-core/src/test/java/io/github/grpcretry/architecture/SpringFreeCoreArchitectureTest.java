@@ -24,4 +24,7 @@ class SpringFreeCoreArchitectureTest {
 
     @ArchTest
     static final ArchRule apiExposesNoInternals = ArchitectureRules.API_EXPOSES_NO_INTERNALS;
+
+    @ArchTest
+    static final ArchRule usesNoOtherModulesInternals = ArchitectureRules.NO_OTHER_MODULES_INTERNALS;
 }

@@ -186,7 +186,7 @@ class RetryDeciderEngineTest {
         RecordingEvents events = new RecordingEvents();
         ChannelRetryConfig capped = new ChannelRetryConfig("test", new ServiceConfig(List.of(), null), 3,
                 ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT, ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, null, null,
-                null);
+                null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
 
         assertThat(Rpc.unary(channel(capped, decider, events), CallOptions.DEFAULT, "a").code())
                 .isEqualTo(Status.Code.UNAVAILABLE);

@@ -89,7 +89,7 @@ class BudgetReferenceTest {
         ServiceConfig sc = new ServiceConfig(List.of(new MethodConfig(List.of(MethodName.of(SERVICE, null)), null, null,
                 null, null, policy(maxAttempts), null)), null);
         return new ChannelRetryConfig("r3", sc, 5, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
-                ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, budget, null, null);
+                ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, budget, null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
     }
 
     private static Row run(double p, int column) throws InterruptedException {

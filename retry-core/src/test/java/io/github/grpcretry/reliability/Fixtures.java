@@ -1,10 +1,10 @@
 package io.github.grpcretry.reliability;
 
 import io.github.grpcretry.attempt.EngineTestAccess;
+import io.github.grpcretry.attempt.NativeAttemptInterceptor;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.internal.commit.RetryBufferPool;
-import io.github.grpcretry.internal.metrics.NativeAttemptInterceptor;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.policy.MethodConfig;
@@ -76,7 +76,7 @@ final class Fixtures {
 
     static ChannelRetryConfig channelConfig(String name, ServiceConfig sc, long perRpcLimit, long retryBufferSize) {
         int cap = ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP;
-        return new ChannelRetryConfig(name, sc.capped(cap), cap, perRpcLimit, retryBufferSize, null, null, null);
+        return new ChannelRetryConfig(name, sc.capped(cap), cap, perRpcLimit, retryBufferSize, null, null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
     }
 
     static ChannelRetryConfig channelConfig(String name, ServiceConfig sc) {

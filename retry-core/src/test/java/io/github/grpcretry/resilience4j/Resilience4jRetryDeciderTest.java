@@ -69,7 +69,7 @@ class Resilience4jRetryDeciderTest {
         retry.getEventPublisher().onEvent(events::add);
         ChannelRetryConfig channelConfig = new ChannelRetryConfig("inventory", new ServiceConfig(List.of(), null),
                 ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
-                ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, null, null, "backend");
+                ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, null, null, "backend", true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
         engine = RetryingClientInterceptor.builder(channelConfig)
                 .fallbackRetryDecider(new Resilience4jRetryDeciderSource(registry).fallbackFor(channelConfig))
                 .scheduler(scheduler)
@@ -227,7 +227,7 @@ class Resilience4jRetryDeciderTest {
     void aNameTheRegistryDoesNotHoldIsRefused() {
         RetryRegistry registry = RetryRegistry.ofDefaults();
         ChannelRetryConfig channelConfig = new ChannelRetryConfig("inventory", new ServiceConfig(List.of(), null),
-                5, 1 << 20, 16 << 20, null, null, "missing");
+                5, 1 << 20, 16 << 20, null, null, "missing", true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
         assertThatThrownBy(() -> new Resilience4jRetryDeciderSource(registry).fallbackFor(channelConfig))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("'missing'");
         assertThat(registry.getAllRetries()).as("no instance made on demand").isEmpty();

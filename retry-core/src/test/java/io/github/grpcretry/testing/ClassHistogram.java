@@ -28,7 +28,7 @@ public final class ClassHistogram {
             "io.github.grpcretry.attempt.RetryScheduler$Timer",
             "io.github.grpcretry.attempt.RetryDecider$Call",
             "io.github.grpcretry.commit.CallBuffer",
-            "io.github.grpcretry.metrics.NativeAttemptInterceptor$",
+            "io.github.grpcretry.attempt.NativeAttemptInterceptor$",
             "io.grpc.internal.ClientCallImpl",
             "io.grpc.internal.RetriableStream",
             "io.grpc.internal.DelayedClientCall",

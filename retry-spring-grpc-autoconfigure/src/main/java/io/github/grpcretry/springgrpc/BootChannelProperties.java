@@ -1,7 +1,7 @@
 package io.github.grpcretry.springgrpc;
 
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.spring.SpringBoundValues;
-import io.github.grpcretry.integration.RetryConfigResolver;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -78,7 +78,7 @@ final class BootChannelProperties {
             return SpringBoundValues.method(
                     SpringBoundValues.each(m.name(), n -> new RetryConfigResolver.NameProperties(n.service(), n.method())),
                     m.waitForReady(), m.timeout(), m.maxRequestMessage(), m.maxResponseMessage(),
-                    r == null ? null : SpringBoundValues.retry(r.maxAttempts(), r.initialBackoff(), r.maxBackoff(),
+                    r == null ? null : RetryConfigResolver.RetryProperties.of(r.maxAttempts(), r.initialBackoff(), r.maxBackoff(),
                             r.backoffMultiplier(), r.retryableStatusCodes(), r.perAttemptReceiveTimeout()),
                     h == null ? null : SpringBoundValues.hedging(h.maxAttempts(), h.delay(), h.nonFatalStatusCodes()));
         }), t == null ? null : SpringBoundValues.throttling(t.maxTokens(), t.tokenRatio()));

@@ -1,10 +1,10 @@
 package io.github.grpcretry.springgrpc;
 
 import io.github.grpcretry.deadline.DeadlineClientInterceptor;
-import io.github.grpcretry.integration.ChannelSetup;
-import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.policy.ChannelRetryConfig;
-import io.github.grpcretry.integration.ReloadableChannels;
+import io.github.grpcretry.spring.channel.ChannelSetup;
+import io.github.grpcretry.spring.reload.PolicySources;
+import io.github.grpcretry.spring.reload.ReloadableChannels;
 import io.grpc.ManagedChannelBuilder;
 import java.time.Duration;
 import java.util.Objects;

@@ -1,6 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
-import io.github.grpcretry.integration.ReloadableChannels;
+import io.github.grpcretry.spring.reload.ReloadableChannels;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;

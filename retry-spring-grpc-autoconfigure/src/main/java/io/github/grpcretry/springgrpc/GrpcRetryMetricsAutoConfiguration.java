@@ -1,13 +1,13 @@
 package io.github.grpcretry.springgrpc;
 
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryMeterRegistry;
-import org.springframework.context.annotation.Import;
 import io.github.grpcretry.spring.GrpcRetryMetersConfiguration;
-import io.github.grpcretry.integration.RetryGauges;
+import io.github.grpcretry.spring.metrics.RetryGauges;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 
 /**
  * The meters of the engine, the limiters, the deadline rules and the guard (names and tags as on the

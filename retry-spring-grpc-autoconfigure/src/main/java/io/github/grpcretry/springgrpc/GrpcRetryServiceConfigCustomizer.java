@@ -1,7 +1,7 @@
 package io.github.grpcretry.springgrpc;
 
-import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.spring.channel.ChannelSetup;
 import java.util.Map;
 import java.util.Objects;
 import org.springframework.boot.grpc.client.autoconfigure.GrpcClientDefaultServiceConfigCustomizer;

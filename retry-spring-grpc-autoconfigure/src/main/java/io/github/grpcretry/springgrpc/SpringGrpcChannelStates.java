@@ -1,6 +1,6 @@
 package io.github.grpcretry.springgrpc;
 
-import io.github.grpcretry.integration.ChannelStateSource;
+import io.github.grpcretry.spring.report.ChannelStateSource;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import java.util.LinkedHashMap;

@@ -1,16 +1,16 @@
 package io.github.grpcretry.springgrpc;
 
-import io.github.grpcretry.spring.GrpcRetryProperties;
-import io.github.grpcretry.spring.GrpcRetryClientProperties;
-import io.github.grpcretry.spring.SpringBoundValues;
-import io.github.grpcretry.integration.ChannelSetup;
-import io.github.grpcretry.integration.PolicySources;
-import io.github.grpcretry.integration.RetryConfigResolver;
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
+import io.github.grpcretry.spring.GrpcRetryClientProperties;
+import io.github.grpcretry.spring.GrpcRetryProperties;
+import io.github.grpcretry.spring.SpringBoundValues;
+import io.github.grpcretry.spring.channel.ChannelSetup;
+import io.github.grpcretry.spring.reload.PolicySources;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;

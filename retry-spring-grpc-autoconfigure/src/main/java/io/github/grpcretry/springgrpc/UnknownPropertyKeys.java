@@ -1,7 +1,7 @@
 package io.github.grpcretry.springgrpc;
 
-import io.github.grpcretry.integration.UnknownProperties;
 import io.github.grpcretry.spring.PropertyKeys;
+import io.github.grpcretry.spring.config.UnknownProperties;
 import org.springframework.boot.grpc.client.autoconfigure.ServiceConfig;
 
 /**

@@ -7,7 +7,7 @@ import static io.github.grpcretry.testing.ScheduledRetries.failsWithin;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
-import io.github.grpcretry.integration.ReloadableChannels;
+import io.github.grpcretry.spring.reload.ReloadableChannels;
 import io.github.grpcretry.springgrpc.testing.GrpcClientContext;
 import io.github.grpcretry.springgrpc.testing.GrpcServerContext;
 import io.github.grpcretry.springgrpc.testing.ScriptedService;

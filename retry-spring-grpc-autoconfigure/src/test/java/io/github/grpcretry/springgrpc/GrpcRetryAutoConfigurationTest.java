@@ -2,15 +2,15 @@ package io.github.grpcretry.springgrpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.grpcretry.attempt.CompositeRetryEventListener;
 import io.github.grpcretry.attempt.RetryScheduler;
-import io.github.grpcretry.integration.ChannelSetup;
-import io.github.grpcretry.integration.ChannelStateSource;
-import io.github.grpcretry.integration.CompositeRetryEventListener;
-import io.github.grpcretry.integration.PolicySources;
-import io.github.grpcretry.integration.RetryReport;
-import io.github.grpcretry.integration.RetryStatistics;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.spring.channel.ChannelSetup;
+import io.github.grpcretry.spring.reload.PolicySources;
+import io.github.grpcretry.spring.report.ChannelStateSource;
+import io.github.grpcretry.spring.report.RetryReport;
+import io.github.grpcretry.spring.report.RetryStatistics;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;

@@ -2,8 +2,8 @@ package io.github.grpcretry.springgrpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.integration.GrpcDeadlineHttpFilter;
 import io.github.grpcretry.spring.GrpcDeadlineHttpRegistration;
+import io.github.grpcretry.spring.web.GrpcDeadlineHttpFilter;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;

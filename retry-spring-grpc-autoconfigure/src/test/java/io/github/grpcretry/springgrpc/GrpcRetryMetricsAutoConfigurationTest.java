@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.github.grpcretry.guard.GuardEventListener;
-import io.github.grpcretry.integration.RetryGauges;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
+import io.github.grpcretry.spring.metrics.RetryGauges;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

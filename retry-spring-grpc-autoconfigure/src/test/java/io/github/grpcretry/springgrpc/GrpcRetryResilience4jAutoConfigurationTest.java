@@ -3,10 +3,10 @@ package io.github.grpcretry.springgrpc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.RetryDeciderSource;
-import io.github.grpcretry.integration.Resilience4jRetryReferences;
 import io.github.grpcretry.resilience4j.Resilience4jRetryDeciderSource;
 import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.spring.Resilience4jSettings;
+import io.github.grpcretry.spring.channel.Resilience4jRetryReferences;
 import io.github.resilience4j.retry.RetryRegistry;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
-import io.github.grpcretry.integration.RetryReport;
 import io.github.grpcretry.policy.AdaptiveHedgingPolicy;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.spring.report.RetryReport;
 import io.github.grpcretry.springgrpc.testing.GrpcClientContext;
 import io.github.grpcretry.springgrpc.testing.GrpcServerContext;
 import io.github.grpcretry.springgrpc.testing.ScriptedService;

@@ -5,8 +5,8 @@ import static io.github.grpcretry.springgrpc.testing.ScriptedService.fail;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import io.github.grpcretry.integration.RetryReport;
-import io.github.grpcretry.integration.RetryStatistics;
+import io.github.grpcretry.spring.report.RetryReport;
+import io.github.grpcretry.spring.report.RetryStatistics;
 import io.github.grpcretry.springgrpc.testing.GrpcClientContext;
 import io.github.grpcretry.springgrpc.testing.GrpcServerContext;
 import io.github.grpcretry.springgrpc.testing.ScriptedService;

@@ -2,9 +2,9 @@ package io.github.grpcretry.springgrpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.spring.GrpcRetryProperties;
-import io.github.grpcretry.integration.RetryConfigResolver;
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.policy.ServiceConfig;
+import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.testing.RetryPolicySamples;
 import java.lang.reflect.RecordComponent;
 import java.util.HashSet;

@@ -1,17 +1,17 @@
 package io.github.grpcretry.springgrpc;
 
-import static io.github.grpcretry.springgrpc.testing.GrpcClientContext.request;
-import static io.github.grpcretry.springgrpc.testing.ScriptedService.fail;
-import static io.github.grpcretry.springgrpc.testing.ScriptedService.ok;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static io.github.grpcretry.spring.testing.RefreshScenario.MAX_ATTEMPTS_KEY;
 import static io.github.grpcretry.spring.testing.RefreshScenario.TIMEOUT_KEY;
 import static io.github.grpcretry.spring.testing.RefreshScenario.brokenYamlPolicy;
 import static io.github.grpcretry.spring.testing.RefreshScenario.policy;
 import static io.github.grpcretry.spring.testing.RefreshScenario.yamlPolicy;
+import static io.github.grpcretry.springgrpc.testing.GrpcClientContext.request;
+import static io.github.grpcretry.springgrpc.testing.ScriptedService.fail;
+import static io.github.grpcretry.springgrpc.testing.ScriptedService.ok;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import io.github.grpcretry.integration.RetryReport;
+import io.github.grpcretry.spring.report.RetryReport;
 import io.github.grpcretry.spring.testing.RefreshScenario;
 import io.github.grpcretry.springgrpc.testing.GrpcClientContext;
 import io.github.grpcretry.springgrpc.testing.GrpcServerContext;

@@ -4,7 +4,7 @@ import static io.github.grpcretry.springgrpc.testing.GrpcClientContext.request;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import io.github.grpcretry.integration.RetryStatistics;
+import io.github.grpcretry.spring.report.RetryStatistics;
 import io.github.grpcretry.springgrpc.testing.GrpcClientContext;
 import io.github.grpcretry.testing.RefusingHttp2Server;
 import io.github.grpcretry.testing.ServiceConfigResolverProvider;

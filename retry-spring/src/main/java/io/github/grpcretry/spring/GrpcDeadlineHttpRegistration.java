@@ -1,6 +1,6 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.integration.GrpcDeadlineHttpFilter;
+import io.github.grpcretry.spring.web.GrpcDeadlineHttpFilter;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;

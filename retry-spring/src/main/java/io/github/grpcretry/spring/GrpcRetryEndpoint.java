@@ -1,6 +1,6 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.integration.RetryReport;
+import io.github.grpcretry.spring.report.RetryReport;
 import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;

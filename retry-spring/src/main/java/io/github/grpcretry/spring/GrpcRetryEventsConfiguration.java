@@ -1,8 +1,8 @@
 package io.github.grpcretry.spring;
 
+import io.github.grpcretry.attempt.CompositeRetryEventListener;
 import io.github.grpcretry.attempt.RetryEventListener;
-import io.github.grpcretry.integration.CompositeRetryEventListener;
-import io.github.grpcretry.integration.RetryStatistics;
+import io.github.grpcretry.spring.report.RetryStatistics;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;

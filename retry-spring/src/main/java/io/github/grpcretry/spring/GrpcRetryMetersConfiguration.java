@@ -2,11 +2,10 @@ package io.github.grpcretry.spring;
 
 import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.deadline.DeadlineEventListener;
-import io.github.grpcretry.integration.RetryGauges;
 import io.github.grpcretry.guard.GuardEventListener;
-import io.github.grpcretry.integration.RetryGauges;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
+import io.github.grpcretry.spring.metrics.RetryGauges;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

@@ -1,8 +1,8 @@
 package io.github.grpcretry.spring;
 
 import io.github.grpcretry.deadline.DeadlineSettings;
-import io.github.grpcretry.integration.ChannelSetup;
-import io.github.grpcretry.integration.DeadlinePropertyChecks;
+import io.github.grpcretry.spring.channel.ChannelSetup;
+import io.github.grpcretry.spring.config.DeadlinePropertyChecks;
 import java.time.Duration;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;

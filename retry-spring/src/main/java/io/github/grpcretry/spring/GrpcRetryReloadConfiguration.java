@@ -1,7 +1,7 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.integration.ReloadableChannels;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.spring.reload.ReloadableChannels;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;

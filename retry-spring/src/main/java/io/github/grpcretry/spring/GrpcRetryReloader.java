@@ -1,7 +1,7 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.integration.ReloadableChannels;
 import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.spring.reload.ReloadableChannels;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;

@@ -1,8 +1,8 @@
 package io.github.grpcretry.spring;
 
 import io.github.grpcretry.attempt.RetryDeciderSource;
-import io.github.grpcretry.integration.Resilience4jRetryReferences;
 import io.github.grpcretry.resilience4j.Resilience4jRetryDeciderSource;
+import io.github.grpcretry.spring.channel.Resilience4jRetryReferences;
 import io.github.resilience4j.retry.Retry;
 import io.github.resilience4j.retry.RetryRegistry;
 import org.apache.commons.logging.Log;

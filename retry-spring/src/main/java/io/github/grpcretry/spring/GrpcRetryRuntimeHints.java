@@ -1,7 +1,7 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.integration.RetryReport;
-import io.github.grpcretry.integration.SpringBootLineCheck;
+import io.github.grpcretry.spring.bootline.SpringBootLineCheck;
+import io.github.grpcretry.spring.report.RetryReport;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aot.hint.BindingReflectionHintsRegistrar;

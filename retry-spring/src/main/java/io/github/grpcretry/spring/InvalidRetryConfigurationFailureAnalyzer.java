@@ -1,7 +1,7 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.integration.ConfigProblemReport;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import io.github.grpcretry.spring.config.ConfigProblemReport;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;

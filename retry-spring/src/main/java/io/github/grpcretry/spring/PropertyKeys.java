@@ -1,7 +1,7 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.integration.UnknownProperties;
 import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.spring.config.UnknownProperties;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;

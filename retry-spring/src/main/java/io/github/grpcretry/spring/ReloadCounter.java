@@ -1,7 +1,7 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.integration.ReloadableChannels;
 import io.github.grpcretry.metrics.RetryMeterNames;
+import io.github.grpcretry.spring.reload.ReloadableChannels;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;

@@ -1,7 +1,7 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.integration.ChannelSetup;
-import io.github.grpcretry.integration.Resilience4jRetryReferences;
+import io.github.grpcretry.spring.channel.ChannelSetup;
+import io.github.grpcretry.spring.channel.Resilience4jRetryReferences;
 import java.util.HashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;

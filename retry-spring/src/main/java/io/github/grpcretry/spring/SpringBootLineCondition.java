@@ -1,6 +1,6 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.integration.SpringBootLineCheck;
+import io.github.grpcretry.spring.bootline.SpringBootLineCheck;
 import java.util.Objects;
 import java.util.function.Consumer;
 import org.springframework.context.annotation.Condition;
@@ -9,7 +9,7 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
  * The condition of each line's {@code SpringBootLineAutoConfiguration}: runs the line's check of the class
- * path (which throws a {@link io.github.grpcretry.integration.WrongSpringBootLineException} when the class
+ * path (which throws a {@link io.github.grpcretry.spring.bootline.WrongSpringBootLineException} when the class
  * path does not fit the line, reported by {@link WrongSpringBootLineFailureAnalyzer}) and never matches
  * otherwise. Uses only types that Spring Boot 3 and 4 share.
  */

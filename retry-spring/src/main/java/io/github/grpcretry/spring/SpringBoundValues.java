@@ -1,24 +1,21 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.integration.RetryConfigResolver;
-import io.github.grpcretry.integration.RetryConfigResolver.BudgetProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.AdaptiveHedgingProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.ClientProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.HedgingProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.MethodProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.NameProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.RetryProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.RetryThrottlingProperties;
-import io.github.grpcretry.integration.RetryConfigResolver.ServiceConfigProperties;
-import io.github.grpcretry.internal.config.RetryPolicyField;
+import io.github.grpcretry.config.RetryConfigResolver.AdaptiveHedgingProperties;
+import io.github.grpcretry.config.RetryConfigResolver.BudgetProperties;
+import io.github.grpcretry.config.RetryConfigResolver.ClientProperties;
+import io.github.grpcretry.config.RetryConfigResolver.HedgingProperties;
+import io.github.grpcretry.config.RetryConfigResolver.MethodProperties;
+import io.github.grpcretry.config.RetryConfigResolver.NameProperties;
+import io.github.grpcretry.config.RetryConfigResolver.RetryProperties;
+import io.github.grpcretry.config.RetryConfigResolver.RetryThrottlingProperties;
+import io.github.grpcretry.config.RetryConfigResolver.ServiceConfigProperties;
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.grpc.Status;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.io.ClassPathResource;
@@ -41,7 +38,7 @@ public final class SpringBoundValues {
     /** One bound channel ({@code grpc.retry.clients.<channel>}); a null channel has nothing set. */
     public static ClientProperties client(@Nullable GrpcRetryClientProperties c) {
         if (c == null) {
-            return new ClientProperties(null, null, null, null, null, null, null, null);
+            return new ClientProperties(null, null, null, null, null, null, null, null, null, null, null);
         }
         GrpcRetryClientProperties.Budget b = c.budget();
         return new ClientProperties(serviceConfig(c.serviceConfig()),
@@ -67,7 +64,7 @@ public final class SpringBoundValues {
             GrpcRetryClientProperties.Hedging h = m.hedging();
             return method(each(m.name(), n -> new NameProperties(n.service(), n.method())), m.waitForReady(), m.timeout(),
                     m.maxRequestMessage(), m.maxResponseMessage(),
-                    r == null ? null : retry(r.maxAttempts(), r.initialBackoff(), r.maxBackoff(), r.backoffMultiplier(),
+                    r == null ? null : RetryProperties.of(r.maxAttempts(), r.initialBackoff(), r.maxBackoff(), r.backoffMultiplier(),
                             r.retryableStatusCodes(), r.perAttemptReceiveTimeout()),
                     h == null ? null : hedging(h.maxAttempts(), h.delay(), h.nonFatalStatusCodes()));
         }), t == null ? null : throttling(t.maxTokens(), t.tokenRatio()));
@@ -94,23 +91,6 @@ public final class SpringBoundValues {
                 retry, hedging);
     }
 
-    /**
-     * A retry policy: one value per field of the retry-policy field table (a {@code Float} multiplier is
-     * taken as the decimal written; status codes as a list or a set).
-     */
-    public static RetryProperties retry(@Nullable Integer maxAttempts, @Nullable Duration initialBackoff,
-            @Nullable Duration maxBackoff, @Nullable Number backoffMultiplier,
-            @Nullable Collection<Status.Code> retryableStatusCodes, @Nullable Duration perAttemptReceiveTimeout) {
-        Map<String, @Nullable Object> set = new LinkedHashMap<>();
-        set.put(RetryPolicyField.MAX_ATTEMPTS.propertyName(), maxAttempts);
-        set.put(RetryPolicyField.INITIAL_BACKOFF.propertyName(), initialBackoff);
-        set.put(RetryPolicyField.MAX_BACKOFF.propertyName(), maxBackoff);
-        set.put(RetryPolicyField.BACKOFF_MULTIPLIER.propertyName(), backoffMultiplier);
-        set.put(RetryPolicyField.RETRYABLE_STATUS_CODES.propertyName(), retryableStatusCodes);
-        set.put(RetryPolicyField.PER_ATTEMPT_RECEIVE_TIMEOUT.propertyName(), perAttemptReceiveTimeout);
-        return RetryProperties.of(set);
-    }
-
     /** A hedging policy. */
     public static HedgingProperties hedging(@Nullable Integer maxAttempts, @Nullable Duration delay,
             @Nullable Collection<Status.Code> nonFatalStatusCodes) {
@@ -120,11 +100,7 @@ public final class SpringBoundValues {
 
     /** Retry throttling (a {@code Float} taken as the decimal written). */
     public static RetryThrottlingProperties throttling(@Nullable Number maxTokens, @Nullable Number tokenRatio) {
-        return new RetryThrottlingProperties(decimal(maxTokens), decimal(tokenRatio));
-    }
-
-    private static @Nullable Double decimal(@Nullable Number n) {
-        return n == null ? null : (Double) RetryPolicyField.Kind.NUMBER.fromProperty(n);
+        return RetryThrottlingProperties.of(maxTokens, tokenRatio);
     }
 
     private static RetryConfigResolver.@Nullable Size size(@Nullable DataSize size) {

@@ -1,6 +1,6 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.integration.RetryConfigResolver;
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.grpc.Status;
 import org.springframework.boot.context.properties.ConfigurationPropertiesBinding;
 import org.springframework.context.annotation.Bean;

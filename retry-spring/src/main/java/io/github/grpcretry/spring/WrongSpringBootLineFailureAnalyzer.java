@@ -1,6 +1,6 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.integration.WrongSpringBootLineException;
+import io.github.grpcretry.spring.bootline.WrongSpringBootLineException;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 

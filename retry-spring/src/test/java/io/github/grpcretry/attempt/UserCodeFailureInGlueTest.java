@@ -3,8 +3,8 @@ package io.github.grpcretry.attempt;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.github.grpcretry.integration.CompositeRetryEventListener;
-import io.github.grpcretry.integration.RetryConfigResolver;
+import io.github.grpcretry.attempt.CompositeRetryEventListener;
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ConfigProblem;
@@ -70,7 +70,7 @@ class UserCodeFailureInGlueTest extends UserCodeFailureHarness {
             }
         };
         RetryConfigResolver.ClientProperties inventory = new RetryConfigResolver.ClientProperties(
-                null, null, null, 3, null, null, null, null);
+                null, null, null, 3, null, null, null, null, null, null, null);
 
         assertThatThrownBy(() -> RetryConfigResolver.create().client("inventory", inventory)
                 .customizers(List.of(customizer)).resolve())

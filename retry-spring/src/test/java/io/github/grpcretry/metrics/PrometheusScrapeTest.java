@@ -1,6 +1,5 @@
 package io.github.grpcretry.metrics;
 
-import io.github.grpcretry.integration.RetryGauges;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.AttemptKind;
@@ -9,6 +8,7 @@ import io.github.grpcretry.attempt.SuppressionReason;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.RetryBudgetPolicy;
 import io.github.grpcretry.policy.RetryThrottlingPolicy;
+import io.github.grpcretry.spring.metrics.RetryGauges;
 import io.grpc.ConnectivityState;
 import io.grpc.Status;
 import io.micrometer.prometheusmetrics.PrometheusConfig;

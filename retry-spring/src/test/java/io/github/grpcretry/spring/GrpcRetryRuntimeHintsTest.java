@@ -2,8 +2,8 @@ package io.github.grpcretry.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.integration.RetryReport;
-import io.github.grpcretry.integration.SpringBootLineCheck;
+import io.github.grpcretry.spring.bootline.SpringBootLineCheck;
+import io.github.grpcretry.spring.report.RetryReport;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption;

@@ -22,11 +22,11 @@ class SharedGlueArchitectureTest {
 
     private static final JavaClasses GLUE = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .importPackages("io.github.grpcretry.integration", "io.github.grpcretry.spring");
+            .importPackages("io.github.grpcretry.spring");
 
     @Test
     void theGlueUsesNoSpringBootTypeThatMovedInBoot4() {
-        noClasses().that().resideInAnyPackage("io.github.grpcretry.integration..", "io.github.grpcretry.spring..")
+        noClasses().that().resideInAPackage("io.github.grpcretry.spring..")
                 .should().dependOnClassesThat().resideInAnyPackage(
                         "org.springframework.boot.actuate.health..", "org.springframework.boot.health..",
                         "org.springframework.boot.actuate.autoconfigure..", "org.springframework.boot.env..",

@@ -1,11 +1,11 @@
 package io.github.grpcretry.autoconfigure;
 
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
-import io.github.grpcretry.integration.ChannelSetup;
-import io.github.grpcretry.integration.PolicySources;
-import io.github.grpcretry.integration.ReloadableChannels;
-import io.github.grpcretry.integration.RetryConfigResolver;
+import io.github.grpcretry.spring.channel.ChannelSetup;
+import io.github.grpcretry.spring.reload.PolicySources;
+import io.github.grpcretry.spring.reload.ReloadableChannels;
 import io.grpc.ManagedChannelBuilder;
 import java.net.URI;
 import java.time.Duration;

@@ -1,12 +1,12 @@
 package io.github.grpcretry.autoconfigure;
 
-import io.github.grpcretry.spring.GrpcRetryProperties;
-import io.github.grpcretry.integration.ChannelSetup;
-import io.github.grpcretry.integration.RetryConfigResolver;
-import io.github.grpcretry.spring.GrpcRetryClientProperties;
-import io.github.grpcretry.spring.SpringBoundValues;
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
+import io.github.grpcretry.spring.GrpcRetryClientProperties;
+import io.github.grpcretry.spring.GrpcRetryProperties;
+import io.github.grpcretry.spring.SpringBoundValues;
+import io.github.grpcretry.spring.channel.ChannelSetup;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;

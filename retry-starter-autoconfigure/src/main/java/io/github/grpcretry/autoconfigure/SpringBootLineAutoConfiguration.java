@@ -2,8 +2,8 @@ package io.github.grpcretry.autoconfigure;
 
 import io.github.grpcretry.spring.SpringBootLineCondition;
 import io.github.grpcretry.spring.WrongSpringBootLineFailureAnalyzer;
-import io.github.grpcretry.integration.SpringBootLineCheck;
-import io.github.grpcretry.integration.WrongSpringBootLineException;
+import io.github.grpcretry.spring.bootline.SpringBootLineCheck;
+import io.github.grpcretry.spring.bootline.WrongSpringBootLineException;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigureOrder;
 import org.springframework.context.annotation.Conditional;

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
-import io.github.grpcretry.integration.ReloadableChannels;
-import io.github.grpcretry.testing.ScriptedServer;
-import io.github.grpcretry.testing.ScriptedServer.Action;
+import io.github.grpcretry.spring.reload.ReloadableChannels;
 import io.github.grpcretry.testing.ScheduledRetries;
+import io.github.grpcretry.testing.ScriptedServer.Action;
+import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.ServiceConfigResolverProvider;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptor;

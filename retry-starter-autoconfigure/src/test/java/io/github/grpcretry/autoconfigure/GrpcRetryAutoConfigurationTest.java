@@ -3,10 +3,10 @@ package io.github.grpcretry.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.RetryScheduler;
-import io.github.grpcretry.integration.ChannelSetup;
-import io.github.grpcretry.integration.PolicySources;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.spring.channel.ChannelSetup;
+import io.github.grpcretry.spring.reload.PolicySources;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;

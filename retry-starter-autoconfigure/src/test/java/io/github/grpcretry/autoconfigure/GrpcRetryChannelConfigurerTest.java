@@ -3,11 +3,11 @@ package io.github.grpcretry.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.github.grpcretry.integration.ChannelSetup;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
-import io.github.grpcretry.testing.ScriptedServer;
+import io.github.grpcretry.spring.channel.ChannelSetup;
 import io.github.grpcretry.testing.ScriptedServer.Action;
+import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.github.grpcretry.attempt.RetryEventListener;
-import io.github.grpcretry.integration.PolicySources;
-import io.github.grpcretry.integration.ReloadableChannels;
+import io.github.grpcretry.spring.reload.PolicySources;
+import io.github.grpcretry.spring.reload.ReloadableChannels;
 import io.github.grpcretry.testing.CountingEvents;
 import io.github.grpcretry.testing.RefusingHttp2Server;
 import io.github.grpcretry.testing.ScriptedServer;

@@ -2,7 +2,7 @@ package io.github.grpcretry.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.integration.SpringBootLineCheck;
+import io.github.grpcretry.spring.bootline.SpringBootLineCheck;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.springframework.asm.ClassWriter;

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 
 import io.github.grpcretry.attempt.RetryScheduler;
-import io.github.grpcretry.integration.GrpcDeadlineHttpFilter;
 import io.github.grpcretry.reliability.Fixtures.Client;
+import io.github.grpcretry.spring.web.GrpcDeadlineHttpFilter;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.SimpleCalls;
 import io.grpc.CallOptions;

@@ -62,16 +62,6 @@ public record ChannelDraft(
         }
     }
 
-    /** A channel without the RetryInfo and adaptive hedging settings. */
-    public ChannelDraft(String channel, String path, ServiceConfigDraft serviceConfig,
-            @Nullable Sourced<Double> budgetRatio, @Nullable Sourced<Double> budgetMinRetriesPerSecond,
-            @Nullable Sourced<Duration> budgetTtl, @Nullable Sourced<Integer> maxAttemptsCap,
-            @Nullable Sourced<Long> perRpcBufferLimit, @Nullable Sourced<Long> retryBufferSize,
-            @Nullable Sourced<Duration> connectTimeout, @Nullable Sourced<String> resilience4jRetry) {
-        this(channel, path, serviceConfig, budgetRatio, budgetMinRetriesPerSecond, budgetTtl, maxAttemptsCap,
-                perRpcBufferLimit, retryBufferSize, connectTimeout, resilience4jRetry, null, null, AdaptiveHedgingDraft.EMPTY);
-    }
-
     public ChannelDraft {
         Objects.requireNonNull(channel, "channel");
         Objects.requireNonNull(path, "path");
@@ -81,7 +71,8 @@ public record ChannelDraft(
 
     /** A channel with nothing set. */
     public static ChannelDraft empty(String channel, String path) {
-        return new ChannelDraft(channel, path, ServiceConfigDraft.EMPTY, null, null, null, null, null, null, null, null);
+        return new ChannelDraft(channel, path, ServiceConfigDraft.EMPTY, null, null, null, null, null, null, null, null, null,
+                null, AdaptiveHedgingDraft.EMPTY);
     }
 
     /** This channel with another service config. */

@@ -173,13 +173,12 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
             }
         }
         warnCapped(channel, config, s);
-        return new ChannelRetryConfig(channel, config.capped(s.maxAttemptsCap()), s.maxAttemptsCap(), s.perRpcBufferLimit(),
-                s.retryBufferSize(), s.budget(), s.connectTimeout(), s.resilience4jRetry(), s.retryInfo(),
-                s.retryInfoMaxDelay(), s.adaptiveHedging());
+        // The one place a configured policy's attempts are capped (a name resolver's: PolicySources.layered).
+        return s.config().withServiceConfig(channel, config.capped(s.config().maxAttemptsCap()));
     }
 
     private void warnCapped(String channel, ServiceConfig config, RetryConfigValidator.ChannelSettings s) {
-        int cap = s.maxAttemptsCap();
+        int cap = s.config().maxAttemptsCap();
         for (int i = 0; i < config.methodConfigs().size(); i++) {
             MethodConfig mc = config.methodConfigs().get(i);
             Object policy = null;

@@ -76,18 +76,12 @@ public final class RetryConfigValidator {
         this.warnings = warnings;
     }
 
-    /** The channel-wide settings of one channel after validation and defaults. */
-    public record ChannelSettings(
-            int maxAttemptsCap,
-            String maxAttemptsCapPath,
-            long perRpcBufferLimit,
-            long retryBufferSize,
-            @Nullable RetryBudgetPolicy budget,
-            @Nullable Duration connectTimeout,
-            @Nullable String resilience4jRetry,
-            boolean retryInfo,
-            Duration retryInfoMaxDelay,
-            @Nullable AdaptiveHedgingPolicy adaptiveHedging) {
+    /**
+     * The channel-wide settings of one channel after validation and defaults, in the configuration the engine
+     * takes (its service config still empty: the resolution lays the channel's in, capped), and where its
+     * attempt cap was set (for the cap warnings).
+     */
+    public record ChannelSettings(ChannelRetryConfig config, String maxAttemptsCapPath) {
     }
 
     // ---------------------------------------------------------------- service config drafts
@@ -352,8 +346,8 @@ public final class RetryConfigValidator {
                 retryInfoMax = v;
             }
         }
-        return new ChannelSettings(cap, capPath, perRpc, retryBuffer, budget, connect, r4j, retryInfo, retryInfoMax,
-                adaptiveHedging(d.adaptiveHedging()));
+        return new ChannelSettings(new ChannelRetryConfig(d.channel(), ServiceConfig.EMPTY, cap, perRpc, retryBuffer, budget,
+                connect, r4j, retryInfo, retryInfoMax, adaptiveHedging(d.adaptiveHedging())), capPath);
     }
 
     /**

@@ -1,9 +1,9 @@
 package io.github.grpcretry.springgrpc.actuate;
 
 import io.github.grpcretry.spring.GrpcRetryEndpoint;
-import io.github.grpcretry.integration.RetryReport;
-import io.github.grpcretry.springgrpc.GrpcRetryAutoConfiguration;
 import io.github.grpcretry.spring.GrpcRetryProperties;
+import io.github.grpcretry.spring.report.RetryReport;
+import io.github.grpcretry.springgrpc.GrpcRetryAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

@@ -1,6 +1,6 @@
 package io.github.grpcretry.springgrpc.actuate;
 
-import io.github.grpcretry.integration.RetryReport;
+import io.github.grpcretry.spring.report.RetryReport;
 import java.util.Objects;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;

@@ -2,8 +2,8 @@ package io.github.grpcretry.springgrpc.actuate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.integration.RetryReport;
 import io.github.grpcretry.spring.GrpcRetryEndpoint;
+import io.github.grpcretry.spring.report.RetryReport;
 import io.github.grpcretry.springgrpc.GrpcRetryAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -45,7 +45,7 @@ class GrpcRetryActuatorAutoConfigurationTest {
     void ownIndicatorAndEndpointBackTheStartersOff() {
         runner.withBean("grpcRetryHealthIndicator", String.class, () -> "own")
                 .withBean("ownEndpoint", GrpcRetryEndpoint.class,
-                        () -> new GrpcRetryEndpoint(new RetryReport(io.github.grpcretry.integration.ChannelSetup.Engine.INTERCEPTOR, () -> null, () -> null, () -> null, () -> null)))
+                        () -> new GrpcRetryEndpoint(new RetryReport(io.github.grpcretry.spring.channel.ChannelSetup.Engine.INTERCEPTOR, () -> null, () -> null, () -> null, () -> null)))
                 .run(context -> {
                     assertThat(context).doesNotHaveBean(GrpcRetryHealthIndicator.class);
                     assertThat(context).getBean(GrpcRetryEndpoint.class).isSameAs(context.getBean("ownEndpoint"));

@@ -19,6 +19,11 @@ class SpringGrpcArchitectureTest {
     }
 
     @Test
+    void importsNoInternalPackageOfAnotherModule() {
+        ArchitectureRules.NO_OTHER_MODULES_INTERNALS.check(classes);
+    }
+
+    @Test
     void hasNoPackageCycles() {
         ArchitectureRules.NO_PACKAGE_CYCLES.check(classes);
     }

@@ -1,9 +1,9 @@
 package io.github.grpcretry.autoconfigure.actuate;
 
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
-import io.github.grpcretry.integration.RetryReport;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.spring.GrpcRetryEndpoint;
+import io.github.grpcretry.spring.report.RetryReport;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

@@ -1,15 +1,15 @@
 package io.github.grpcretry.autoconfigure.metrics;
 
 import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
-import io.github.grpcretry.spring.GrpcRetryProperties;
-import io.github.grpcretry.integration.ChannelStateSource;
-import io.github.grpcretry.integration.PolicySources;
-import io.github.grpcretry.integration.RetryReport;
-import io.github.grpcretry.integration.RetryStatistics;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.spring.GrpcRetryEventsConfiguration;
+import io.github.grpcretry.spring.GrpcRetryProperties;
+import io.github.grpcretry.spring.reload.PolicySources;
+import io.github.grpcretry.spring.report.ChannelStateSource;
+import io.github.grpcretry.spring.report.RetryReport;
+import io.github.grpcretry.spring.report.RetryStatistics;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
 import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
 import org.springframework.beans.factory.ObjectProvider;

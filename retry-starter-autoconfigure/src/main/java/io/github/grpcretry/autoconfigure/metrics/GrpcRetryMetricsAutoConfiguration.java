@@ -1,9 +1,9 @@
 package io.github.grpcretry.autoconfigure.metrics;
 
-import io.github.grpcretry.integration.ChannelStateSource;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryMeterRegistry;
 import io.github.grpcretry.spring.GrpcRetryMetersConfiguration;
+import io.github.grpcretry.spring.report.ChannelStateSource;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

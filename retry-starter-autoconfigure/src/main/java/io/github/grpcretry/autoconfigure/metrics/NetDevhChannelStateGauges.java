@@ -1,8 +1,8 @@
 package io.github.grpcretry.autoconfigure.metrics;
 
-import io.github.grpcretry.integration.ChannelStateSource;
-import io.github.grpcretry.integration.RetryGauges;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.spring.metrics.RetryGauges;
+import io.github.grpcretry.spring.report.ChannelStateSource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.List;

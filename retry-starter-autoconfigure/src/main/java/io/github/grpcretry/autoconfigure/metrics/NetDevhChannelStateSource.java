@@ -1,6 +1,6 @@
 package io.github.grpcretry.autoconfigure.metrics;
 
-import io.github.grpcretry.integration.ChannelStateSource;
+import io.github.grpcretry.spring.report.ChannelStateSource;
 import io.grpc.ConnectivityState;
 import java.net.URI;
 import java.util.HashMap;

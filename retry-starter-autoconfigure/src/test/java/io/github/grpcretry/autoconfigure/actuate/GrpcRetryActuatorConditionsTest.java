@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
-import io.github.grpcretry.integration.ChannelStateSource;
-import io.github.grpcretry.integration.RetryStatistics;
 import io.github.grpcretry.spring.GrpcRetryEndpoint;
+import io.github.grpcretry.spring.report.ChannelStateSource;
+import io.github.grpcretry.spring.report.RetryStatistics;
 import net.devh.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.health.Health;

@@ -1,20 +1,20 @@
 package io.github.grpcretry.autoconfigure.actuate;
 
-import io.github.grpcretry.spring.GrpcRetryEndpoint;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.AttemptKind;
 import io.github.grpcretry.attempt.CallTarget;
+import io.github.grpcretry.attempt.CompositeRetryEventListener;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryMetricsAutoConfiguration;
-import io.github.grpcretry.limiter.RetryLimiterRegistry;
-import io.github.grpcretry.integration.CompositeRetryEventListener;
 import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.github.grpcretry.guard.GuardEventListener;
+import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
-import io.github.grpcretry.integration.RetryStatistics;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
+import io.github.grpcretry.spring.GrpcRetryEndpoint;
+import io.github.grpcretry.spring.report.RetryStatistics;
 import io.github.grpcretry.testing.FixedChannelRetryConfigs;
 import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.Status;

@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.github.grpcretry.internal.metrics.NativeAttemptInterceptor;
-import io.github.grpcretry.integration.RetryStatistics;
+import io.github.grpcretry.attempt.NativeAttemptInterceptor;
+import io.github.grpcretry.spring.report.RetryStatistics;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.Status;
 import io.grpc.testing.protobuf.SimpleRequest;
@@ -21,11 +21,11 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.test.context.ActiveProfiles;
 import org.springframework.boot.test.web.client.TestRestTemplate;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
+import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 

@@ -22,6 +22,9 @@ class AutoconfigureArchitectureTest {
     static final ArchRule usesOnlyApiAndIntegration = ArchitectureRules.AUTOCONFIGURE_USES_NO_INTERNALS;
 
     @ArchTest
+    static final ArchRule usesNoOtherModulesInternals = ArchitectureRules.NO_OTHER_MODULES_INTERNALS;
+
+    @ArchTest
     static final ArchRule noPackageCycles = ArchitectureRules.NO_PACKAGE_CYCLES;
 
     @Test

@@ -2,10 +2,13 @@ package io.github.grpcretry.autoconfigure.deadline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.spring.GrpcRetryProperties;
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
 import io.github.grpcretry.deadline.GrpcContextPropagation;
-import io.github.grpcretry.integration.GrpcDeadlineHttpFilter;
+import io.github.grpcretry.policy.ConfigProblem;
+import io.github.grpcretry.policy.InvalidRetryConfigurationException;
+import io.github.grpcretry.spring.GrpcRetryProperties;
+import io.github.grpcretry.spring.InvalidRetryConfigurationFailureAnalyzer;
+import io.github.grpcretry.spring.web.GrpcDeadlineHttpFilter;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -27,16 +30,13 @@ import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import io.github.grpcretry.spring.InvalidRetryConfigurationFailureAnalyzer;
-import io.github.grpcretry.policy.ConfigProblem;
-import io.github.grpcretry.policy.InvalidRetryConfigurationException;
-import org.springframework.core.env.StandardEnvironment;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
+import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.task.TaskDecorator;
 
 class GrpcRetryDeadlineAutoConfigurationTest {

@@ -1,0 +1,13 @@
+/**
+ * The servlet filter that turns an HTTP request's deadline header into the gRPC deadline of the calls
+ * it makes, and the header's parser. Uses retry-core only.
+ *
+ * <p><b>Integration SPI</b>: for the auto-configuration modules of the Spring Boot lines, not for
+ * application code; counted apart from the user API in docs/api.md.
+ *
+ * <p>Null-marked: a type is non-null unless it is annotated {@code @Nullable}.
+ */
+@NullMarked
+package io.github.grpcretry.spring.web;
+
+import org.jspecify.annotations.NullMarked;

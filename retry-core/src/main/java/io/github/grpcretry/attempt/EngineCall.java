@@ -1,6 +1,7 @@
 package io.github.grpcretry.attempt;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import io.github.grpcretry.internal.backends.TriedBackends;
 import io.github.grpcretry.internal.commit.CallBuffer;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
@@ -450,7 +451,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean callStarted = false;
         try {
             // every attempt's streams are traced: the bytes they write count against the buffer limits (§2)
-            CallOptions options = attemptOptions(a).withStreamTracerFactory(new Streams(a, followed));
+            Streams streams = new Streams(a, followed);
+            a.streams = streams; // the call's backends so far, for the balancer (TriedBackends)
+            CallOptions options = attemptOptions(a).withStreamTracerFactory(streams);
             a.call = next.newCall(method, options);
             a.call.start(a, headers);
             callStarted = true;
@@ -1120,7 +1123,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
      * messages again from zero, and is counted for the call and told to the attempt's observer. Called on the
      * thread that makes the stream (a transport thread for a transparent retry): no blocking.
      */
-    private final class Streams extends ClientStreamTracer.Factory {
+    /** An attempt's streams, and the attempt's place in the call's history of backends for the balancer. */
+    private final class Streams extends TriedBackends {
         private final Attempt attempt;
         private final @Nullable ObservedCall followed;
 
@@ -1138,8 +1142,29 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 if (followed != null) {
                     followed.transparentRetry(attempt.number);
                 }
+            } else if (attempt.number > 1) {
+                String reused = reused();
+                if (reused != null) {
+                    engine.events.backendReused(target(), kind(attempt), attempt.number, reused);
+                }
             }
             return new Written(attempt);
+        }
+
+        @Override
+        protected @Nullable TriedBackends earlier() {
+            for (Attempt p = attempt.prev; p != null; p = p.prev) {
+                Streams s = p.streams;
+                if (s != null) {
+                    return s;
+                }
+            }
+            return null;
+        }
+
+        @Override
+        protected int backendPicks() {
+            return engine.backendPicks;
         }
     }
 
@@ -1191,6 +1216,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         /** Why it is to be cancelled (null: not); issued once, by its drain's owner. */
         @Nullable Status cancel;
         boolean startFailed;
+        /** Its stream tracer factory once launched: read by the balancer's picks of later attempts. */
+        volatile @Nullable Streams streams;
 
         @SuppressWarnings("NullAway.Init") // call: set by its launcher before another thread can reach it
         Attempt(int number, @Nullable Attempt prev) {

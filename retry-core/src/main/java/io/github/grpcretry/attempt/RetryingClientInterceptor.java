@@ -50,6 +50,8 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     final RetryBufferPool bufferPool;
     final long perRpcBufferLimit;
     final int maxAttemptsCap;
+    /** Picks the balancer is asked for to send a retry or a hedge to an untried backend; 0 = not asked. */
+    final int backendPicks;
     /** Whether a server's RetryInfo delay is read (configured, and the proto classes are present). */
     final boolean retryInfo;
     /** The longest RetryInfo delay a call without deadline waits. */
@@ -84,6 +86,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.bufferPool = b.bufferPool != null ? b.bufferPool : new RetryBufferPool(config.retryBufferSize());
         this.perRpcBufferLimit = config.perRpcBufferLimit();
         this.maxAttemptsCap = config.maxAttemptsCap();
+        this.backendPicks = config.avoidTriedBackends() ? config.backendPicks() : 0;
         this.retryInfo = config.retryInfo() && RetryInfoDelay.available();
         this.retryInfoMaxDelayNanos = Nanos.saturated(config.retryInfoMaxDelay());
         this.target = b.target != null ? b.target : config.channel();

@@ -48,7 +48,8 @@ public final class SpringBoundValues {
                 c.serviceConfigFile() == null ? null : file(c.serviceConfigFile()),
                 b == null ? null : new BudgetProperties(b.ratio(), b.minRetriesPerSecond(), b.ttl()),
                 c.maxAttemptsCap(), size(c.perRpcBufferLimit()), size(c.retryBufferSize()), c.connectTimeout(),
-                c.resilience4jRetry(), c.retryInfo(), c.retryInfoMaxDelay(), adaptiveHedging(c.adaptiveHedging()));
+                c.resilience4jRetry(), c.retryInfo(), c.retryInfoMaxDelay(), adaptiveHedging(c.adaptiveHedging()),
+                c.avoidTriedBackends(), c.backendPicks());
     }
 
     private static @Nullable AdaptiveHedgingProperties adaptiveHedging(

@@ -177,7 +177,7 @@ class RetryPolicyFieldTableTest {
         GrpcRetryClientProperties.Method method = new GrpcRetryClientProperties.Method(
                 List.of(new GrpcRetryClientProperties.Name("shop.Inventory", null)), null, null, null, null, retry, null);
         return new GrpcRetryClientProperties(new GrpcRetryClientProperties.ServiceConfig(List.of(method), null), null,
-                null, null, null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null, null, null, null);
     }
 
     @Test

@@ -175,7 +175,7 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
         warnCapped(channel, config, s);
         return new ChannelRetryConfig(channel, config.capped(s.maxAttemptsCap()), s.maxAttemptsCap(), s.perRpcBufferLimit(),
                 s.retryBufferSize(), s.budget(), s.connectTimeout(), s.resilience4jRetry(), s.retryInfo(),
-                s.retryInfoMaxDelay(), s.adaptiveHedging());
+                s.retryInfoMaxDelay(), s.adaptiveHedging(), s.avoidTriedBackends(), s.backendPicks());
     }
 
     private void warnCapped(String channel, ServiceConfig config, RetryConfigValidator.ChannelSettings s) {

@@ -1142,11 +1142,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 if (followed != null) {
                     followed.transparentRetry(attempt.number);
                 }
-            } else if (attempt.number > 1) {
-                String reused = reused();
-                if (reused != null) {
-                    engine.events.backendReused(target(), kind(attempt), attempt.number, reused);
-                }
             }
             return new Written(attempt);
         }
@@ -1180,6 +1175,16 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         @Override
         public void outboundWireSize(long bytes) {
             wrote(attempt, this, bytes);
+        }
+
+        /** The stream has its transport: the balancer's pick for it is final. */
+        @Override
+        public void streamCreated(Attributes transportAttrs, Metadata headers) {
+            Streams s = attempt.streams;
+            String reused = s == null || attempt.number == 1 ? null : s.reused();
+            if (reused != null) {
+                engine.events.backendReused(target(), kind(attempt), attempt.number, reused);
+            }
         }
     }
 

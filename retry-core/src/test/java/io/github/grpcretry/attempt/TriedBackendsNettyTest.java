@@ -8,12 +8,10 @@ import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.testing.Backends;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.SimpleCalls;
-import io.grpc.CallOptions;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
-import io.grpc.stub.ClientCalls;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -50,7 +48,7 @@ class TriedBackendsNettyTest {
         backends.server(0).script(ScriptedServer.always(Status.Code.UNAVAILABLE));
         Reuses reuses = new Reuses();
         channel = channel(Configs.channel(Configs.policy(3, 1, 2, 2, Status.Code.UNAVAILABLE)), reuses);
-        warmUp(3);
+        backends.warmUp(channel, 3);
 
         Backends.Outcome outcome = Backends.run(channel, "on", CALLERS, 40, -1, () -> { });
 
@@ -70,7 +68,7 @@ class TriedBackendsNettyTest {
         backends.server(0).script(ScriptedServer.always(Status.Code.UNAVAILABLE));
         channel = channel(Configs.channel(Configs.policy(3, 1, 2, 2, Status.Code.UNAVAILABLE))
                 .withTriedBackends(false, ChannelRetryConfig.DEFAULT_BACKEND_PICKS), new Reuses());
-        warmUp(3);
+        backends.warmUp(channel, 3);
 
         Backends.Outcome outcome = Backends.run(channel, "off", CALLERS, 60, -1, () -> { });
         Map<String, List<Integer>> attempts = backends.attemptsByCall();
@@ -87,7 +85,7 @@ class TriedBackendsNettyTest {
         backends = Backends.start(3);
         backends.server(0).script(ScriptedServer.always(Status.Code.UNAVAILABLE));
         channel = channel(Configs.channel(Configs.policy(3, 1, 2, 2, Status.Code.UNAVAILABLE)), new Reuses());
-        warmUp(3);
+        backends.warmUp(channel, 3);
         int fourth = backends.add();
 
         Backends.Outcome outcome = Backends.run(channel, "churn", CALLERS, 40, 100, () -> {
@@ -129,7 +127,7 @@ class TriedBackendsNettyTest {
                 && a.header(SimpleCalls.CALL_ID.name()).startsWith("warm") ? ScriptedServer.Action.ok()
                 : ScriptedServer.Action.ok().delay(400));
         channel = channel(Configs.channel(Configs.hedged(Configs.hedging(3, 30, Status.Code.UNAVAILABLE))), new Reuses());
-        warmUp(3);
+        backends.warmUp(channel, 3);
 
         Backends.Outcome outcome = Backends.run(channel, "hedge", 6, 12, -1, () -> { });
 
@@ -146,31 +144,6 @@ class TriedBackendsNettyTest {
                 .defaultServiceConfig(TriedBackendsLoadBalancerProvider.wrap(Map.of(), "round_robin"))
                 .intercept(RetryingClientInterceptor.builder(config).eventListener(events).build())
                 .build();
-    }
-
-    /** Calls until each of the first {@code n} backends has taken one (round_robin has them all ready), then forgets them. */
-    private void warmUp(int n) {
-        for (int i = 0; i < 200 && !allReached(n); i++) {
-            try {
-                ClientCalls.blockingUnaryCall(channel, SimpleCalls.UNARY,
-                        CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), SimpleCalls.request("warm" + i));
-            } catch (RuntimeException e) {
-                // a failing backend's answer: it was reached
-            }
-        }
-        assertThat(allReached(n)).as("every backend reached").isTrue();
-        for (int i = 0; i < backends.size(); i++) {
-            backends.server(i).reset();
-        }
-    }
-
-    private boolean allReached(int n) {
-        for (int i = 0; i < n; i++) {
-            if (backends.server(i).arrivalCount() == 0) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /** Counts {@code backendReused} by reason. */

@@ -98,6 +98,36 @@ public final class Backends extends NameResolverProvider implements AutoCloseabl
         }
     }
 
+    /**
+     * Unary calls on {@code channel} until each of the first {@code n} backends has taken one (round_robin has them
+     * all ready; a failing backend's answer counts), then every server's record is cleared.
+     */
+    public void warmUp(Channel channel, int n) {
+        for (int i = 0; i < 200 && !reached(n); i++) {
+            try {
+                ClientCalls.blockingUnaryCall(channel, SimpleCalls.UNARY,
+                        CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), SimpleCalls.request("warm" + i));
+            } catch (StatusRuntimeException e) {
+                // a failing backend's answer: it was reached
+            }
+        }
+        if (!reached(n)) {
+            throw new AssertionError("not every backend was reached in 200 calls");
+        }
+        for (ScriptedServer s : servers) {
+            s.reset();
+        }
+    }
+
+    private boolean reached(int n) {
+        for (int i = 0; i < n; i++) {
+            if (servers.get(i).arrivalCount() == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Which backend each arrival reached, by call id, in the order of the attempts. */
     public Map<String, List<Integer>> attemptsByCall() {
         Map<String, Map<Integer, Integer>> byCall = new HashMap<>();

@@ -11,6 +11,7 @@ import io.grpc.ClientStreamTracer;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Deadline;
+import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -1181,9 +1182,17 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         @Override
         public void streamCreated(Attributes transportAttrs, Metadata headers) {
             Streams s = attempt.streams;
-            String reused = s == null || attempt.number == 1 ? null : s.reused();
+            if (s == null) {
+                return;
+            }
+            String reused = attempt.number == 1 ? null : s.reused();
             if (reused != null) {
                 engine.events.backendReused(target(), kind(attempt), attempt.number, reused);
+            }
+            ObservedCall followed = s.followed;
+            java.net.SocketAddress peer = followed == null ? null : transportAttrs.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+            if (followed != null && peer != null) {
+                followed.peer(attempt.number, peer); // the attempt span's network.peer.*
             }
         }
     }

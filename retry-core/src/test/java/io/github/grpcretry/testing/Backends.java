@@ -9,18 +9,13 @@ import io.grpc.ForwardingClientCall;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.NameResolver;
-import io.grpc.NameResolverProvider;
-import io.grpc.NameResolverRegistry;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.SocketAddress;
-import java.net.URI;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -33,7 +28,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 
 /**
  * Backends behind one name: {@code n} {@link ScriptedServer}s on Netty on 127.0.0.1 (ephemeral ports) and a name
@@ -42,15 +36,14 @@ import java.util.function.Consumer;
  * callers, each call tagged with an id, and {@link Outcome} reads from the servers' records where each call's
  * attempts went.
  */
-public final class Backends extends NameResolverProvider implements AutoCloseable {
+public final class Backends extends AnsweringResolverProvider {
 
-    private final String scheme = "backends" + Long.toHexString(System.nanoTime());
     private final List<ScriptedServer> servers = new CopyOnWriteArrayList<>();
     private final List<Integer> ports = new CopyOnWriteArrayList<>();
     private volatile List<Integer> resolved;
-    private final List<Consumer<Runnable>> started = new CopyOnWriteArrayList<>();
 
     private Backends(int n) throws IOException {
+        super("backends" + Long.toHexString(System.nanoTime()));
         List<Integer> all = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             servers.add(ScriptedServer.startNetty());
@@ -58,17 +51,12 @@ public final class Backends extends NameResolverProvider implements AutoCloseabl
             all.add(i);
         }
         this.resolved = List.copyOf(all);
-        NameResolverRegistry.getDefaultRegistry().register(this);
+        register();
     }
 
     /** {@code n} backends, all resolved. */
     public static Backends start(int n) throws IOException {
         return new Backends(n);
-    }
-
-    /** The target that resolves to the backends. */
-    public String target() {
-        return scheme + ":///backends";
     }
 
     public ScriptedServer server(int i) {
@@ -89,13 +77,7 @@ public final class Backends extends NameResolverProvider implements AutoCloseabl
     /** Every started resolver answers with the backends {@code indexes}; returns once each channel took it. */
     public void resolve(Integer... indexes) throws InterruptedException {
         resolved = List.of(indexes);
-        CountDownLatch taken = new CountDownLatch(started.size());
-        for (Consumer<Runnable> answer : started) {
-            answer.accept(taken::countDown);
-        }
-        if (!taken.await(10, TimeUnit.SECONDS)) {
-            throw new AssertionError("the channels did not take the new addresses within 10 s");
-        }
+        answerAgain();
     }
 
     /**
@@ -243,71 +225,17 @@ public final class Backends extends NameResolverProvider implements AutoCloseabl
     }
 
     @Override
-    public NameResolver newNameResolver(URI targetUri, NameResolver.Args args) {
-        if (!scheme.equals(targetUri.getScheme())) {
-            return null;
+    protected NameResolver.ResolutionResult answer(NameResolver.Args args) {
+        List<EquivalentAddressGroup> addresses = new ArrayList<>();
+        for (int i : resolved) {
+            addresses.add(new EquivalentAddressGroup(new InetSocketAddress("127.0.0.1", ports.get(i))));
         }
-        return new NameResolver() {
-            private volatile Consumer<Runnable> answer;
-
-            @Override
-            public String getServiceAuthority() {
-                return "localhost";
-            }
-
-            @Override
-            public void start(Listener2 listener) {
-                answer = then -> args.getSynchronizationContext().execute(() -> {
-                    List<EquivalentAddressGroup> addresses = new ArrayList<>();
-                    for (int i : resolved) {
-                        addresses.add(new EquivalentAddressGroup(
-                                new InetSocketAddress("127.0.0.1", ports.get(i))));
-                    }
-                    listener.onResult2(ResolutionResult.newBuilder().setAddresses(addresses).build());
-                    then.run();
-                });
-                started.add(answer);
-                answer.accept(() -> { });
-            }
-
-            @Override
-            public void refresh() {
-                Consumer<Runnable> a = answer;
-                if (a != null) {
-                    a.accept(() -> { });
-                }
-            }
-
-            @Override
-            public void shutdown() {
-                started.remove(answer);
-            }
-        };
-    }
-
-    @Override
-    public String getDefaultScheme() {
-        return scheme;
-    }
-
-    @Override
-    protected boolean isAvailable() {
-        return true;
-    }
-
-    @Override
-    protected int priority() {
-        return 5;
-    }
-
-    @Override
-    public Collection<Class<? extends SocketAddress>> getProducedSocketAddressTypes() {
-        return List.of(InetSocketAddress.class);
+        return NameResolver.ResolutionResult.newBuilder().setAddresses(addresses).build();
     }
 
     @Override
     public void close() {
-        NameResolverRegistry.getDefaultRegistry().deregister(this);
+        super.close();
         for (ScriptedServer s : servers) {
             s.close();
         }

@@ -12,9 +12,14 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
+import org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
  * Spring Boot 4.1 (Spring gRPC): three Netty backends on 127.0.0.1 behind one name, Boot's default
@@ -23,6 +28,9 @@ import org.junit.jupiter.api.Test;
  * backend that failed it and no call fails; with it off some do.
  */
 class TriedBackendsContextTest {
+
+    /** The starter's load-balancing policy (registered by retry-core). */
+    private static final String POLICY = "grpcretry_avoid_tried_backends";
 
     private static final String M = "grpc.retry.clients.svc.service-config.method[0].";
 
@@ -54,6 +62,38 @@ class TriedBackendsContextTest {
             assertThat(Backends.later(attempts)).isGreaterThan(40);
             assertThat(Backends.sentToTried(attempts)).isZero();
         }
+    }
+
+    @Test
+    void bootsLoadBalancingBecomesTheChildOfTheStartersPolicy() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class, GrpcClientAutoConfiguration.class,
+                        GrpcRetryAutoConfiguration.class))
+                .withPropertyValues("spring.grpc.client.channel.default.default.load-balancing-policy=pick_first",
+                        "spring.grpc.client.channel.rr.target=static://127.0.0.1:1")
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    GrpcRetryServiceConfigCustomizer customizer = ctx.getBean(GrpcRetryServiceConfigCustomizer.class);
+                    // service-config.loadbalancing, as Boot renders it: the list becomes the child
+                    Map<String, Object> listed = new LinkedHashMap<>(Map.of("loadBalancingConfig",
+                            List.of(Map.of("round_robin", Map.of()))));
+                    customizer.customize("svc", listed);
+                    assertThat(listed.get("loadBalancingConfig")).isEqualTo(List.of(Map.of(
+                            POLICY,
+                            Map.of("childPolicy", List.of(Map.of("round_robin", Map.of()))))));
+                    // default.load-balancing-policy of the channel's entry (rr: its own, Boot's round_robin) or of
+                    // the default entry (svc has none of its own: pick_first)
+                    Map<String, Object> none = new LinkedHashMap<>();
+                    customizer.customize("svc", none);
+                    assertThat(none.get("loadBalancingConfig")).isEqualTo(List.of(Map.of(
+                            POLICY,
+                            Map.of("childPolicy", List.of(Map.of("pick_first", Map.of()))))));
+                    Map<String, Object> own = new LinkedHashMap<>();
+                    customizer.customize("rr", own);
+                    assertThat(own.get("loadBalancingConfig")).isEqualTo(List.of(Map.of(
+                            POLICY,
+                            Map.of("childPolicy", List.of(Map.of("round_robin", Map.of()))))));
+                });
     }
 
     @Test

@@ -1122,9 +1122,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
      * Asked by grpc-java for a tracer of each stream of one attempt: each counts what it writes ({@link #wrote}); a
      * stream that is a transparent retry (the server refused the one before it unprocessed) writes the attempt's
      * messages again from zero, and is counted for the call and told to the attempt's observer. Called on the
-     * thread that makes the stream (a transport thread for a transparent retry): no blocking.
+     * thread that makes the stream (a transport thread for a transparent retry): no blocking. It is also the
+     * attempt's place in the call's history of backends, which the balancer reads from the attempt's call options
+     * ({@link TriedBackends}).
      */
-    /** An attempt's streams, and the attempt's place in the call's history of backends for the balancer. */
     private final class Streams extends TriedBackends {
         private final Attempt attempt;
         private final @Nullable ObservedCall followed;

@@ -84,6 +84,14 @@ public interface AttemptObserver {
          */
         default void transparentRetry() {
         }
+
+        /**
+         * The attempt's stream reached the backend at {@code address} (its transport's remote address, after the
+         * balancer's final pick); again for each stream grpc-java sent transparently. Called on a transport thread:
+         * it must not block. By default nothing is done.
+         */
+        default void peer(java.net.SocketAddress address) {
+        }
     }
 
     /** What {@link Attempt#openScope} opened. */

@@ -130,6 +130,17 @@ public final class CompositeRetryEventListener implements RetryEventListener {
     }
 
     @Override
+    public void backendReused(CallTarget target, AttemptKind kind, int attemptNumber, String reason) {
+        for (int i = 0; i < delegates.length; i++) {
+            try {
+                delegates[i].backendReused(target, kind, attemptNumber, reason);
+            } catch (RuntimeException e) {
+                failed(i, "backendReused", e);
+            }
+        }
+    }
+
+    @Override
     public void committed(CallTarget target, int attemptNumber) {
         for (int i = 0; i < delegates.length; i++) {
             try {

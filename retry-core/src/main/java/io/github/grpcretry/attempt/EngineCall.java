@@ -2,6 +2,7 @@ package io.github.grpcretry.attempt;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.github.grpcretry.attempt.CallState.Phase;
+import io.github.grpcretry.internal.backends.TriedBackends;
 import io.github.grpcretry.internal.commit.CallBuffer;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
@@ -11,6 +12,7 @@ import io.grpc.ClientStreamTracer;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Deadline;
+import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -335,7 +337,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** The one place an attempt's call options are made: the call's, its own deadline, its streams' tracer (§2). */
     private CallOptions attemptOptions(Attempt a, @Nullable ObservedCall followed) {
         Deadline d = attemptDeadline(a);
-        return (d == null ? callOptions : callOptions.withDeadline(d)).withStreamTracerFactory(new Streams(a, followed));
+        Streams streams = new Streams(a, followed);
+        a.streams = streams; // the call's backends so far, for the balancer (TriedBackends)
+        return (d == null ? callOptions : callOptions.withDeadline(d)).withStreamTracerFactory(streams);
     }
 
     /** Starts {@code a} in the call's Context (the first with the application's headers) and replays the record to it. */
@@ -961,10 +965,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /**
-     * Makes a tracer for each stream of one attempt ({@link #wrote}); a transparent retry (a stream the server refused
-     * unprocessed, sent again by grpc-java) is counted for the call and told to the observer. On the stream's thread.
+     * Asked by grpc-java for a tracer of each stream of one attempt: each counts what it writes ({@link #wrote}); a
+     * stream that is a transparent retry (the server refused the one before it unprocessed) writes the attempt's
+     * messages again from zero, and is counted for the call and told to the attempt's observer. Called on the
+     * thread that makes the stream (a transport thread for a transparent retry): no blocking. It is also the
+     * attempt's place in the call's history of backends, which the balancer reads from the attempt's call options
+     * ({@link TriedBackends}).
      */
-    private final class Streams extends ClientStreamTracer.Factory {
+    private final class Streams extends TriedBackends {
         private final Attempt attempt;
         private final @Nullable ObservedCall followed;
 
@@ -985,6 +993,22 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             return new Written(attempt);
         }
+
+        @Override
+        protected @Nullable TriedBackends earlier() {
+            for (Attempt p = attempt.prev; p != null; p = p.prev) {
+                Streams s = p.streams;
+                if (s != null) {
+                    return s;
+                }
+            }
+            return null;
+        }
+
+        @Override
+        protected int backendPicks() {
+            return engine.backendPicks;
+        }
     }
 
     /** The bytes one stream of an attempt wrote; guarded by the call's lock. */
@@ -999,6 +1023,24 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         @Override
         public void outboundWireSize(long bytes) {
             wrote(attempt, this, bytes);
+        }
+
+        /** The stream has its transport: the balancer's pick for it is final. */
+        @Override
+        public void streamCreated(Attributes transportAttrs, Metadata headers) {
+            Streams s = attempt.streams;
+            if (s == null) {
+                return;
+            }
+            String reused = attempt.number == 1 ? null : s.reused();
+            if (reused != null) {
+                engine.events.backendReused(target(), kind(attempt), attempt.number, reused);
+            }
+            ObservedCall followed = s.followed;
+            java.net.SocketAddress peer = followed == null ? null : transportAttrs.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+            if (followed != null && peer != null) {
+                followed.peer(attempt.number, peer); // the attempt span's network.peer.*
+            }
         }
     }
 
@@ -1017,6 +1059,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         int sent; // the entries of the log it was sent
         int sentDemand; // the messages it was asked for (up to MAX_VALUE)
         @Nullable Status cancel; // why it is to be cancelled (null: not); issued once, by its drain's owner
+        /** Its stream tracer factory once launched: read by the balancer's picks of later attempts. */
+        volatile @Nullable Streams streams;
 
         @SuppressWarnings("NullAway.Init") // call: set by its launcher before another thread can reach it
         Attempt(int number, @Nullable Attempt prev) {

@@ -134,5 +134,14 @@ final class GuardedAttemptObserver implements AttemptObserver {
                 failed("transparentRetry", e);
             }
         }
+
+        @Override
+        public void peer(java.net.SocketAddress address) {
+            try {
+                attempt.peer(address);
+            } catch (RuntimeException e) {
+                failed("peer", e);
+            }
+        }
     }
 }

@@ -50,6 +50,15 @@ final class GuardedEventListener implements RetryEventListener {
     }
 
     @Override
+    public void backendReused(CallTarget target, AttemptKind kind, int attemptNumber, String reason) {
+        try {
+            delegate.backendReused(target, kind, attemptNumber, reason);
+        } catch (RuntimeException e) {
+            failed("backendReused", e);
+        }
+    }
+
+    @Override
     public void attemptStarted(CallTarget target, AttemptKind kind, int attemptNumber) {
         try {
             delegate.attemptStarted(target, kind, attemptNumber);

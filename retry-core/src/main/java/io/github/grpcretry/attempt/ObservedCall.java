@@ -53,6 +53,17 @@ final class ObservedCall {
         }
     }
 
+    /** Attempt {@code number}'s stream reached {@code address}. */
+    void peer(int number, java.net.SocketAddress address) {
+        AttemptObserver.Attempt o;
+        synchronized (this) {
+            o = attempts.length < number ? null : attempts[number - 1];
+        }
+        if (o != null) {
+            o.peer(address);
+        }
+    }
+
     void retrySuppressed(SuppressionReason reason, Status.Code code) {
         call.retrySuppressed(reason, code);
     }

@@ -50,6 +50,15 @@ public interface RetryEventListener {
     default void retrySuppressed(CallTarget target, SuppressionReason reason, Status.Code code) {
     }
 
+    /**
+     * A retry or a hedge went to a backend its call had already tried (the interceptor engine with
+     * {@code avoid-tried-backends}): {@code reason} is {@code no_other_ready} (every backend the balancer had ready
+     * had been tried) or {@code picks_exhausted} (the balancer was asked {@code backend-picks} times and gave only
+     * tried ones). Reported when the attempt's stream starts.
+     */
+    default void backendReused(CallTarget target, AttemptKind kind, int attemptNumber, String reason) {
+    }
+
     /** The call committed to attempt {@code attemptNumber}. */
     default void committed(CallTarget target, int attemptNumber) {
     }

@@ -1,6 +1,7 @@
 package io.github.grpcretry.attempt;
 
 import io.github.grpcretry.budget.RetryBudget;
+import io.github.grpcretry.internal.backends.TriedBackendsLoadBalancerProvider;
 import io.github.grpcretry.internal.commit.RetryBufferPool;
 import io.github.grpcretry.internal.pushback.RetryInfoDelay;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
@@ -16,6 +17,7 @@ import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -50,6 +52,8 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     final RetryBufferPool bufferPool;
     final long perRpcBufferLimit;
     final int maxAttemptsCap;
+    /** Picks the balancer is asked for to send a retry or a hedge to an untried backend; 0 = not asked. */
+    final int backendPicks;
     /** Whether a server's RetryInfo delay is read (configured, and the proto classes are present). */
     final boolean retryInfo;
     /** The longest RetryInfo delay a call without deadline waits. */
@@ -93,6 +97,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         this.bufferPool = b.bufferPool != null ? b.bufferPool : new RetryBufferPool(config.retryBufferSize());
         this.perRpcBufferLimit = config.perRpcBufferLimit();
         this.maxAttemptsCap = config.maxAttemptsCap();
+        this.backendPicks = config.avoidTriedBackends() ? config.backendPicks() : 0;
         this.retryInfo = config.retryInfo() && RetryInfoDelay.available();
         this.retryInfoMaxDelayNanos = Nanos.saturated(config.retryInfoMaxDelay());
         this.target = b.target != null ? b.target : config.channel();
@@ -126,6 +131,18 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     public static RetryingClientInterceptor create(ChannelRetryConfig config, @Nullable RetryThrottle throttle,
             @Nullable RetryBudget budget, RetryEventListener events) {
         return builder(config).throttle(throttle).budget(budget).eventListener(events).build();
+    }
+
+    /**
+     * {@code serviceConfig} (the map a channel builder's {@code defaultServiceConfig} takes) with the channel's load
+     * balancing put under the starter's policy that sends a retry or a hedge to a backend its call has not tried
+     * ({@code avoid-tried-backends}): the first {@code loadBalancingConfig} entry, else {@code loadBalancingPolicy},
+     * else {@code defaultPolicy} (the builder's default policy name; null = grpc-java's {@code pick_first}) becomes
+     * its child and keeps choosing backends. A config already wrapped comes back unchanged. Without it the engine
+     * still works; its retries only pick blind, as grpc-java's do.
+     */
+    public static Map<String, Object> avoidingTriedBackends(Map<String, ?> serviceConfig, @Nullable String defaultPolicy) {
+        return TriedBackendsLoadBalancerProvider.wrap(serviceConfig, defaultPolicy);
     }
 
     @Override

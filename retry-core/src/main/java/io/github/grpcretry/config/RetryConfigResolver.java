@@ -295,13 +295,20 @@ public final class RetryConfigResolver {
      * The start-up warnings for the native engine with settings only the interceptor engine applies: one for
      * {@code retry-info}/{@code retry-info-max-delay} (grpc-java reads only {@code grpc-retry-pushback-ms}), one for
      * {@code adaptive-hedging.*} (grpc-java's hedging delay is fixed), one for {@code budget.*} (grpc-java has no
-     * retry budget), each naming every property that sets one.
+     * retry budget), one for {@code avoid-tried-backends}/{@code backend-picks} (grpc-java's picks do not know the
+     * call's earlier attempts), each naming every property that sets one.
      */
     static List<String> nativeIgnoresInterceptorOnlySettings(Map<String, ChannelDraft> drafts) {
         List<String> retryInfo = new ArrayList<>();
         List<String> adaptive = new ArrayList<>();
         List<String> budget = new ArrayList<>();
+        List<String> backends = new ArrayList<>();
         for (ChannelDraft d : drafts.values()) {
+            for (Sourced<?> s : Arrays.asList(d.avoidTriedBackends(), d.backendPicks())) {
+                if (s != null) {
+                    backends.add(s.path() + " = " + s.display());
+                }
+            }
             for (Sourced<?> s : Arrays.asList(d.retryInfo(), d.retryInfoMaxDelay())) {
                 if (s != null) {
                     retryInfo.add(s.path() + " = " + s.display());
@@ -314,7 +321,7 @@ public final class RetryConfigResolver {
                 }
             }
         }
-        List<String> out = new ArrayList<>(3);
+        List<String> out = new ArrayList<>(4);
         if (!retryInfo.isEmpty()) {
             out.add("retry-info is ignored: grpc.retry.engine=native (grpc-java's own retry) reads only the "
                     + "grpc-retry-pushback-ms trailer, never a google.rpc.RetryInfo delay. Set at: "
@@ -329,6 +336,11 @@ public final class RetryConfigResolver {
             out.add("budget is ignored: grpc.retry.engine=native (grpc-java's own retry) limits retries only by"
                     + " retrythrottling and max-attempts-cap, never by a retry budget. Set at: " + String.join(", ", budget)
                     + ". Use grpc.retry.engine=interceptor to have it applied, or remove it");
+        }
+        if (!backends.isEmpty()) {
+            out.add("avoid-tried-backends is ignored: grpc.retry.engine=native (grpc-java's own retry) picks a backend"
+                    + " for each attempt without knowing where the call's earlier attempts went. Set at: "
+                    + String.join(", ", backends) + ". Use grpc.retry.engine=interceptor to have it applied, or remove it");
         }
         return out;
     }
@@ -386,7 +398,9 @@ public final class RetryConfigResolver {
                 Sourced.of(c.resilience4jRetry(), path + ".resilience4j-retry"),
                 Sourced.of(c.retryInfo(), path + ".retry-info"),
                 Sourced.of(c.retryInfoMaxDelay(), path + ".retry-info-max-delay"),
-                adaptiveHedging(c.adaptiveHedging(), path + ".adaptive-hedging"));
+                adaptiveHedging(c.adaptiveHedging(), path + ".adaptive-hedging"),
+                Sourced.of(c.avoidTriedBackends(), path + ".avoid-tried-backends"),
+                Sourced.of(c.backendPicks(), path + ".backend-picks"));
     }
 
     private static ChannelDraft.AdaptiveHedgingDraft adaptiveHedging(@Nullable AdaptiveHedgingProperties a, String path) {
@@ -490,7 +504,9 @@ public final class RetryConfigResolver {
             @Nullable String resilience4jRetry,
             @Nullable Boolean retryInfo,
             @Nullable Duration retryInfoMaxDelay,
-            @Nullable AdaptiveHedgingProperties adaptiveHedging) {
+            @Nullable AdaptiveHedgingProperties adaptiveHedging,
+            @Nullable Boolean avoidTriedBackends,
+            @Nullable Integer backendPicks) {
     }
 
     /** {@code service-config}: the method entries and {@code retrythrottling}. */

@@ -16,6 +16,7 @@ import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.SuppressionReason;
 import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.github.grpcretry.guard.GuardEventListener;
+import io.github.grpcretry.internal.backends.TriedBackends;
 import io.grpc.Status;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -97,6 +98,11 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
     }
 
     @Override
+    public void backendReused(CallTarget target, AttemptKind kind, int attemptNumber, String reason) {
+        meters(target).backendReused(reason).increment();
+    }
+
+    @Override
     public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
         callEnded(target, code, retries, hedges, 0, retryDelayNanos);
     }
@@ -153,6 +159,7 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
         private final AtomicReferenceArray<Counter> attempts = new AtomicReferenceArray<>(KINDS.length * CODES.length);
         private final AtomicReferenceArray<Counter> suppressed = new AtomicReferenceArray<>(REASONS.length);
         private final AtomicReferenceArray<Counter> delays = new AtomicReferenceArray<>(SOURCES.length);
+        private final AtomicReferenceArray<Counter> reused = new AtomicReferenceArray<>(2);
         private volatile @Nullable DistributionSummary retries;
         private volatile @Nullable DistributionSummary hedges;
         private volatile @Nullable DistributionSummary transparentRetries;
@@ -190,6 +197,21 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
                         .tag(TAG_REASON, reason.tagValue())
                         .register(registry);
                 suppressed.set(idx, c);
+            }
+            return c;
+        }
+
+        /** {@code reason}: {@code no_other_ready} or {@code picks_exhausted} (any other counts as the latter). */
+        Counter backendReused(String reason) {
+            int idx = reason.equals(TriedBackends.NO_OTHER_READY) ? 0 : 1;
+            Counter c = reused.get(idx);
+            if (c == null) {
+                c = Counter.builder(RetryMeterNames.BACKEND_REUSED)
+                        .description("Retries and hedges that went to a backend their call had already tried, by reason")
+                        .tags(tags)
+                        .tag(TAG_REASON, idx == 0 ? TriedBackends.NO_OTHER_READY : TriedBackends.PICKS_EXHAUSTED)
+                        .register(registry);
+                reused.set(idx, c);
             }
             return c;
         }

@@ -18,6 +18,11 @@ public final class RetryMeterNames {
     public static final String CALL_RETRY_DELAY = "grpc.client.call.retry_delay";
     /** Counter; client, method, reason: a failed attempt that was not retried, by why. */
     public static final String SUPPRESSED = "grpc.client.retry.suppressed";
+    /**
+     * Counter; client, method, reason ({@code no_other_ready}, {@code picks_exhausted}): retries and hedges that went
+     * to a backend their call had already tried.
+     */
+    public static final String BACKEND_REUSED = "grpc.client.retry.backend.reused";
     /** Gauge; client: current tokens of the channel's throttle. */
     public static final String TOKENS = "grpc.client.retry.tokens";
     /** Gauge; client: capacity of the channel's throttle. */

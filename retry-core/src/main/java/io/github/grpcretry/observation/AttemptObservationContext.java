@@ -28,6 +28,8 @@ public final class AttemptObservationContext extends RequestReplySenderContext<M
     private boolean committed;
     private boolean cancelled;
     private volatile int transparentRetries;
+    private volatile @Nullable String peerAddress;
+    private volatile int peerPort = -1;
 
     AttemptObservationContext(CallTarget target, AttemptKind kind, int attemptNumber, long delayNanos,
             @Nullable DelaySource delaySource, Metadata headers) {
@@ -119,6 +121,30 @@ public final class AttemptObservationContext extends RequestReplySenderContext<M
      */
     public int getTransparentRetries() {
         return transparentRetries;
+    }
+
+    /**
+     * The address of the backend the attempt's stream reached (OpenTelemetry's {@code network.peer.address}: an IP
+     * address, or the address as text for a non-IP one), or null before its stream has a transport.
+     */
+    public @Nullable String getPeerAddress() {
+        return peerAddress;
+    }
+
+    /** The port of that backend ({@code network.peer.port}), or -1 (not known, or not an IP address). */
+    public int getPeerPort() {
+        return peerPort;
+    }
+
+    void peer(java.net.SocketAddress address) {
+        if (address instanceof java.net.InetSocketAddress inet) {
+            java.net.InetAddress ip = inet.getAddress();
+            peerAddress = ip != null ? ip.getHostAddress() : inet.getHostString();
+            peerPort = inet.getPort();
+        } else {
+            peerAddress = address.toString();
+            peerPort = -1;
+        }
     }
 
     synchronized void transparentRetry() {

@@ -110,6 +110,20 @@ public enum AttemptObservationDocumentation implements ObservationDocumentation 
             public boolean isRequired() {
                 return false;
             }
+        },
+        /** The address of the backend the attempt reached (OpenTelemetry's RPC conventions). */
+        NETWORK_PEER_ADDRESS(DefaultAttemptObservationConvention.NETWORK_PEER_ADDRESS) {
+            @Override
+            public boolean isRequired() {
+                return false;
+            }
+        },
+        /** The port of the backend the attempt reached. */
+        NETWORK_PEER_PORT(DefaultAttemptObservationConvention.NETWORK_PEER_PORT) {
+            @Override
+            public boolean isRequired() {
+                return false;
+            }
         };
 
         private final String key;

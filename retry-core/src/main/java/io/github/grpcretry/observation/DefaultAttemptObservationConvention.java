@@ -41,6 +41,10 @@ public class DefaultAttemptObservationConvention implements AttemptObservationCo
     public static final String DELAY_SOURCE = "grpc.retry.delay_source";
     /** Streams grpc-java sent again transparently under the attempt (present when there were any). */
     public static final String TRANSPARENT_RETRIES = "grpc.retry.transparent_retries";
+    /** OpenTelemetry's RPC conventions: the address of the backend the attempt reached (present once known). */
+    public static final String NETWORK_PEER_ADDRESS = "network.peer.address";
+    /** OpenTelemetry's RPC conventions: the port of that backend (present once known, for an IP address). */
+    public static final String NETWORK_PEER_PORT = "network.peer.port";
 
     private static final KeyValue SYSTEM = KeyValue.of(RPC_SYSTEM, "grpc");
     private static final KeyValue NOT_TRANSPARENT = KeyValue.of(TRANSPARENT_RETRY, "false");
@@ -110,6 +114,13 @@ public class DefaultAttemptObservationConvention implements AttemptObservationCo
         String pushback = context.getPushback();
         if (pushback != null) {
             kv = kv.and(PUSHBACK_MS, pushback);
+        }
+        String peer = context.getPeerAddress();
+        if (peer != null) {
+            kv = kv.and(NETWORK_PEER_ADDRESS, peer);
+            if (context.getPeerPort() >= 0) {
+                kv = kv.and(NETWORK_PEER_PORT, Integer.toString(context.getPeerPort()));
+            }
         }
         return kv;
     }

@@ -169,6 +169,11 @@ public final class ObservationAttemptObserver implements AttemptObserver {
         }
 
         @Override
+        public void peer(java.net.SocketAddress address) {
+            context.peer(address);
+        }
+
+        @Override
         public void transparentRetry() {
             context.transparentRetry();
             try {

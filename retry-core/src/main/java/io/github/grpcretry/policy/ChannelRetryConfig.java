@@ -16,6 +16,10 @@ import org.jspecify.annotations.Nullable;
  *     next backoff
  * @param retryInfoMaxDelay the longest such delay a call without deadline waits (a longer one stops retrying)
  * @param adaptiveHedging the adaptive hedging delay of the channel's hedged methods; absent = the fixed delay
+ * @param avoidTriedBackends whether the interceptor engine sends a retry or a hedge to a backend its call has not
+ *     tried when the channel's load balancer has one ready ({@code avoid-tried-backends})
+ * @param backendPicks how many picks the balancer is asked for, at most, before such an attempt goes to a tried
+ *     backend anyway, 1 to 10 ({@code backend-picks})
  */
 public record ChannelRetryConfig(
         String channel,
@@ -28,17 +32,33 @@ public record ChannelRetryConfig(
         @Nullable String resilience4jRetry,
         boolean retryInfo,
         Duration retryInfoMaxDelay,
-        @Nullable AdaptiveHedgingPolicy adaptiveHedging) {
+        @Nullable AdaptiveHedgingPolicy adaptiveHedging,
+        boolean avoidTriedBackends,
+        int backendPicks) {
 
     public static final int DEFAULT_MAX_ATTEMPTS_CAP = 5;
     public static final long DEFAULT_PER_RPC_BUFFER_LIMIT = 1L << 20;
     public static final long DEFAULT_RETRY_BUFFER_SIZE = 16L << 20;
     public static final Duration DEFAULT_RETRY_INFO_MAX_DELAY = Duration.ofSeconds(30);
+    public static final int DEFAULT_BACKEND_PICKS = 5;
+    public static final int MAX_BACKEND_PICKS = 10;
 
     public ChannelRetryConfig {
         Objects.requireNonNull(channel, "channel");
         Objects.requireNonNull(serviceConfig, "serviceConfig");
         Objects.requireNonNull(retryInfoMaxDelay, "retryInfoMaxDelay");
+        if (backendPicks < 1 || backendPicks > MAX_BACKEND_PICKS) {
+            throw new IllegalArgumentException("backendPicks must be between 1 and " + MAX_BACKEND_PICKS + ": " + backendPicks);
+        }
+    }
+
+    /** A channel that avoids tried backends with {@link #DEFAULT_BACKEND_PICKS} picks. */
+    public ChannelRetryConfig(String channel, ServiceConfig serviceConfig, int maxAttemptsCap, long perRpcBufferLimit,
+            long retryBufferSize, @Nullable RetryBudgetPolicy budget, @Nullable Duration connectTimeout,
+            @Nullable String resilience4jRetry, boolean retryInfo, Duration retryInfoMaxDelay,
+            @Nullable AdaptiveHedgingPolicy adaptiveHedging) {
+        this(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget, connectTimeout,
+                resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging, true, DEFAULT_BACKEND_PICKS);
     }
 
     /**
@@ -48,25 +68,32 @@ public record ChannelRetryConfig(
      */
     public ChannelRetryConfig withServiceConfig(String channel, ServiceConfig serviceConfig) {
         return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
-                connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging);
+                connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging, avoidTriedBackends,
+                backendPicks);
     }
 
     /** This channel with other RetryInfo settings. */
     public ChannelRetryConfig withRetryInfo(boolean honoured, Duration maxDelay) {
         return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
-                connectTimeout, resilience4jRetry, honoured, maxDelay, adaptiveHedging);
+                connectTimeout, resilience4jRetry, honoured, maxDelay, adaptiveHedging, avoidTriedBackends, backendPicks);
     }
 
     /** This channel with another adaptive hedging setting (absent = off). */
     public ChannelRetryConfig withAdaptiveHedging(@Nullable AdaptiveHedgingPolicy adaptive) {
         return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
-                connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptive);
+                connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptive, avoidTriedBackends, backendPicks);
+    }
+
+    /** This channel with other settings for avoiding tried backends ({@code picks}: 1 to 10). */
+    public ChannelRetryConfig withTriedBackends(boolean avoid, int picks) {
+        return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
+                connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging, avoid, picks);
     }
 
     /** A channel with the given service config and every other setting at its default. */
     public static ChannelRetryConfig of(String channel, ServiceConfig serviceConfig) {
         return new ChannelRetryConfig(channel, serviceConfig.capped(DEFAULT_MAX_ATTEMPTS_CAP), DEFAULT_MAX_ATTEMPTS_CAP,
                 DEFAULT_PER_RPC_BUFFER_LIMIT, DEFAULT_RETRY_BUFFER_SIZE, null, null, null, true,
-                DEFAULT_RETRY_INFO_MAX_DELAY, null);
+                DEFAULT_RETRY_INFO_MAX_DELAY, null, true, DEFAULT_BACKEND_PICKS);
     }
 }

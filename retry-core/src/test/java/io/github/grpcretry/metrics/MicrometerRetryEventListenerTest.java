@@ -174,6 +174,21 @@ class MicrometerRetryEventListenerTest {
     }
 
     @Test
+    void retriesAndHedgesSentToATriedBackendAreCountedByReason() {
+        listener.backendReused(INV, AttemptKind.RETRY, 2, "no_other_ready");
+        listener.backendReused(INV, AttemptKind.HEDGE, 3, "no_other_ready");
+        listener.backendReused(INV, AttemptKind.RETRY, 3, "picks_exhausted");
+
+        assertThat(counter("grpc.client.retry.backend.reused", "client", "inventory", "method", "shop.Inventory/Reserve",
+                "reason", "no_other_ready")).isEqualTo(2.0);
+        assertThat(counter("grpc.client.retry.backend.reused", "client", "inventory", "method", "shop.Inventory/Reserve",
+                "reason", "picks_exhausted")).isEqualTo(1.0);
+        for (Counter c : registry.find(RetryMeterNames.BACKEND_REUSED).counters()) {
+            assertThat(tagKeys(c)).containsExactly("client", "method", "reason");
+        }
+    }
+
+    @Test
     void metersAreRegisteredOnceAndReusedOnTheHotPath() {
         retriedCall(INV, 1_000_000L);
         int meters = registry.getMeters().size();

@@ -33,6 +33,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -134,6 +135,44 @@ class AttemptObservationTest {
             }
         }
         assertThat(call.suppressions()).isEmpty();
+    }
+
+    @Test
+    void eachAttemptSpanNamesTheBackendItReached() throws Exception {
+        try (io.github.grpcretry.testing.Backends backends = io.github.grpcretry.testing.Backends.start(2)) {
+            for (int i = 0; i < 2; i++) { // every first attempt fails: each call tries both backends
+                backends.server(i).script(a -> a.previousAttempts == null
+                        ? ScriptedServer.Action.fail(Status.Code.UNAVAILABLE) : ScriptedServer.Action.ok());
+            }
+            ServiceConfig sc = retrying(3, null);
+            ChannelRetryConfig config = ChannelRetryConfig.of("traced", sc);
+            channel = io.grpc.Grpc.newChannelBuilder(backends.target(), io.grpc.InsecureChannelCredentials.create())
+                    .defaultServiceConfig(io.github.grpcretry.internal.backends.TriedBackendsLoadBalancerProvider.wrap(
+                            Map.of(), "round_robin"))
+                    .intercept(RetryingClientInterceptor.builder(config).scheduler(scheduler)
+                            .attemptObserver(new ObservationAttemptObserver(registry)).build())
+                    .intercept(new ObservationGrpcClientInterceptor(registry))
+                    .build();
+            backends.warmUp(channel, 2);
+            recorder.clear();
+
+            SimpleServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                    .unaryRpc(SimpleRequest.getDefaultInstance());
+
+            List<Recorded> attempts = recorder.named(DefaultAttemptObservationConvention.NAME);
+            assertThat(attempts).hasSize(2);
+            List<String> ports = new java.util.ArrayList<>();
+            for (Recorded a : attempts) {
+                assertThat(a.high(DefaultAttemptObservationConvention.NETWORK_PEER_ADDRESS)).isEqualTo("127.0.0.1");
+                ports.add(a.high(DefaultAttemptObservationConvention.NETWORK_PEER_PORT));
+            }
+            assertThat(ports).as("the two backends, one per attempt")
+                    .containsExactlyInAnyOrder(String.valueOf(backends.server(0).port()),
+                            String.valueOf(backends.server(1).port()));
+            int first = backends.server(0).arrivals().stream().anyMatch(x -> x.previousAttempts == null) ? 0 : 1;
+            assertThat(ports.get(0)).as("the first attempt's span names the backend its arrival reached")
+                    .isEqualTo(String.valueOf(backends.server(first).port()));
+        }
     }
 
     @Test
@@ -301,6 +340,10 @@ class AttemptObservationTest {
         @Override
         public boolean supportsContext(Observation.Context context) {
             return true;
+        }
+
+        void clear() {
+            recorded.clear();
         }
 
         List<Recorded> all() {

@@ -150,6 +150,8 @@ public final class PackagedMetadata {
                 Map.entry(GLOBAL + "budget.min-retries-per-second", whole(RetryBudgetPolicy.DEFAULT_MIN_RETRIES_PER_SECOND)),
                 Map.entry(GLOBAL + "budget.ttl", Durations.toText(RetryBudgetPolicy.DEFAULT_TTL)),
                 Map.entry(GLOBAL + "retry-info", "true"),
+                Map.entry(GLOBAL + "avoid-tried-backends", "true"),
+                Map.entry(GLOBAL + "backend-picks", String.valueOf(ChannelRetryConfig.DEFAULT_BACKEND_PICKS)),
                 Map.entry(GLOBAL + "retry-info-max-delay", Durations.toText(ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY)),
                 Map.entry(GLOBAL + "adaptive-hedging.enabled", "false"),
                 Map.entry(GLOBAL + "adaptive-hedging.max-extra-load",

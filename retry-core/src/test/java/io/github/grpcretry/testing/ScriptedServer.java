@@ -8,7 +8,6 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessServerBuilder;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
@@ -71,12 +70,28 @@ public final class ScriptedServer implements AutoCloseable {
         return create(null, port, false);
     }
 
+    /** A Netty server builder on {@code address}: grpc-netty-shaded's, else grpc-netty's (the Spring Boot 4.1 tests). */
+    private static io.grpc.ServerBuilder<?> netty(InetSocketAddress address) {
+        for (String type : List.of("io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder",
+                "io.grpc.netty.NettyServerBuilder")) {
+            try {
+                return (io.grpc.ServerBuilder<?>) Class.forName(type).getMethod("forAddress", java.net.SocketAddress.class)
+                        .invoke(null, address);
+            } catch (ClassNotFoundException e) {
+                // not on this class path: the next
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        throw new IllegalStateException("neither grpc-netty-shaded nor grpc-netty is on the class path");
+    }
+
     private static ScriptedServer create(String name, int port, boolean inProcess) throws IOException {
         Holder holder = new Holder();
         ServerServiceDefinition def = holder.definition();
         Server srv = inProcess
                 ? InProcessServerBuilder.forName(name).addService(def).build().start()
-                : NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port)).addService(def).build().start();
+                : netty(new InetSocketAddress("127.0.0.1", port)).addService(def).build().start();
         holder.server = new ScriptedServer(srv, name, holder);
         return holder.server;
     }

@@ -2,12 +2,7 @@ package io.github.grpcretry.testing;
 
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.NameResolver;
-import io.grpc.NameResolverProvider;
-import io.grpc.NameResolverRegistry;
 import java.net.InetSocketAddress;
-import java.net.SocketAddress;
-import java.net.URI;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 
@@ -17,16 +12,13 @@ import java.util.Map;
  * resolver. Registered in grpc-java's default registry for one scheme while open. {@link #update} hands every
  * started resolver a new service config, as a DNS resolver does when the TXT record changed.
  */
-public final class ServiceConfigResolverProvider extends NameResolverProvider implements AutoCloseable {
+public final class ServiceConfigResolverProvider extends AnsweringResolverProvider {
 
-    private final String scheme;
     private final InetSocketAddress address;
     private volatile Map<String, ?> serviceConfig;
-    /** Each started resolver's answer (the current service config), then what to run once the listener took it. */
-    private final List<java.util.function.Consumer<Runnable>> started = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private ServiceConfigResolverProvider(String scheme, InetSocketAddress address, Map<String, ?> serviceConfig) {
-        this.scheme = scheme;
+        super(scheme);
         this.address = address;
         this.serviceConfig = serviceConfig;
     }
@@ -35,7 +27,7 @@ public final class ServiceConfigResolverProvider extends NameResolverProvider im
     public static ServiceConfigResolverProvider register(String scheme, int port, Map<String, ?> serviceConfig) {
         ServiceConfigResolverProvider p = new ServiceConfigResolverProvider(scheme,
                 new InetSocketAddress("127.0.0.1", port), serviceConfig);
-        NameResolverRegistry.getDefaultRegistry().register(p);
+        p.register();
         return p;
     }
 
@@ -56,78 +48,17 @@ public final class ServiceConfigResolverProvider extends NameResolverProvider im
      */
     public void update(Map<String, ?> next) throws InterruptedException {
         serviceConfig = next;
-        java.util.concurrent.CountDownLatch taken = new java.util.concurrent.CountDownLatch(started.size());
-        for (java.util.function.Consumer<Runnable> answer : started) {
-            answer.accept(taken::countDown);
+        answerAgain();
+    }
+
+    @Override
+    protected NameResolver.ResolutionResult answer(NameResolver.Args args) {
+        NameResolver.ResolutionResult.Builder result = NameResolver.ResolutionResult.newBuilder()
+                .setAddresses(List.of(new EquivalentAddressGroup(address)));
+        Map<String, ?> current = serviceConfig;
+        if (current != null) {
+            result.setServiceConfig(args.getServiceConfigParser().parseServiceConfig(current));
         }
-        if (!taken.await(10, java.util.concurrent.TimeUnit.SECONDS)) {
-            throw new AssertionError("the channels did not take the new service config within 10 s");
-        }
-    }
-
-    /** The target a channel names to be resolved by this resolver. */
-    public String target() {
-        return scheme + ":///service";
-    }
-
-    @Override
-    public NameResolver newNameResolver(URI targetUri, NameResolver.Args args) {
-        if (!scheme.equals(targetUri.getScheme())) {
-            return null;
-        }
-        return new NameResolver() {
-            private volatile java.util.function.Consumer<Runnable> answer;
-
-            @Override
-            public String getServiceAuthority() {
-                return "localhost";
-            }
-
-            @Override
-            public void start(Listener2 listener) {
-                answer = then -> args.getSynchronizationContext().execute(() -> {
-                    ResolutionResult.Builder result = ResolutionResult.newBuilder()
-                            .setAddresses(List.of(new EquivalentAddressGroup(address)));
-                    Map<String, ?> current = serviceConfig;
-                    if (current != null) {
-                        result.setServiceConfig(args.getServiceConfigParser().parseServiceConfig(current));
-                    }
-                    listener.onResult2(result.build());
-                    then.run();
-                });
-                started.add(answer);
-                answer.accept(() -> { });
-            }
-
-            @Override
-            public void shutdown() {
-                started.remove(answer);
-            }
-        };
-    }
-
-    @Override
-    public String getDefaultScheme() {
-        return scheme;
-    }
-
-    @Override
-    protected boolean isAvailable() {
-        return true;
-    }
-
-    @Override
-    protected int priority() {
-        return 5;
-    }
-
-    @Override
-    public Collection<Class<? extends SocketAddress>> getProducedSocketAddressTypes() {
-        return List.of(InetSocketAddress.class);
-    }
-
-    @Override
-    public void close() {
-        NameResolverRegistry.getDefaultRegistry().deregister(this);
+        return result.build();
     }
 }

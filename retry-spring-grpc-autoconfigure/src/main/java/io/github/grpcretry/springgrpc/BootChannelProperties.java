@@ -54,6 +54,19 @@ final class BootChannelProperties {
         return d == null || d.isNegative() || d.isZero() ? null : d;
     }
 
+    /**
+     * Boot's {@code default.load-balancing-policy} for {@code channel} (its entry's, else the {@code default}
+     * entry's), which Boot gives the builder as its default policy name; Boot's default {@code round_robin} when
+     * neither entry sets it.
+     */
+    String defaultPolicy(String channel) {
+        String key = entryFor(channel);
+        GrpcClientProperties.Channel entry = key == null ? null : channels.get(key);
+        String policy = entry == null ? null : entry.getDefault().getLoadBalancingPolicy();
+        return policy == null || policy.isBlank() ? new GrpcClientProperties.Channel().getDefault().getLoadBalancingPolicy()
+                : policy;
+    }
+
     /** The property path of the service config of entry {@code key}. */
     static String serviceConfigPath(String key) {
         return PREFIX + key + ".service-config";

@@ -176,8 +176,9 @@ public class GrpcRetryAutoConfiguration {
 
     @Bean
     GrpcRetryServiceConfigCustomizer grpcRetryServiceConfigCustomizer(ChannelRetryConfigs grpcRetryChannelConfigs,
-            GrpcRetryProperties properties) {
-        return new GrpcRetryServiceConfigCustomizer(grpcRetryChannelConfigs, properties.engine());
+            GrpcRetryProperties properties, ObjectProvider<GrpcClientProperties> clientProperties) {
+        return new GrpcRetryServiceConfigCustomizer(grpcRetryChannelConfigs, properties.engine(),
+                new BootChannelProperties(clientProperties.getIfAvailable()));
     }
 
     /**

@@ -13,16 +13,21 @@ import org.springframework.boot.grpc.client.autoconfigure.GrpcClientDefaultServi
  * {@code methodConfig} and {@code retryThrottling} with the channel's merged configuration: without
  * retry, hedging and throttling for the interceptor engine (timeouts, wait-for-ready and message limits
  * stay, and grpc-java's transparent retry stays on: nothing is retried twice), with them for
- * {@code engine: native}. Load balancing and health checking are left as Boot rendered them.
+ * {@code engine: native}. Health checking is left as Boot rendered it; with the interceptor engine Boot's load
+ * balancing ({@code service-config.loadbalancing}, else {@code default.load-balancing-policy}, default
+ * {@code round_robin}) becomes the child of the starter's policy that sends a retry or a hedge to a backend the call
+ * has not tried ({@link ChannelSetup#withTriedBackends}).
  */
 final class GrpcRetryServiceConfigCustomizer implements GrpcClientDefaultServiceConfigCustomizer {
 
     private final ChannelRetryConfigs configs;
     private final ChannelSetup.Engine engine;
+    private final BootChannelProperties boot;
 
-    GrpcRetryServiceConfigCustomizer(ChannelRetryConfigs configs, ChannelSetup.Engine engine) {
+    GrpcRetryServiceConfigCustomizer(ChannelRetryConfigs configs, ChannelSetup.Engine engine, BootChannelProperties boot) {
         this.configs = Objects.requireNonNull(configs, "configs");
         this.engine = Objects.requireNonNull(engine, "engine");
+        this.boot = Objects.requireNonNull(boot, "boot");
     }
 
     @Override
@@ -31,5 +36,9 @@ final class GrpcRetryServiceConfigCustomizer implements GrpcClientDefaultService
         defaultServiceConfig.remove("methodConfig");
         defaultServiceConfig.remove("retryThrottling");
         defaultServiceConfig.putAll(rendered);
+        // Boot's service-config.loadbalancing, else its default.load-balancing-policy, under the starter's policy
+        Map<String, Object> balanced = ChannelSetup.withTriedBackends(defaultServiceConfig, engine, boot.defaultPolicy(target));
+        defaultServiceConfig.clear();
+        defaultServiceConfig.putAll(balanced);
     }
 }

@@ -35,6 +35,10 @@ import org.springframework.util.unit.DataSize;
  *     retrying; default 30s
  * @param adaptiveHedging a hedging delay that follows each hedged method's observed latency (interceptor
  *     engine)
+ * @param avoidTriedBackends whether a retry or a hedge goes to a backend the call has not tried when the channel's
+ *     load balancer has one ready (interceptor engine); default true
+ * @param backendPicks how many picks the load balancer is asked for, at most, before such an attempt goes to a
+ *     tried backend anyway; 1 to 10; default 5
  */
 public record GrpcRetryClientProperties(
         @Nullable ServiceConfig serviceConfig,
@@ -47,7 +51,9 @@ public record GrpcRetryClientProperties(
         @Nullable String resilience4jRetry,
         @Nullable Boolean retryInfo,
         @Nullable Duration retryInfoMaxDelay,
-        @Nullable AdaptiveHedging adaptiveHedging) {
+        @Nullable AdaptiveHedging adaptiveHedging,
+        @Nullable Boolean avoidTriedBackends,
+        @Nullable Integer backendPicks) {
 
     /**
      * The adaptive hedging delay: per hedged method, the (1 - max-extra-load) quantile of its recent call

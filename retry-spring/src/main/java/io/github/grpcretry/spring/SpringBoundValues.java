@@ -38,14 +38,15 @@ public final class SpringBoundValues {
     /** One bound channel ({@code grpc.retry.clients.<channel>}); a null channel has nothing set. */
     public static ClientProperties client(@Nullable GrpcRetryClientProperties c) {
         if (c == null) {
-            return new ClientProperties(null, null, null, null, null, null, null, null, null, null, null);
+            return new ClientProperties(null, null, null, null, null, null, null, null, null, null, null, null, null);
         }
         GrpcRetryClientProperties.Budget b = c.budget();
         return new ClientProperties(serviceConfig(c.serviceConfig()),
                 c.serviceConfigFile() == null ? null : file(c.serviceConfigFile()),
                 b == null ? null : new BudgetProperties(b.ratio(), b.minRetriesPerSecond(), b.ttl()),
                 c.maxAttemptsCap(), size(c.perRpcBufferLimit()), size(c.retryBufferSize()), c.connectTimeout(),
-                c.resilience4jRetry(), c.retryInfo(), c.retryInfoMaxDelay(), adaptiveHedging(c.adaptiveHedging()));
+                c.resilience4jRetry(), c.retryInfo(), c.retryInfoMaxDelay(), adaptiveHedging(c.adaptiveHedging()),
+                c.avoidTriedBackends(), c.backendPicks());
     }
 
     private static @Nullable AdaptiveHedgingProperties adaptiveHedging(

@@ -28,7 +28,22 @@ public record ChannelDraft(
         @Nullable Sourced<String> resilience4jRetry,
         @Nullable Sourced<Boolean> retryInfo,
         @Nullable Sourced<Duration> retryInfoMaxDelay,
-        AdaptiveHedgingDraft adaptiveHedging) {
+        AdaptiveHedgingDraft adaptiveHedging,
+        @Nullable Sourced<Boolean> avoidTriedBackends,
+        @Nullable Sourced<Integer> backendPicks) {
+
+    /** A channel without the settings for tried backends. */
+    public ChannelDraft(String channel, String path, ServiceConfigDraft serviceConfig,
+            @Nullable Sourced<Double> budgetRatio, @Nullable Sourced<Double> budgetMinRetriesPerSecond,
+            @Nullable Sourced<Duration> budgetTtl, @Nullable Sourced<Integer> maxAttemptsCap,
+            @Nullable Sourced<Long> perRpcBufferLimit, @Nullable Sourced<Long> retryBufferSize,
+            @Nullable Sourced<Duration> connectTimeout, @Nullable Sourced<String> resilience4jRetry,
+            @Nullable Sourced<Boolean> retryInfo, @Nullable Sourced<Duration> retryInfoMaxDelay,
+            AdaptiveHedgingDraft adaptiveHedging) {
+        this(channel, path, serviceConfig, budgetRatio, budgetMinRetriesPerSecond, budgetTtl, maxAttemptsCap,
+                perRpcBufferLimit, retryBufferSize, connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay,
+                adaptiveHedging, null, null);
+    }
 
     /** The {@code adaptive-hedging.*} settings of a channel as configured (each may be unset). */
     public record AdaptiveHedgingDraft(
@@ -79,13 +94,13 @@ public record ChannelDraft(
     public ChannelDraft withServiceConfig(ServiceConfigDraft newServiceConfig) {
         return new ChannelDraft(channel, path, newServiceConfig, budgetRatio, budgetMinRetriesPerSecond, budgetTtl,
                 maxAttemptsCap, perRpcBufferLimit, retryBufferSize, connectTimeout, resilience4jRetry, retryInfo,
-                retryInfoMaxDelay, adaptiveHedging);
+                retryInfoMaxDelay, adaptiveHedging, avoidTriedBackends, backendPicks);
     }
 
     /**
      * This channel with every setting it leaves unset taken from {@code global}, field by field:
      * budget.*, max-attempts-cap, the buffer limits, connect-timeout, resilience4j-retry, retry-info,
-     * retry-info-max-delay, adaptive-hedging.* and the retrythrottling fields. Method entries are not copied: they are layered at match time
+     * retry-info-max-delay, adaptive-hedging.*, avoid-tried-backends, backend-picks and the retrythrottling fields. Method entries are not copied: they are layered at match time
      * ({@link ServiceConfig#layeredOver}).
      */
     public ChannelDraft inheriting(ChannelDraft global) {
@@ -107,6 +122,8 @@ public record ChannelDraft(
                 Sourced.firstSet(resilience4jRetry, global.resilience4jRetry),
                 Sourced.firstSet(retryInfo, global.retryInfo),
                 Sourced.firstSet(retryInfoMaxDelay, global.retryInfoMaxDelay),
-                adaptiveHedging.overlay(global.adaptiveHedging));
+                adaptiveHedging.overlay(global.adaptiveHedging),
+                Sourced.firstSet(avoidTriedBackends, global.avoidTriedBackends),
+                Sourced.firstSet(backendPicks, global.backendPicks));
     }
 }

@@ -346,8 +346,20 @@ public final class RetryConfigValidator {
                 retryInfoMax = v;
             }
         }
+        int picks = ChannelRetryConfig.DEFAULT_BACKEND_PICKS;
+        if (d.backendPicks() != null) {
+            int v = d.backendPicks().value();
+            if (v < 1 || v > ChannelRetryConfig.MAX_BACKEND_PICKS) {
+                problem(d.backendPicks().path(), d.backendPicks().display(),
+                        "backend-picks must be between 1 and " + ChannelRetryConfig.MAX_BACKEND_PICKS,
+                        "use a small count such as 5 (the default); avoid-tried-backends: false turns the avoidance off");
+            } else {
+                picks = v;
+            }
+        }
         return new ChannelSettings(new ChannelRetryConfig(d.channel(), ServiceConfig.EMPTY, cap, perRpc, retryBuffer, budget,
-                connect, r4j, retryInfo, retryInfoMax, adaptiveHedging(d.adaptiveHedging())), capPath);
+                connect, r4j, retryInfo, retryInfoMax, adaptiveHedging(d.adaptiveHedging()),
+                d.avoidTriedBackends() == null || d.avoidTriedBackends().value(), picks), capPath);
     }
 
     /**

@@ -94,13 +94,72 @@ public final class ChannelSetup {
             applyConnectTimeout(builder, config.connectTimeout());
             return true;
         }
-        Map<String, Object> rendered = serviceConfigMap(config, engine);
+        Map<String, Object> rendered = withTriedBackends(serviceConfigMap(config, engine), engine, defaultPolicy(builder));
         if (!rendered.isEmpty()) {
             builder.defaultServiceConfig(rendered);
         }
         capUnderlyingRetries(builder);
         applyConnectTimeout(builder, config.connectTimeout());
         return true;
+    }
+
+    /**
+     * {@code serviceConfig} (a {@code defaultServiceConfig} map, or what a name resolver supplied) as grpc-java is to
+     * run it for {@code engine}: with {@link Engine#INTERCEPTOR} its load balancing goes under the starter's policy
+     * that sends a retry or a hedge to a backend the call has not tried, with the channel's own choice as the
+     * child (its {@code loadBalancingConfig} list, else its {@code loadBalancingPolicy}, else {@code defaultPolicy},
+     * the builder's default policy name; null = not known: then a config that names no policy stays as it is, and
+     * the channel's calls are picked as before); the engine turns the avoidance on
+     * and off per call ({@code avoid-tried-backends}, so a reload needs no new channel). Unchanged for
+     * {@link Engine#NATIVE}.
+     */
+    public static Map<String, Object> withTriedBackends(Map<String, ?> serviceConfig, Engine engine,
+            @Nullable String defaultPolicy) {
+        if (engine == Engine.NATIVE || defaultPolicy == null && !serviceConfig.containsKey("loadBalancingConfig")
+                && !serviceConfig.containsKey("loadBalancingPolicy")) {
+            return new LinkedHashMap<>(serviceConfig); // the channel's policy is not known: it stays as it is
+        }
+        return RetryingClientInterceptor.avoidingTriedBackends(serviceConfig, defaultPolicy);
+    }
+
+    /**
+     * The default load-balancing policy name {@code builder} holds so far ({@code defaultLoadBalancingPolicy}, set by
+     * net.devh's {@code default-load-balancing-policy}, Spring gRPC's {@code default.load-balancing-policy} or the
+     * application), read from grpc-java's builder; null when it cannot be read (a builder of another kind).
+     */
+    public static @Nullable String defaultPolicy(ManagedChannelBuilder<?> builder) {
+        Object b = builder;
+        try {
+            for (int depth = 0; depth < 4 && b != null; depth++) {
+                Class<?> type = b.getClass();
+                if (type.getName().equals("io.grpc.internal.ManagedChannelImplBuilder")) {
+                    java.lang.reflect.Field f = type.getDeclaredField("defaultLbPolicy");
+                    f.setAccessible(true);
+                    return (String) f.get(b);
+                }
+                Method delegate = findDelegate(type);
+                if (delegate == null) {
+                    return null;
+                }
+                delegate.setAccessible(true);
+                b = delegate.invoke(b);
+            }
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            LOG.log(System.Logger.Level.DEBUG, "default load-balancing policy of {0} not readable: {1}",
+                    builder.getClass().getName(), e.toString());
+        }
+        return null;
+    }
+
+    private static @Nullable Method findDelegate(Class<?> type) {
+        for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+            try {
+                return c.getDeclaredMethod("delegate");
+            } catch (NoSuchMethodException e) {
+                // not declared here: its superclass may
+            }
+        }
+        return null;
     }
 
     /**

@@ -127,7 +127,7 @@ public final class PolicySources {
             return false;
         }
         try {
-            setFactory(builder, new Provider(provider, channel, config));
+            setFactory(builder, new Provider(provider, channel, config, ChannelSetup.defaultPolicy(builder)));
             return true;
         } catch (IllegalStateException | UnsupportedOperationException e) {
             LOG.log(System.Logger.Level.DEBUG, "resolver service config of {0} not watched: {1}", channel, e.toString());
@@ -437,18 +437,23 @@ public final class PolicySources {
         private final NameResolver.ServiceConfigParser delegate;
         private final String channel;
         private final Supplier<ChannelRetryConfig> config;
+        private final @Nullable String defaultPolicy;
         private volatile @Nullable Parsed last;
 
-        Parser(NameResolver.ServiceConfigParser delegate, String channel, Supplier<ChannelRetryConfig> config) {
+        Parser(NameResolver.ServiceConfigParser delegate, String channel, Supplier<ChannelRetryConfig> config,
+                @Nullable String defaultPolicy) {
             this.delegate = delegate;
             this.channel = channel;
             this.config = config;
+            this.defaultPolicy = defaultPolicy;
         }
 
         @Override
         public NameResolver.ConfigOrError parseServiceConfig(Map<String, ?> rawServiceConfig) {
             Adjusted adjusted = adjust(channel, rawServiceConfig, config.get());
-            NameResolver.ConfigOrError parsed = delegate.parseServiceConfig(adjusted.forGrpc());
+            // its load balancing (loadBalancingConfig, else the builder's default policy) under the starter's policy
+            NameResolver.ConfigOrError parsed = delegate.parseServiceConfig(
+                    ChannelSetup.withTriedBackends(adjusted.forGrpc(), engine, defaultPolicy));
             last = new Parsed(parsed, adjusted.forEngine());
             return parsed;
         }
@@ -468,11 +473,14 @@ public final class PolicySources {
         private final NameResolverProvider delegate;
         private final String channel;
         private final Supplier<ChannelRetryConfig> config;
+        private final @Nullable String defaultPolicy;
 
-        Provider(NameResolverProvider delegate, String channel, Supplier<ChannelRetryConfig> config) {
+        Provider(NameResolverProvider delegate, String channel, Supplier<ChannelRetryConfig> config,
+                @Nullable String defaultPolicy) {
             this.delegate = delegate;
             this.channel = channel;
             this.config = config;
+            this.defaultPolicy = defaultPolicy;
         }
 
         private @Nullable NameResolver watched(@Nullable NameResolver resolver, Parser parser) {
@@ -488,14 +496,14 @@ public final class PolicySources {
 
         @Override
         public @Nullable NameResolver newNameResolver(URI targetUri, NameResolver.Args args) {
-            Parser parser = new Parser(args.getServiceConfigParser(), channel, config);
+            Parser parser = new Parser(args.getServiceConfigParser(), channel, config, defaultPolicy);
             return watched(delegate.newNameResolver(targetUri, args.toBuilder().setServiceConfigParser(parser).build()),
                     parser);
         }
 
         @Override
         public @Nullable NameResolver newNameResolver(Uri targetUri, NameResolver.Args args) {
-            Parser parser = new Parser(args.getServiceConfigParser(), channel, config);
+            Parser parser = new Parser(args.getServiceConfigParser(), channel, config, defaultPolicy);
             return watched(delegate.newNameResolver(targetUri, args.toBuilder().setServiceConfigParser(parser).build()),
                     parser);
         }

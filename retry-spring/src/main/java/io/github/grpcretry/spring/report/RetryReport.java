@@ -320,6 +320,8 @@ public final class RetryReport {
         putIfSet(out, "resilience4jRetry", config.resilience4jRetry());
         out.put("retryInfo", config.retryInfo());
         out.put("retryInfoMaxDelay", Durations.toText(config.retryInfoMaxDelay()));
+        out.put("avoidTriedBackends", config.avoidTriedBackends());
+        out.put("backendPicks", config.backendPicks());
         AdaptiveHedgingPolicy a = config.adaptiveHedging();
         if (a != null) {
             Map<String, Object> adaptive = new LinkedHashMap<>();

@@ -215,7 +215,6 @@ public class GrpcRetryAutoConfiguration {
                     adaptiveHedging.getIfAvailable(), previousEngine, grpcRetryChannelTargets.of(channel)));
             return stack;
         };
-        return new GrpcRetryClientInterceptor(channel -> grpcRetryChannelConfigs.interceptor(channel, stacks),
-                grpcRetryChannelConfigs);
+        return new GrpcRetryClientInterceptor(channel -> grpcRetryChannelConfigs.interceptor(channel, stacks));
     }
 }

@@ -16,7 +16,6 @@ import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.deadline.DeadlineClientInterceptor;
 import io.github.grpcretry.deadline.DeadlineEventListener;
-import io.github.grpcretry.deadline.DeadlineSettings;
 import io.github.grpcretry.guard.GuardClientInterceptor;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.integration.ChannelSetup;
@@ -197,7 +196,7 @@ public class GrpcRetryAutoConfiguration {
             ObjectProvider<AttemptObserver> attemptObserver, ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging,
             ChannelTargets grpcRetryChannelTargets) {
         ChannelSetup.Engine engine = properties.engine();
-        DeadlineSettings deadlines = properties.deadline().settings();
+        DeadlineClientInterceptor.Settings deadlines = properties.deadline().settings();
         boolean guard = properties.guard().enabled();
         ReloadableChannels.StackFactory stacks = (config, previousEngine) -> {
             String channel = config.channel();

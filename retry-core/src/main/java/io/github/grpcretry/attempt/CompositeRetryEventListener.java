@@ -97,17 +97,6 @@ public final class CompositeRetryEventListener implements RetryEventListener {
     }
 
     @Override
-    public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
-        for (int i = 0; i < delegates.length; i++) {
-            try {
-                delegates[i].retryScheduled(target, nextAttemptNumber, delayNanos);
-            } catch (RuntimeException e) {
-                failed(i, "retryScheduled", e);
-            }
-        }
-    }
-
-    @Override
     public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos, DelaySource source) {
         for (int i = 0; i < delegates.length; i++) {
             try {
@@ -147,17 +136,6 @@ public final class CompositeRetryEventListener implements RetryEventListener {
                 delegates[i].committed(target, attemptNumber);
             } catch (RuntimeException e) {
                 failed(i, "committed", e);
-            }
-        }
-    }
-
-    @Override
-    public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
-        for (int i = 0; i < delegates.length; i++) {
-            try {
-                delegates[i].callEnded(target, code, retries, hedges, retryDelayNanos);
-            } catch (RuntimeException e) {
-                failed(i, "callEnded", e);
             }
         }
     }

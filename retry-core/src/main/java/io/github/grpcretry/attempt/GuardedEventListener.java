@@ -77,15 +77,6 @@ final class GuardedEventListener implements RetryEventListener {
     }
 
     @Override
-    public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
-        try {
-            delegate.retryScheduled(target, nextAttemptNumber, delayNanos);
-        } catch (RuntimeException e) {
-            failed("retryScheduled", e);
-        }
-    }
-
-    @Override
     public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos, DelaySource source) {
         try {
             delegate.retryScheduled(target, nextAttemptNumber, delayNanos, source);
@@ -109,15 +100,6 @@ final class GuardedEventListener implements RetryEventListener {
             delegate.committed(target, attemptNumber);
         } catch (RuntimeException e) {
             failed("committed", e);
-        }
-    }
-
-    @Override
-    public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
-        try {
-            delegate.callEnded(target, code, retries, hedges, retryDelayNanos);
-        } catch (RuntimeException e) {
-            failed("callEnded", e);
         }
     }
 

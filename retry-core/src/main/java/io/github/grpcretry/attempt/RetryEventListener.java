@@ -29,16 +29,8 @@ public interface RetryEventListener {
     default void attemptEnded(CallTarget target, AttemptKind kind, int attemptNumber, Status.Code code) {
     }
 
-    /** A retry was scheduled to start after {@code delayNanos}. */
-    default void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
-    }
-
-    /**
-     * A retry was scheduled to start after {@code delayNanos}, a delay that came from {@code source}: what the
-     * engine calls. By default {@link #retryScheduled(CallTarget, int, long)}.
-     */
+    /** A retry was scheduled to start after {@code delayNanos}, a delay that came from {@code source}. */
     default void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos, DelaySource source) {
-        retryScheduled(target, nextAttemptNumber, delayNanos);
     }
 
     /**
@@ -68,21 +60,12 @@ public interface RetryEventListener {
      *
      * @param retries retry attempts started (hedges excluded)
      * @param hedges hedged attempts started after the first
+     * @param transparentRetries streams grpc-java sent again transparently under the call's attempts (a stream
+     *     refused before it reached the server's application: HTTP/2 {@code REFUSED_STREAM}, a {@code GOAWAY}
+     *     above its stream id)
      * @param retryDelayNanos total time spent waiting between attempts
-     */
-    default void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
-    }
-
-    /**
-     * The logical call ended, with the streams grpc-java sent again transparently under its attempts (a
-     * stream refused before it reached the server's application: HTTP/2 {@code REFUSED_STREAM}, a
-     * {@code GOAWAY} above its stream id). The engines call this one; by default it calls
-     * {@link #callEnded(CallTarget, Status.Code, int, int, long)}.
-     *
-     * @param transparentRetries streams re-sent transparently, over all of the call's attempts
      */
     default void callEnded(CallTarget target, Status.Code code, int retries, int hedges, int transparentRetries,
             long retryDelayNanos) {
-        callEnded(target, code, retries, hedges, retryDelayNanos);
     }
 }

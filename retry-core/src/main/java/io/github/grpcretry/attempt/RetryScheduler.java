@@ -25,9 +25,9 @@ import org.jspecify.annotations.Nullable;
  * that runs the work a timer triggers when the call has no executor of its own. A timer thread only
  * hands work over; it never starts an attempt itself.
  *
- * <p>Every timer is counted from scheduling until it fires or is cancelled, so tests can check
- * that no call leaves a timer behind. The timer threads also drive the coarse clocks of retry
- * budgets ({@link #driveBudgetClock}); those ticks are not call timers and are not counted.
+ * <p>Every timer is kept from scheduling until it fires or is cancelled, so that closing the scheduler
+ * ends the calls waiting for one. The timer threads also drive the coarse clocks of retry budgets
+ * ({@link #driveBudgetClock}); those ticks are not call timers.
  */
 public final class RetryScheduler implements AutoCloseable {
 
@@ -42,7 +42,6 @@ public final class RetryScheduler implements AutoCloseable {
     private final ScheduledExecutorService timers;
     private final Executor work;
     private final boolean owned;
-    private final AtomicInteger outstanding = new AtomicInteger();
     /** Timers that have neither fired nor been cancelled: told when this scheduler closes. */
     private final Set<Timer> pending = ConcurrentHashMap.newKeySet();
     /** The budget clocks these timers drive (each removes itself when it ends; cancelled at close). */
@@ -100,7 +99,7 @@ public final class RetryScheduler implements AutoCloseable {
 
     /**
      * Runs {@code task} on {@code executor} after {@code delayNanos}. The returned timer can be
-     * cancelled; it is counted as outstanding until it fires or is cancelled. When this scheduler is
+     * cancelled; it is pending until it fires or is cancelled. When this scheduler is
      * closed before the timer fires, {@code onClose} runs instead (on {@code executor}, or on the closing
      * thread when that refuses it); when it is closed already, nothing is scheduled and the result is null.
      */
@@ -109,7 +108,6 @@ public final class RetryScheduler implements AutoCloseable {
             return null;
         }
         Timer timer = new Timer(task, onClose, executor);
-        outstanding.incrementAndGet();
         pending.add(timer);
         try {
             timer.future = timers.schedule(timer, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
@@ -121,11 +119,6 @@ public final class RetryScheduler implements AutoCloseable {
             return null; // close() ran meanwhile and may not have seen it
         }
         return timer;
-    }
-
-    /** Timers scheduled that have neither fired nor been cancelled. */
-    int outstandingTimers() {
-        return outstanding.get();
     }
 
     /**
@@ -146,11 +139,6 @@ public final class RetryScheduler implements AutoCloseable {
                 clock.cancel(false); // close() ran while this clock started
             }
         }
-    }
-
-    /** Budget clocks these timers drive now (an ended clock is removed: for tests). */
-    int drivenBudgetClocks() {
-        return budgetClocks.size();
     }
 
     /**
@@ -230,7 +218,6 @@ public final class RetryScheduler implements AutoCloseable {
         private boolean finish() {
             if (done.compareAndSet(false, true)) {
                 pending.remove(this);
-                outstanding.decrementAndGet();
                 return true;
             }
             return false;

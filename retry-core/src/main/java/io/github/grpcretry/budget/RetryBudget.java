@@ -104,8 +104,8 @@ public final class RetryBudget {
         this(policy, System::nanoTime);
     }
 
-    /** With an injectable clock, for tests. */
-    public RetryBudget(RetryBudgetPolicy policy, LongSupplier nanoClock) {
+    /** On {@code nanoClock} (nanoseconds, as {@link System#nanoTime()}). */
+    RetryBudget(RetryBudgetPolicy policy, LongSupplier nanoClock) {
         this.policy = policy;
         this.nanoClock = nanoClock;
         long ttlNanos = saturatedNanos(policy.ttl());

@@ -50,8 +50,50 @@ public final class DeadlineClientInterceptor implements ClientInterceptor {
 
     private static final Function<MethodDescriptor<?, ?>, Duration> NO_METHOD_TIMEOUTS = m -> null;
 
+    /**
+     * The deadline rules a {@link DeadlineClientInterceptor} applies (docs/configuration.md, {@code grpc.retry.deadline}).
+     *
+     * @param defaultTimeout deadline given to a call that has none at all (neither on its
+     *     {@code CallOptions} nor inherited from the gRPC {@code Context}); absent = none
+     * @param reserve taken off a deadline inherited from the gRPC {@code Context} (an inbound call being
+     *     served), so the downstream call gives up before the upstream one does; zero = off
+     * @param minRemaining a call with less time than this left fails at once with DEADLINE_EXCEEDED and
+     *     is never sent; zero = off
+     */
+    public record Settings(@Nullable Duration defaultTimeout, Duration reserve, Duration minRemaining) {
+
+        /** No default, no reserve, no floor: the interceptor changes nothing. */
+        public static final Settings NONE = new Settings(null, Duration.ZERO, Duration.ZERO);
+
+        public Settings {
+            reserve = reserve == null ? Duration.ZERO : reserve;
+            minRemaining = minRemaining == null ? Duration.ZERO : minRemaining;
+            if (defaultTimeout != null && (defaultTimeout.isNegative() || defaultTimeout.isZero())) {
+                throw new IllegalArgumentException("defaultTimeout must be > 0, was " + defaultTimeout);
+            }
+            if (reserve.isNegative()) {
+                throw new IllegalArgumentException("reserve must be >= 0, was " + reserve);
+            }
+            if (minRemaining.isNegative()) {
+                throw new IllegalArgumentException("minRemaining must be >= 0, was " + minRemaining);
+            }
+        }
+
+        public Settings withDefaultTimeout(Duration value) {
+            return new Settings(value, reserve, minRemaining);
+        }
+
+        public Settings withReserve(Duration value) {
+            return new Settings(defaultTimeout, value, minRemaining);
+        }
+
+        public Settings withMinRemaining(Duration value) {
+            return new Settings(defaultTimeout, reserve, value);
+        }
+    }
+
     private final String channel;
-    private final DeadlineSettings settings;
+    private final Settings settings;
     private final long reserveNanos;
     private final long minRemainingNanos;
     private final Function<MethodDescriptor<?, ?>, Duration> methodTimeouts;
@@ -60,7 +102,7 @@ public final class DeadlineClientInterceptor implements ClientInterceptor {
     private final ConcurrentHashMap<String, CallTarget> targets = new ConcurrentHashMap<>();
 
     /** Rules without per-method timeouts or events. */
-    public DeadlineClientInterceptor(String channel, DeadlineSettings settings) {
+    public DeadlineClientInterceptor(String channel, Settings settings) {
         this(channel, settings, null, null, null);
     }
 
@@ -71,7 +113,7 @@ public final class DeadlineClientInterceptor implements ClientInterceptor {
      *     function may answer none for a method); see {@link #methodTimeouts(ServiceConfig)}
      * @param listener events for meters (absent = none)
      */
-    public DeadlineClientInterceptor(String channel, DeadlineSettings settings,
+    public DeadlineClientInterceptor(String channel, Settings settings,
             @Nullable Function<MethodDescriptor<?, ?>, @Nullable Duration> methodTimeouts,
             @Nullable DeadlineEventListener listener) {
         this(channel, settings, methodTimeouts, listener, null);
@@ -81,11 +123,11 @@ public final class DeadlineClientInterceptor implements ClientInterceptor {
      * @param fastFailExecutor where a refused call's listener is closed when the call options carry
      *     no executor; absent = a shared daemon pool
      */
-    public DeadlineClientInterceptor(String channel, DeadlineSettings settings,
+    public DeadlineClientInterceptor(String channel, Settings settings,
             @Nullable Function<MethodDescriptor<?, ?>, @Nullable Duration> methodTimeouts,
             @Nullable DeadlineEventListener listener, @Nullable Executor fastFailExecutor) {
         this.channel = Objects.requireNonNull(channel, "channel");
-        this.settings = settings == null ? DeadlineSettings.NONE : settings;
+        this.settings = settings == null ? Settings.NONE : settings;
         this.reserveNanos = this.settings.reserve().toNanos();
         this.minRemainingNanos = this.settings.minRemaining().toNanos();
         this.methodTimeouts = methodTimeouts == null ? NO_METHOD_TIMEOUTS : methodTimeouts;
@@ -108,7 +150,7 @@ public final class DeadlineClientInterceptor implements ClientInterceptor {
         return channel;
     }
 
-    public DeadlineSettings settings() {
+    public Settings settings() {
         return settings;
     }
 

@@ -103,11 +103,6 @@ public final class MicrometerRetryEventListener implements RetryEventListener {
     }
 
     @Override
-    public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
-        callEnded(target, code, retries, hedges, 0, retryDelayNanos);
-    }
-
-    @Override
     public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, int transparentRetries,
             long retryDelayNanos) {
         TargetMeters m = meters(target);

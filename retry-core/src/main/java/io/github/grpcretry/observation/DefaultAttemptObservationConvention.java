@@ -5,13 +5,18 @@ import io.github.grpcretry.attempt.CallTarget;
 import io.grpc.Status;
 import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
+import io.micrometer.common.docs.KeyName;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationConvention;
+import io.micrometer.observation.docs.ObservationDocumentation;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The per-attempt observation as gRFC A72 and grpc-java's OpenTelemetry module name it: the observation
  * {@code grpc.client.attempt} (one timer name, low-cardinality tags), the span
- * {@code Attempt.<package.Service.Method>}; key values as listed in docs/observability.md.
+ * {@code Attempt.<package.Service.Method>}; key values as listed in docs/observability.md. {@link Documentation}
+ * lists them for Micrometer's documentation tooling.
  */
 public class DefaultAttemptObservationConvention implements AttemptObservationConvention {
 
@@ -135,5 +140,157 @@ public class DefaultAttemptObservationConvention implements AttemptObservationCo
                     slash < 0 ? f : f.substring(0, slash), slash < 0 ? f : f.substring(slash + 1)});
         }
         return n;
+    }
+
+    /**
+     * The observations of the interceptor engine, as Micrometer's documentation tooling reads them: the
+     * per-attempt observation {@value #NAME}, its key values and its events
+     * (docs/observability.md lists them).
+     */
+    public enum Documentation implements ObservationDocumentation {
+
+        /** One attempt of a call, a child of the call's observation; its trace context goes into the attempt's headers. */
+        ATTEMPT {
+            @Override
+            public String getName() {
+                return DefaultAttemptObservationConvention.NAME;
+            }
+
+            @Override
+            public String getContextualName() {
+                return "Attempt.%s";
+            }
+
+            @Override
+            public Class<? extends ObservationConvention<? extends Observation.Context>> getDefaultConvention() {
+                return DefaultAttemptObservationConvention.class;
+            }
+
+            @Override
+            public KeyName[] getLowCardinalityKeyNames() {
+                return LowCardinalityKeys.values();
+            }
+
+            @Override
+            public KeyName[] getHighCardinalityKeyNames() {
+                return HighCardinalityKeys.values();
+            }
+
+            @Override
+            public Observation.Event[] getEvents() {
+                return Events.values();
+            }
+        };
+
+        /** The attempt's low-cardinality key values (tags of the timer the meter handler makes). */
+        public enum LowCardinalityKeys implements KeyName {
+            /** Always {@code grpc}. */
+            RPC_SYSTEM(DefaultAttemptObservationConvention.RPC_SYSTEM),
+            /** {@code package.Service}. */
+            RPC_SERVICE(DefaultAttemptObservationConvention.RPC_SERVICE),
+            /** The method's name within its service. */
+            RPC_METHOD(DefaultAttemptObservationConvention.RPC_METHOD),
+            /** The channel's name. */
+            CHANNEL(DefaultAttemptObservationConvention.CHANNEL),
+            /** {@code initial}, {@code retry} or {@code hedge}. */
+            KIND(DefaultAttemptObservationConvention.KIND),
+            /** Whether grpc-java sent the attempt's stream again transparently. */
+            TRANSPARENT_RETRY(DefaultAttemptObservationConvention.TRANSPARENT_RETRY),
+            /** The attempt's status code, once it ended. */
+            STATUS_CODE(DefaultAttemptObservationConvention.STATUS_CODE) {
+                @Override
+                public boolean isRequired() {
+                    return false;
+                }
+            },
+            /** Whether the call's answer is this attempt's, once it ended. */
+            COMMITTED(DefaultAttemptObservationConvention.COMMITTED) {
+                @Override
+                public boolean isRequired() {
+                    return false;
+                }
+            };
+
+            private final String key;
+
+            LowCardinalityKeys(String key) {
+                this.key = key;
+            }
+
+            @Override
+            public String asString() {
+                return key;
+            }
+        }
+
+        /** The attempt's high-cardinality key values (span attributes only). */
+        public enum HighCardinalityKeys implements KeyName {
+            /** Attempts of the call before this one. */
+            PREVIOUS_RPC_ATTEMPTS(DefaultAttemptObservationConvention.PREVIOUS_RPC_ATTEMPTS),
+            /** What the engine waited before a retry or hedge, in milliseconds. */
+            DELAY_MS(DefaultAttemptObservationConvention.DELAY_MS) {
+                @Override
+                public boolean isRequired() {
+                    return false;
+                }
+            },
+            /** Where that delay came from: {@code policy}, {@code pushback} or {@code retry_info}. */
+            DELAY_SOURCE(DefaultAttemptObservationConvention.DELAY_SOURCE) {
+                @Override
+                public boolean isRequired() {
+                    return false;
+                }
+            },
+            /** The {@code grpc-retry-pushback-ms} trailer the attempt received. */
+            PUSHBACK_MS(DefaultAttemptObservationConvention.PUSHBACK_MS) {
+                @Override
+                public boolean isRequired() {
+                    return false;
+                }
+            },
+            /** Streams grpc-java sent again transparently under the attempt. */
+            TRANSPARENT_RETRIES(DefaultAttemptObservationConvention.TRANSPARENT_RETRIES) {
+                @Override
+                public boolean isRequired() {
+                    return false;
+                }
+            },
+            /** The address of the backend the attempt reached (OpenTelemetry's RPC conventions). */
+            NETWORK_PEER_ADDRESS(DefaultAttemptObservationConvention.NETWORK_PEER_ADDRESS) {
+                @Override
+                public boolean isRequired() {
+                    return false;
+                }
+            },
+            /** The port of the backend the attempt reached. */
+            NETWORK_PEER_PORT(DefaultAttemptObservationConvention.NETWORK_PEER_PORT) {
+                @Override
+                public boolean isRequired() {
+                    return false;
+                }
+            };
+
+            private final String key;
+
+            HighCardinalityKeys(String key) {
+                this.key = key;
+            }
+
+            @Override
+            public String asString() {
+                return key;
+            }
+        }
+
+        /** Events on the attempt's observation. */
+        public enum Events implements Observation.Event {
+            /** grpc-java sent the attempt's stream again transparently. */
+            TRANSPARENT_RETRY {
+                @Override
+                public String getName() {
+                    return ObservationAttemptObserver.TRANSPARENT_RETRY_EVENT;
+                }
+            }
+        }
     }
 }

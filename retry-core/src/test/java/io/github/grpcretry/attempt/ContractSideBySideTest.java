@@ -126,7 +126,7 @@ class ContractSideBySideTest {
         }
         server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         for (RetryScheduler s : schedulers) {
-            assertThat(s.outstandingTimers()).as("timers left").isZero();
+            assertThat(EngineTestAccess.outstandingTimers(s)).as("timers left").isZero();
             s.close();
         }
         app.shutdownNow();
@@ -148,7 +148,8 @@ class ContractSideBySideTest {
         }
         engine = RetryingClientInterceptor.builder(config).scheduler(scheduler).eventListener(new RetryEventListener() {
             @Override
-            public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
+            public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos,
+                    DelaySource source) {
                 backoffs.incrementAndGet();
                 events.add("retryScheduled " + nextAttemptNumber);
             }

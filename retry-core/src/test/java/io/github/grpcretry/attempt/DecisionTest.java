@@ -8,6 +8,7 @@ import io.github.grpcretry.attempt.Decision.Hedge;
 import io.github.grpcretry.attempt.Decision.Retry;
 import io.github.grpcretry.attempt.Decision.Stop;
 import io.github.grpcretry.attempt.Decision.Verdict;
+import io.github.grpcretry.budget.BudgetClocks;
 import io.github.grpcretry.budget.RetryBudget;
 import io.github.grpcretry.internal.commit.CallBuffer;
 import io.github.grpcretry.internal.commit.RetryBufferPool;
@@ -231,7 +232,7 @@ class DecisionTest {
     @Test
     void aRetryOrHedgeWithdrawsFromTheBudgetAndIsStoppedWhenItIsSpent() {
         long[] now = {0};
-        RetryBudget budget = new RetryBudget(new RetryBudgetPolicy(0.5, 0, Duration.ofSeconds(10)), () -> now[0]);
+        RetryBudget budget = BudgetClocks.budget(new RetryBudgetPolicy(0.5, 0, Duration.ofSeconds(10)), () -> now[0]);
         budget.onCall();
         budget.onCall(); // two calls deposit one retry
         Retry retry = new Retry(5 * MS, 1, DelaySource.POLICY);

@@ -117,8 +117,9 @@ final class EdgeRig implements AutoCloseable {
             }
 
             @Override
-            public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
-                events.retryScheduled(target, nextAttemptNumber, delayNanos);
+            public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos,
+                    DelaySource source) {
+                events.retryScheduled(target, nextAttemptNumber, delayNanos, source);
                 retryScheduled.countDown();
             }
 
@@ -134,8 +135,9 @@ final class EdgeRig implements AutoCloseable {
             }
 
             @Override
-            public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long delayNanos) {
-                events.callEnded(target, code, retries, hedges, delayNanos);
+            public void callEnded(CallTarget target, Status.Code code, int retries, int hedges,
+                    int transparentRetries, long delayNanos) {
+                events.callEnded(target, code, retries, hedges, transparentRetries, delayNanos);
             }
         };
         engine = RetryingClientInterceptor.builder(config).eventListener(listener).scheduler(scheduler).build();

@@ -37,7 +37,7 @@ class EngineEdgeTest {
     void tearDown() throws InterruptedException {
         if (rig != null) {
             rig.close();
-            assertThat(rig.scheduler.outstandingTimers()).as("timers outstanding").isZero();
+            assertThat(EngineTestAccess.outstandingTimers(rig.scheduler)).as("timers outstanding").isZero();
             assertThat(EngineTestAccess.bufferPool(rig.engine).used()).as("bytes held").isZero();
         }
     }

@@ -285,7 +285,7 @@ class HedgingDifferencesSideBySideTest {
                 waitFor(() -> ev.attemptsEnded.get() == ev.attemptsStarted.get(), id + ": every attempt reported its end");
                 assertThat(ev.callsEnded.get()).as("calls reported ended").isEqualTo(ev.callsStarted.get());
                 assertThat(EngineTestAccess.bufferPool(client.interceptor()).used()).as("bytes held after the scenario").isZero();
-                assertThat(SERVERS.scheduler().outstandingTimers()).as("timers left after the scenario").isZero();
+                assertThat(EngineTestAccess.outstandingTimers(SERVERS.scheduler())).as("timers left after the scenario").isZero();
             }
         }
 
@@ -596,14 +596,14 @@ class HedgingDifferencesSideBySideTest {
         try (Run r = new Run(Engine.INTERCEPTOR, Transport.IN_PROCESS, config)) {
             // ours decides inside ClientCall.start whether the next hedge's timer is set: read right after it
             Rpc.Handle h = r.start("probe", CallOptions.DEFAULT.withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS), null);
-            assertThat(SERVERS.scheduler().outstandingTimers()).as("ours: no hedge timer past the deadline").isZero();
+            assertThat(EngineTestAccess.outstandingTimers(SERVERS.scheduler())).as("ours: no hedge timer past the deadline").isZero();
             Rpc.Outcome o = h.await(20, TimeUnit.SECONDS);
             r.settle();
             assertThat(o.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
             assertThat(r.arrivals("probe")).hasSize(1);
             // the same call with room before its deadline has the hedge's timer (then it is cancelled)
             Rpc.Handle roomy = r.start("probe", CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS), null);
-            assertThat(SERVERS.scheduler().outstandingTimers()).as("ours: the hedge's timer when it fits").isEqualTo(1);
+            assertThat(EngineTestAccess.outstandingTimers(SERVERS.scheduler())).as("ours: the hedge's timer when it fits").isEqualTo(1);
             roomy.call.cancel("enough", null);
             assertThat(roomy.await(20, TimeUnit.SECONDS).code()).isEqualTo(Status.Code.CANCELLED);
             r.settle();

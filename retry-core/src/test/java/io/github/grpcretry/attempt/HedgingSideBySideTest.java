@@ -217,7 +217,7 @@ class HedgingSideBySideTest {
             }
             if (client.interceptor() != null) {
                 assertThat(EngineTestAccess.bufferPool(client.interceptor()).used()).as("bytes held after the scenario").isZero();
-                assertThat(SERVERS.scheduler().outstandingTimers()).as("timers left after the scenario").isZero();
+                assertThat(EngineTestAccess.outstandingTimers(SERVERS.scheduler())).as("timers left after the scenario").isZero();
                 assertThat(client.events().callsEnded.get()).as("calls reported ended")
                         .isEqualTo(client.events().callsStarted.get());
                 // a cancelled loser reports its end when its cancellation completes, possibly after the call's

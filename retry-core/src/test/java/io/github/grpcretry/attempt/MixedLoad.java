@@ -118,7 +118,7 @@ final class MixedLoad {
      */
     void assertNothingLeft(RetryScheduler scheduler, Engines.Client client, CallbackExecutor callbacks)
             throws InterruptedException {
-        RetryEngineTest.waitFor(() -> scheduler.outstandingTimers() == 0);
+        RetryEngineTest.waitFor(() -> EngineTestAccess.outstandingTimers(scheduler) == 0);
         RetryEngineTest.waitFor(() -> client.events().attemptsEnded.get() == client.events().attemptsStarted.get());
         RetryEngineTest.waitFor(callbacks::idle);
         List<String> broken = new ArrayList<>();

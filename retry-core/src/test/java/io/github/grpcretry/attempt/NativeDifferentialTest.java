@@ -98,7 +98,7 @@ class NativeDifferentialTest {
 
     @AfterAll
     static void noTimerLeft() {
-        assertThat(scheduler.outstandingTimers()).as("timers outstanding after the scripts").isZero();
+        assertThat(EngineTestAccess.outstandingTimers(scheduler)).as("timers outstanding after the scripts").isZero();
         scheduler.close();
     }
 

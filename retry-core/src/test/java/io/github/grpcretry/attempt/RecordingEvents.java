@@ -42,14 +42,9 @@ final class RecordingEvents implements RetryEventListener {
     }
 
     @Override
-    public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
-        events.add(new Event("retryScheduled", target, null, nextAttemptNumber, null, null, delayNanos));
-    }
-
-    @Override
     public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos, DelaySource source) {
         delaySources.add(source);
-        retryScheduled(target, nextAttemptNumber, delayNanos);
+        events.add(new Event("retryScheduled", target, null, nextAttemptNumber, null, null, delayNanos));
     }
 
     @Override
@@ -63,7 +58,8 @@ final class RecordingEvents implements RetryEventListener {
     }
 
     @Override
-    public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
+    public void callEnded(CallTarget target, Status.Code code, int retries, int hedges,
+            int transparentRetries, long retryDelayNanos) {
         callsEnded.incrementAndGet();
         hedgesPerCall.add(hedges);
         events.add(new Event("callEnded", target, null, retries, code, null, retryDelayNanos));

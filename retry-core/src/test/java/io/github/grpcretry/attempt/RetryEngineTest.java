@@ -473,13 +473,13 @@ class RetryEngineTest {
         Engines.Client c = client(Configs.channel(Configs.policy(3, 2000, 2000, 1, Status.Code.UNAVAILABLE)));
         server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
         Rpc.Handle h = Rpc.start(c.channel(), Rpc.UNARY, CallOptions.DEFAULT).send("a").halfClose();
-        waitFor(() -> scheduler.outstandingTimers() == 1);
+        waitFor(() -> EngineTestAccess.outstandingTimers(scheduler) == 1);
         h.call.cancel("user gave up", null);
         Rpc.Outcome o = h.await(2, TimeUnit.SECONDS);
         assertThat(o.code()).isEqualTo(Status.Code.CANCELLED);
         assertThat(o.status().getDescription()).isEqualTo("user gave up");
         // the retry's timer is gone (no other path starts a retry), so no retry can arrive later
-        assertThat(scheduler.outstandingTimers()).isZero();
+        assertThat(EngineTestAccess.outstandingTimers(scheduler)).isZero();
         assertThat(c.events().ofType("attemptStarted")).hasSize(1);
         assertThat(server.arrivalCount()).isEqualTo(1);
         assertThat(c.events().callsEnded).hasValue(1);
@@ -497,11 +497,11 @@ class RetryEngineTest {
         } finally {
             ctx.detach(prev);
         }
-        waitFor(() -> scheduler.outstandingTimers() == 1);
+        waitFor(() -> EngineTestAccess.outstandingTimers(scheduler) == 1);
         ctx.cancel(null);
         Rpc.Outcome o = h.await(2, TimeUnit.SECONDS);
         assertThat(o.code()).isEqualTo(Status.Code.CANCELLED);
-        assertThat(scheduler.outstandingTimers()).isZero();
+        assertThat(EngineTestAccess.outstandingTimers(scheduler)).isZero();
         assertThat(server.arrivalCount()).isEqualTo(1);
     }
 

@@ -91,7 +91,7 @@ class RetryInfoEngineTest {
         for (ManagedChannel c : channels) {
             c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
-        assertThat(scheduler.outstandingTimers()).as("timers outstanding after the test").isZero();
+        assertThat(EngineTestAccess.outstandingTimers(scheduler)).as("timers outstanding after the test").isZero();
         scheduler.close();
         server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }

@@ -43,7 +43,7 @@ final class SideBySideServers implements BeforeAllCallback, AfterAllCallback {
     public void afterAll(ExtensionContext context) {
         inProcess.close();
         netty.close();
-        assertThat(scheduler.outstandingTimers()).as("timers outstanding after " + name).isZero();
+        assertThat(EngineTestAccess.outstandingTimers(scheduler)).as("timers outstanding after " + name).isZero();
         scheduler.close();
     }
 }

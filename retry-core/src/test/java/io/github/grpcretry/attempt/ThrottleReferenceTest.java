@@ -40,7 +40,7 @@ class ThrottleReferenceTest {
     @AfterAll
     static void stop() {
         server.close();
-        assertThat(scheduler.outstandingTimers()).isZero();
+        assertThat(EngineTestAccess.outstandingTimers(scheduler)).isZero();
         scheduler.close();
     }
 

@@ -81,7 +81,8 @@ abstract class UserCodeFailureHarness {
         }
 
         @Override
-        public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
+        public void callEnded(CallTarget target, Status.Code code, int retries, int hedges,
+                int transparentRetries, long retryDelayNanos) {
             throw new IllegalArgumentException("another listener bug");
         }
     }

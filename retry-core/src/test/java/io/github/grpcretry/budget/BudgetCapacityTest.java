@@ -6,6 +6,7 @@ import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
 import io.github.grpcretry.attempt.CallTarget;
+import io.github.grpcretry.attempt.DelaySource;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
@@ -104,7 +105,8 @@ class BudgetCapacityTest {
                                 }
 
                                 @Override
-                                public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
+                                public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos,
+                                        DelaySource source) {
                                     long now = System.nanoTime();
                                     retries.add(now);
                                     // the engine admits a retry (tryAcquireRetry reads the clock) and reports it on

@@ -37,7 +37,7 @@ class DeadlineChainTest {
     private ManagedChannel toB;
     private ManagedChannel toC;
 
-    private void build(DeadlineSettings aToB, DeadlineSettings bToC) throws Exception {
+    private void build(DeadlineClientInterceptor.Settings aToB, DeadlineClientInterceptor.Settings bToC) throws Exception {
         DeadlineServerInterceptor server = new DeadlineServerInterceptor();
         c = new Hop("C", server);
         b = new Hop("B", server);
@@ -87,7 +87,7 @@ class DeadlineChainTest {
 
     @Test
     void deadlineTravelsAndShrinksByTheReservePerHop() throws Exception {
-        DeadlineSettings reserve100 = DeadlineSettings.NONE.withReserve(Duration.ofMillis(100));
+        DeadlineClientInterceptor.Settings reserve100 = DeadlineClientInterceptor.Settings.NONE.withReserve(Duration.ofMillis(100));
         build(reserve100, reserve100);
         long timeout = 10_000 * MS;
         long start = System.nanoTime();
@@ -107,7 +107,7 @@ class DeadlineChainTest {
 
     @Test
     void withoutReserveTheDeadlineTravelsUnchanged() throws Exception {
-        build(DeadlineSettings.NONE, DeadlineSettings.NONE);
+        build(DeadlineClientInterceptor.Settings.NONE, DeadlineClientInterceptor.Settings.NONE);
         SimpleServiceGrpc.newBlockingStub(toA).withDeadlineAfter(10_000, TimeUnit.MILLISECONDS).unaryRpc(Hop.req("x"));
         Hop.Reading rA = a.readings.get(0);
         Hop.Reading rB = b.readings.get(0);
@@ -130,8 +130,8 @@ class DeadlineChainTest {
     void aHopWithTooLittleTimeFailsFastAndTheBottomNeverSeesTheCall() throws Exception {
         // client 10 s -> A; A->B reserve 1 s (B has under 9 s); B->C reserve 1 s (under 8 s left), under the
         // 8.5 s floor: B fails the call without sending it, however long the hops took
-        build(DeadlineSettings.NONE.withReserve(Duration.ofSeconds(1)),
-                new DeadlineSettings(null, Duration.ofSeconds(1), Duration.ofMillis(8_500)));
+        build(DeadlineClientInterceptor.Settings.NONE.withReserve(Duration.ofSeconds(1)),
+                new DeadlineClientInterceptor.Settings(null, Duration.ofSeconds(1), Duration.ofMillis(8_500)));
         long start = System.nanoTime();
         assertThatThrownBy(() -> SimpleServiceGrpc.newBlockingStub(toA)
                 .withDeadlineAfter(10_000, TimeUnit.MILLISECONDS).unaryRpc(Hop.req("x")))
@@ -145,7 +145,7 @@ class DeadlineChainTest {
 
     @Test
     void noDeadlineAnywhereStaysWithout() throws Exception {
-        build(DeadlineSettings.NONE.withReserve(Duration.ofMillis(100)), DeadlineSettings.NONE);
+        build(DeadlineClientInterceptor.Settings.NONE.withReserve(Duration.ofMillis(100)), DeadlineClientInterceptor.Settings.NONE);
         SimpleServiceGrpc.newBlockingStub(toA).unaryRpc(Hop.req("x"));
         assertThat(c.deadlines).containsExactly((Long) null);
     }

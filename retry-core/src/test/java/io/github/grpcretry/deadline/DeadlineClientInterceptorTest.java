@@ -63,7 +63,7 @@ class DeadlineClientInterceptorTest {
         channels.forEach(ManagedChannel::shutdownNow);
     }
 
-    private SimpleServiceGrpc.SimpleServiceBlockingStub stub(DeadlineSettings settings, ServiceConfig serviceConfig) {
+    private SimpleServiceGrpc.SimpleServiceBlockingStub stub(DeadlineClientInterceptor.Settings settings, ServiceConfig serviceConfig) {
         ManagedChannel channel = InProcessChannelBuilder.forName(server.inProcessName())
                 .intercept(new DeadlineClientInterceptor("inventory", settings,
                         DeadlineClientInterceptor.methodTimeouts(serviceConfig), events))
@@ -93,7 +93,7 @@ class DeadlineClientInterceptorTest {
 
     @Test
     void noRulesChangeNothing() {
-        stub(DeadlineSettings.NONE, null).unaryRpc(req());
+        stub(DeadlineClientInterceptor.Settings.NONE, null).unaryRpc(req());
         assertThat(seenMs()).isNull();
         assertThat(events.remaining).isEmpty();
     }
@@ -117,7 +117,7 @@ class DeadlineClientInterceptorTest {
 
     @Test
     void defaultTimeoutGoesOnlyToCallsWithoutADeadline() {
-        var stub = stub(DeadlineSettings.NONE.withDefaultTimeout(Duration.ofMillis(1500)), null);
+        var stub = stub(DeadlineClientInterceptor.Settings.NONE.withDefaultTimeout(Duration.ofMillis(1500)), null);
         assertSeen(1500, () -> stub.unaryRpc(req()), "the default");
         assertSeen(5000, () -> stub.withDeadlineAfter(5, TimeUnit.SECONDS).unaryRpc(req()),
                 "explicit longer deadline kept, not shortened to the default");
@@ -128,7 +128,7 @@ class DeadlineClientInterceptorTest {
 
     @Test
     void reserveShortensOnlyAnInheritedDeadline() {
-        var stub = stub(DeadlineSettings.NONE.withReserve(Duration.ofMillis(400)), null);
+        var stub = stub(DeadlineClientInterceptor.Settings.NONE.withReserve(Duration.ofMillis(400)), null);
         assertSeen(1600, () -> inContextWithDeadline(2000, () -> stub.unaryRpc(req())), "inherited less the reserve");
         assertSeen(2000, () -> stub.withDeadlineAfter(2000, TimeUnit.MILLISECONDS).unaryRpc(req()),
                 "an explicit deadline is not reserved");
@@ -136,7 +136,7 @@ class DeadlineClientInterceptorTest {
 
     @Test
     void explicitShorterStubDeadlineWinsOverTheInheritedOne() {
-        var stub = stub(DeadlineSettings.NONE.withReserve(Duration.ofMillis(200)), null);
+        var stub = stub(DeadlineClientInterceptor.Settings.NONE.withReserve(Duration.ofMillis(200)), null);
         // explicit 500 ms is earlier than inherited 3000 - 200: kept as is, no reserve taken off it
         assertSeen(500, () -> inContextWithDeadline(3000,
                 () -> stub.withDeadlineAfter(500, TimeUnit.MILLISECONDS).unaryRpc(req())), "the explicit deadline");
@@ -144,14 +144,14 @@ class DeadlineClientInterceptorTest {
 
     @Test
     void explicitLongerStubDeadlineIsCutToTheInheritedOneMinusReserve() {
-        var stub = stub(DeadlineSettings.NONE.withReserve(Duration.ofMillis(200)), null);
+        var stub = stub(DeadlineClientInterceptor.Settings.NONE.withReserve(Duration.ofMillis(200)), null);
         assertSeen(800, () -> inContextWithDeadline(1000,
                 () -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).unaryRpc(req())), "inherited less the reserve");
     }
 
     @Test
     void defaultTimeoutNeverWidensAnything() {
-        var stub = stub(new DeadlineSettings(Duration.ofSeconds(30), Duration.ZERO, Duration.ZERO), null);
+        var stub = stub(new DeadlineClientInterceptor.Settings(Duration.ofSeconds(30), Duration.ZERO, Duration.ZERO), null);
         assertSeen(800, () -> inContextWithDeadline(800, () -> stub.unaryRpc(req())), "the inherited deadline");
     }
 
@@ -160,7 +160,7 @@ class DeadlineClientInterceptorTest {
         ServiceConfig config = new ServiceConfig(List.of(new MethodConfig(
                 List.of(MethodName.of("grpc.testing.SimpleService", "UnaryRpc")), null, Duration.ofMillis(700),
                 null, null, null, null)), null);
-        var stub = stub(DeadlineSettings.NONE.withDefaultTimeout(Duration.ofSeconds(5)), config);
+        var stub = stub(DeadlineClientInterceptor.Settings.NONE.withDefaultTimeout(Duration.ofSeconds(5)), config);
         assertSeen(700, () -> stub.unaryRpc(req()), "method timeout instead of the default");
         assertSeen(700, () -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).unaryRpc(req()),
                 "method timeout caps a longer explicit deadline (gRPC rule)");
@@ -172,7 +172,7 @@ class DeadlineClientInterceptorTest {
 
     @Test
     void minRemainingFailsAtOnceWithoutSending() {
-        var stub = stub(DeadlineSettings.NONE.withMinRemaining(Duration.ofMillis(3000)), null);
+        var stub = stub(DeadlineClientInterceptor.Settings.NONE.withMinRemaining(Duration.ofMillis(3000)), null);
 
         long start = System.nanoTime();
         assertThatThrownBy(() -> stub.withDeadlineAfter(2000, TimeUnit.MILLISECONDS).unaryRpc(req()))
@@ -205,7 +205,7 @@ class DeadlineClientInterceptorTest {
     @Test
     void minRemainingCountsTheReserve() {
         // inherited 500 ms - reserve 300 ms = 200 ms left < floor 250 ms: refused
-        var stub = stub(new DeadlineSettings(null, Duration.ofMillis(300), Duration.ofMillis(250)), null);
+        var stub = stub(new DeadlineClientInterceptor.Settings(null, Duration.ofMillis(300), Duration.ofMillis(250)), null);
         assertThatThrownBy(() -> inContextWithDeadline(500, () -> stub.unaryRpc(req())))
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
@@ -216,7 +216,7 @@ class DeadlineClientInterceptorTest {
     void fastFailOfAnAsyncCallClosesTheListenerOnAnotherThread() throws Exception {
         ManagedChannel channel = InProcessChannelBuilder.forName(server.inProcessName())
                 .intercept(new DeadlineClientInterceptor("inventory",
-                        DeadlineSettings.NONE.withMinRemaining(Duration.ofMillis(500)), null, events))
+                        DeadlineClientInterceptor.Settings.NONE.withMinRemaining(Duration.ofMillis(500)), null, events))
                 .build();
         channels.add(channel);
         CompletableFuture<Status> closed = new CompletableFuture<>();
@@ -246,7 +246,7 @@ class DeadlineClientInterceptorTest {
 
     @Test
     void remainingIsReportedForCallsWithADeadline() {
-        var stub = stub(DeadlineSettings.NONE, null);
+        var stub = stub(DeadlineClientInterceptor.Settings.NONE, null);
         long before = System.nanoTime();
         stub.withDeadlineAfter(1, TimeUnit.SECONDS).unaryRpc(req());
         long took = System.nanoTime() - before;

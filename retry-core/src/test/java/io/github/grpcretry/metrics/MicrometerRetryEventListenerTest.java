@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.AttemptKind;
 import io.github.grpcretry.attempt.CallTarget;
+import io.github.grpcretry.attempt.DelaySource;
 import io.github.grpcretry.attempt.SuppressionReason;
 import io.grpc.Status;
 import io.micrometer.core.instrument.Counter;
@@ -34,14 +35,14 @@ class MicrometerRetryEventListenerTest {
         listener.callStarted(t);
         listener.attemptStarted(t, AttemptKind.INITIAL, 1);
         listener.attemptEnded(t, AttemptKind.INITIAL, 1, Status.Code.UNAVAILABLE);
-        listener.retryScheduled(t, 2, delayNanos / 2);
+        listener.retryScheduled(t, 2, delayNanos / 2, DelaySource.POLICY);
         listener.attemptStarted(t, AttemptKind.RETRY, 2);
         listener.attemptEnded(t, AttemptKind.RETRY, 2, Status.Code.UNAVAILABLE);
-        listener.retryScheduled(t, 3, delayNanos / 2);
+        listener.retryScheduled(t, 3, delayNanos / 2, DelaySource.POLICY);
         listener.attemptStarted(t, AttemptKind.RETRY, 3);
         listener.committed(t, 3);
         listener.attemptEnded(t, AttemptKind.RETRY, 3, Status.Code.OK);
-        listener.callEnded(t, Status.Code.OK, 2, 0, delayNanos);
+        listener.callEnded(t, Status.Code.OK, 2, 0, 0, delayNanos);
     }
 
     @Test
@@ -89,7 +90,7 @@ class MicrometerRetryEventListenerTest {
             listener.callStarted(INV_LIST);
             listener.attemptStarted(INV_LIST, AttemptKind.INITIAL, 1);
             listener.attemptEnded(INV_LIST, AttemptKind.INITIAL, 1, Status.Code.OK);
-            listener.callEnded(INV_LIST, Status.Code.OK, 0, 0, 0);
+            listener.callEnded(INV_LIST, Status.Code.OK, 0, 0, 0, 0);
         }
         assertThat(counter("grpc.client.retry.attempts", "client", "inventory", "method", "shop.Inventory/List",
                 "kind", "initial", "status", "OK")).isEqualTo(5.0);
@@ -117,8 +118,8 @@ class MicrometerRetryEventListenerTest {
 
     @Test
     void methodsNotFromGeneratedCodeAreRecordedAsOther() {
-        listener.callEnded(new CallTarget("inventory", "shop.Inventory/Dynamic1", TARGET, false), Status.Code.OK, 1, 0, 0);
-        listener.callEnded(new CallTarget("inventory", "shop.Inventory/Dynamic2", TARGET, false), Status.Code.OK, 2, 0, 0);
+        listener.callEnded(new CallTarget("inventory", "shop.Inventory/Dynamic1", TARGET, false), Status.Code.OK, 1, 0, 0, 0);
+        listener.callEnded(new CallTarget("inventory", "shop.Inventory/Dynamic2", TARGET, false), Status.Code.OK, 2, 0, 0, 0);
 
         DistributionSummary retries = registry.get("grpc.client.call.retries").summary();
         assertThat(registry.find("grpc.client.call.retries").meters()).hasSize(1);
@@ -136,7 +137,7 @@ class MicrometerRetryEventListenerTest {
         listener.attemptEnded(INV, AttemptKind.HEDGE, 3, Status.Code.OK);
         listener.attemptEnded(INV, AttemptKind.INITIAL, 1, Status.Code.CANCELLED);
         listener.attemptEnded(INV, AttemptKind.HEDGE, 2, Status.Code.CANCELLED);
-        listener.callEnded(INV, Status.Code.OK, 0, 2, 0);
+        listener.callEnded(INV, Status.Code.OK, 0, 2, 0, 0);
 
         DistributionSummary hedges = registry.get("grpc.client.call.hedges")
                 .tags("grpc.method", "shop.Inventory/Reserve", "grpc.target", TARGET).summary();

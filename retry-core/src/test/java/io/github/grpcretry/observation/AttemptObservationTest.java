@@ -176,6 +176,26 @@ class AttemptObservationTest {
     }
 
     @Test
+    void theDocumentationForMicrometersToolingNamesWhatTheAttemptsCarry() {
+        server.script(ScriptedServer.failFirst(1, Status.Code.UNAVAILABLE));
+        stub(retrying(3, null), null, true, true).unaryRpc(SimpleRequest.getDefaultInstance());
+
+        DefaultAttemptObservationConvention.Documentation doc = DefaultAttemptObservationConvention.Documentation.ATTEMPT;
+        List<Recorded> attempts = recorder.named(doc.getName());
+        assertThat(attempts).hasSize(2);
+        java.util.Set<String> low = java.util.Arrays.stream(doc.getLowCardinalityKeyNames())
+                .map(io.micrometer.common.docs.KeyName::asString).collect(Collectors.toSet());
+        java.util.Set<String> high = java.util.Arrays.stream(doc.getHighCardinalityKeyNames())
+                .map(io.micrometer.common.docs.KeyName::asString).collect(Collectors.toSet());
+        for (Recorded a : attempts) {
+            assertThat(a.context.getLowCardinalityKeyValues().stream().map(kv -> kv.getKey()))
+                    .as("low-cardinality keys of an ended attempt").containsExactlyInAnyOrderElementsOf(low);
+            assertThat(a.context.getHighCardinalityKeyValues().stream().map(kv -> kv.getKey()))
+                    .as("high-cardinality keys").isSubsetOf(high);
+        }
+    }
+
+    @Test
     void aCallWithoutAnObservationOfItsOwnIsNotObserved() {
         server.script(ScriptedServer.failFirst(1, Status.Code.UNAVAILABLE));
         stub(retrying(3, null), null, true, false).unaryRpc(SimpleRequest.getDefaultInstance());

@@ -2,6 +2,7 @@ package io.github.grpcretry.testing;
 
 import io.github.grpcretry.attempt.AttemptKind;
 import io.github.grpcretry.attempt.CallTarget;
+import io.github.grpcretry.attempt.DelaySource;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.SuppressionReason;
 import io.grpc.Status;
@@ -43,7 +44,8 @@ public final class CountingEvents implements RetryEventListener {
     }
 
     @Override
-    public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
+    public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos,
+            DelaySource source) {
         retriesScheduled.incrementAndGet();
     }
 
@@ -58,7 +60,8 @@ public final class CountingEvents implements RetryEventListener {
     }
 
     @Override
-    public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
+    public void callEnded(CallTarget target, Status.Code code, int retries, int hedges,
+            int transparentRetries, long retryDelayNanos) {
         callsEnded.incrementAndGet();
         endCodes.incrementAndGet(code.ordinal());
     }

@@ -3,6 +3,7 @@ package io.github.grpcretry.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.CallTarget;
+import io.github.grpcretry.attempt.DelaySource;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -20,7 +21,8 @@ public final class ScheduledRetries implements RetryEventListener {
     private final LinkedBlockingQueue<Long> delays = new LinkedBlockingQueue<>();
 
     @Override
-    public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos) {
+    public void retryScheduled(CallTarget target, int nextAttemptNumber, long delayNanos,
+            DelaySource source) {
         delays.add(delayNanos);
     }
 
@@ -29,6 +31,13 @@ public final class ScheduledRetries implements RetryEventListener {
         Long delay = delays.poll(timeoutMillis, TimeUnit.MILLISECONDS);
         assertThat(delay).as("a retry scheduled").isNotNull();
         assertThat(delay).as("its backoff").isEqualTo(TimeUnit.MILLISECONDS.toNanos(backoffMillis));
+    }
+
+    /** Takes every retry scheduled so far that {@link #awaitBackoff} has not taken, and returns how many. */
+    public int takeAll() {
+        java.util.List<Long> taken = new java.util.ArrayList<>();
+        delays.drainTo(taken);
+        return taken.size();
     }
 
     /** Whether no retry was scheduled that {@link #awaitBackoff} has not taken. */

@@ -7,7 +7,6 @@ import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.deadline.DeadlineClientInterceptor;
 import io.github.grpcretry.deadline.DeadlineEventListener;
-import io.github.grpcretry.deadline.DeadlineSettings;
 import io.github.grpcretry.guard.GuardClientInterceptor;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
@@ -198,7 +197,7 @@ public class GrpcRetryAutoConfiguration {
             ObjectProvider<AttemptObserver> attemptObserver, ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging,
             ChannelTargets grpcRetryChannelTargets) {
         ChannelSetup.Engine engine = properties.engine();
-        DeadlineSettings deadlines = properties.deadline().settings();
+        DeadlineClientInterceptor.Settings deadlines = properties.deadline().settings();
         boolean guard = properties.guard().enabled();
         ReloadableChannels.StackFactory stacks = (config, previousEngine) -> {
             String channel = config.channel();
@@ -216,7 +215,6 @@ public class GrpcRetryAutoConfiguration {
                     adaptiveHedging.getIfAvailable(), previousEngine, grpcRetryChannelTargets.of(channel)));
             return stack;
         };
-        return new GrpcRetryClientInterceptor(channel -> grpcRetryChannelConfigs.interceptor(channel, stacks),
-                grpcRetryChannelConfigs);
+        return new GrpcRetryClientInterceptor(channel -> grpcRetryChannelConfigs.interceptor(channel, stacks));
     }
 }

@@ -6,7 +6,6 @@ import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.MethodDescriptor;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,16 +26,14 @@ import org.springframework.core.Ordered;
 public final class GrpcRetryClientInterceptor implements ClientInterceptor, Ordered {
 
     private final Function<String, ClientInterceptor> stacks;
-    private final ReloadableChannels channels;
     private final Map<String, ClientInterceptor> byChannel = new ConcurrentHashMap<>();
 
     /**
      * @param stacks the one interceptor of a channel ({@link ReloadableChannels#interceptor}), which runs the
      *     channel's current interceptors, outermost first; asked once per channel name
      */
-    GrpcRetryClientInterceptor(Function<String, ClientInterceptor> stacks, ReloadableChannels channels) {
+    GrpcRetryClientInterceptor(Function<String, ClientInterceptor> stacks) {
         this.stacks = Objects.requireNonNull(stacks, "stacks");
-        this.channels = Objects.requireNonNull(channels, "channels");
     }
 
     @Override
@@ -57,11 +54,6 @@ public final class GrpcRetryClientInterceptor implements ClientInterceptor, Orde
             stack = byChannel.computeIfAbsent(channel, stacks);
         }
         return stack.interceptCall(method, callOptions, tag.below(next));
-    }
-
-    /** The interceptors the channel runs now, outermost first (none before its first call). */
-    List<ClientInterceptor> stackOf(String channel) {
-        return byChannel.containsKey(channel) ? channels.interceptorsOf(channel) : List.of();
     }
 
     @Override

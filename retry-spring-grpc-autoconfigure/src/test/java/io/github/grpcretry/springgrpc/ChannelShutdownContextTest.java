@@ -13,7 +13,6 @@ import io.github.grpcretry.springgrpc.testing.GrpcServerContext;
 import io.github.grpcretry.springgrpc.testing.ScriptedService;
 import io.github.grpcretry.testing.ScheduledRetries;
 import io.github.grpcretry.testing.ServiceConfigResolverProvider;
-import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.testing.protobuf.SimpleResponse;
@@ -30,7 +29,7 @@ import org.junit.jupiter.api.Test;
  * Netty on loopback): the engine knows the {@code ManagedChannel} Spring gRPC built, so the call ends at once
  * {@code UNAVAILABLE} "Channel shutdown invoked", long before its backoff (the server's pushback) runs out, and
  * the server sees no further attempt. Each channel of a name follows its own shut-down; an engine made later
- * (the resolver's new service config) follows it too; the channel factory's close at context shut-down ends
+ * (the resolver's new service config, seen running by its attempt count) follows it too; the channel factory's close at context shut-down ends
  * such a call as well.
  */
 class ChannelShutdownContextTest {
@@ -46,6 +45,7 @@ class ChannelShutdownContextTest {
     @BeforeAll
     static void start() {
         service = new ScriptedService((key, n) -> key.startsWith("ok") ? ok()
+                : key.startsWith("policy") ? fail(Status.Code.UNAVAILABLE)
                 : fail(Status.Code.UNAVAILABLE, String.valueOf(BACKOFF_MS)));
         server = GrpcServerContext.start(service);
     }
@@ -73,15 +73,6 @@ class ChannelShutdownContextTest {
         assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
         assertThat(status.getDescription()).isEqualTo("Channel shutdown invoked");
         assertThat(service.count(key)).as("no attempt after the shut-down").isEqualTo(1);
-    }
-
-    static RetryingClientInterceptor engine(GrpcClientContext client) {
-        for (ClientInterceptor i : client.bean(ReloadableChannels.class).interceptorsOf("svc")) {
-            if (i instanceof RetryingClientInterceptor r) {
-                return r;
-            }
-        }
-        throw new AssertionError("no engine on svc");
     }
 
     @Test
@@ -116,10 +107,12 @@ class ChannelShutdownContextTest {
                         "spring.grpc.client.channel.svc.target=" + resolver.target())) {
             ManagedChannel channel = client.channel("svc");
             call(channel, "ok-before").get(WITHIN_MS, TimeUnit.MILLISECONDS);
-            RetryingClientInterceptor before = engine(client);
             resolver.update(ServiceConfigResolverProvider.retryPolicy(SimpleServiceGrpc.SERVICE_NAME, 4));
-            call(channel, "ok-after").get(WITHIN_MS, TimeUnit.MILLISECONDS);
-            assertThat(engine(client)).as("a new engine for the new service config").isNotSameAs(before);
+            // the new service config's engine runs the calls now: 4 attempts (its policy's ms backoffs), not 5
+            assertThat(failsWithin(call(channel, "policy-after"), WITHIN_MS).getCode())
+                    .isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(service.count("policy-after")).as("attempts under the new service config").isEqualTo(4);
+            assertThat(scheduled.takeAll()).as("its retries").isEqualTo(3);
 
             Future<SimpleResponse> waiting = call(channel, "after-update");
             scheduled.awaitBackoff(BACKOFF_MS, WITHIN_MS);

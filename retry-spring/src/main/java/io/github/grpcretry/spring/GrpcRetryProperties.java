@@ -1,6 +1,6 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.deadline.DeadlineSettings;
+import io.github.grpcretry.deadline.DeadlineClientInterceptor;
 import io.github.grpcretry.spring.channel.ChannelSetup;
 import io.github.grpcretry.spring.config.DeadlinePropertyChecks;
 import java.time.Duration;
@@ -109,9 +109,9 @@ public record GrpcRetryProperties(
          *
          * @throws io.github.grpcretry.policy.InvalidRetryConfigurationException listing every invalid value
          */
-        public DeadlineSettings settings() {
+        public DeadlineClientInterceptor.Settings settings() {
             DeadlinePropertyChecks.check(defaultTimeout, reserve, minRemaining, http.max(), http.header());
-            return new DeadlineSettings(defaultTimeout, reserve, minRemaining);
+            return new DeadlineClientInterceptor.Settings(defaultTimeout, reserve, minRemaining);
         }
     }
 

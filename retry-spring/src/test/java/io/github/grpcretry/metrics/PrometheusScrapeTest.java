@@ -27,8 +27,8 @@ class PrometheusScrapeTest {
         listener.attemptEnded(t, AttemptKind.INITIAL, 1, Status.Code.UNAVAILABLE);
         listener.attemptEnded(t, AttemptKind.RETRY, 2, Status.Code.OK);
         listener.retrySuppressed(t, SuppressionReason.BUDGET, Status.Code.UNAVAILABLE);
-        listener.callEnded(t, Status.Code.OK, 1, 0, 150_000_000L);
-        listener.callEnded(t, Status.Code.OK, 0, 2, 0);
+        listener.callEnded(t, Status.Code.OK, 1, 0, 0, 150_000_000L);
+        listener.callEnded(t, Status.Code.OK, 0, 2, 0, 0);
         RetryLimiterRegistry limiters = new RetryLimiterRegistry();
         RetryGauges.limiters(limiters).bindTo(registry);
         limiters.throttle("inventory", new RetryThrottlingPolicy(10, 0.1));

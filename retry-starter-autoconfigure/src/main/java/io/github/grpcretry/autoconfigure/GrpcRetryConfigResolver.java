@@ -13,7 +13,7 @@ import java.util.function.Consumer;
 
 /**
  * Hands the bound {@link GrpcRetryProperties} (and the service-config files they name, read here) to
- * retry-core's {@link RetryConfigResolver}, which validates and merges them; every problem is named by
+ * retry-spring's {@link RetryConfigResolver}, which validates and merges them; every problem is named by
  * its full property path.
  */
 public final class GrpcRetryConfigResolver {

@@ -5,13 +5,13 @@ import io.grpc.ClientCall;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
-import org.aopalliance.intercept.MethodInterceptor;
-import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.util.ClassUtils;
 
@@ -19,7 +19,7 @@ import org.springframework.util.ClassUtils;
  * The shut-down of net.devh's channels, for the interceptor engine (docs/design.md §18). net.devh keeps each
  * {@link ManagedChannel} inside its {@link GrpcChannelFactory} (the application gets it wrapped in the global
  * interceptors, a channel configurer sees only its builder) and shuts its channels down only when the factory
- * closes, at the context's shut-down. So every factory bean is wrapped in a proxy that notes when its
+ * closes, at the context's shut-down. So every factory bean is wrapped in a JDK proxy (over its interfaces) that notes when its
  * {@code close()} begins, and each channel's engine is told of {@link #channel its view}: a
  * {@code ManagedChannel} that is shut down from then on. A call waiting for a backoff then ends at once
  * {@code UNAVAILABLE} "Channel shutdown invoked" instead of when its backoff runs out.
@@ -35,22 +35,24 @@ final class NetDevhChannelShutdown implements BeanPostProcessor {
         if (!(bean instanceof GrpcChannelFactory)) {
             return bean;
         }
-        ProxyFactory proxy = new ProxyFactory(bean);
-        proxy.addAdvice((MethodInterceptor) invocation -> {
-            boolean close = invocation.getMethod().getName().equals("close")
-                    && invocation.getMethod().getParameterCount() == 0;
+        // a JDK proxy over every interface of the factory, as spring-aop would make it, without loading spring-aop
+        Class<?>[] interfaces = ClassUtils.getAllInterfaces(bean);
+        return Proxy.newProxyInstance(ClassUtils.getDefaultClassLoader(), interfaces, (proxy, method, args) -> {
+            boolean close = method.getName().equals("close") && method.getParameterCount() == 0;
             if (close) {
                 shutDown();
             }
             try {
-                return invocation.proceed();
+                return method.invoke(bean, args);
+            } catch (InvocationTargetException e) {
+                Throwable cause = e.getCause();
+                throw cause == null ? e : cause;
             } finally {
                 if (close) {
                     closed.countDown();
                 }
             }
         });
-        return proxy.getProxy(ClassUtils.getDefaultClassLoader());
     }
 
     private void shutDown() {

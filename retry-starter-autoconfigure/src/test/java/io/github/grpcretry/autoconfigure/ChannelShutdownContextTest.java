@@ -3,15 +3,15 @@ package io.github.grpcretry.autoconfigure;
 import static io.github.grpcretry.testing.ScheduledRetries.failsWithin;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
 import io.github.grpcretry.spring.reload.ReloadableChannels;
+import io.github.grpcretry.testing.ScriptedServer;
+import io.github.grpcretry.testing.ScriptedServer.Action;
 import io.github.grpcretry.testing.ScheduledRetries;
 import io.github.grpcretry.testing.ScriptedServer.Action;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.ServiceConfigResolverProvider;
 import io.grpc.Channel;
-import io.grpc.ClientInterceptor;
 import io.grpc.Status;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
@@ -32,7 +32,7 @@ import org.springframework.context.ApplicationContext;
  * shuts its channels down when its channel factory closes (at the context's shut-down, or when the application
  * closes it), and the engine follows that, so the call ends at once {@code UNAVAILABLE} "Channel shutdown
  * invoked", long before its backoff (the server's pushback) runs out, and the server sees no further attempt.
- * An engine made later (the resolver's new service config) follows it too.
+ * An engine made later (the resolver's new service config, seen running by its attempt count) follows it too.
  */
 class ChannelShutdownContextTest {
 
@@ -44,12 +44,15 @@ class ChannelShutdownContextTest {
 
     private ScriptedServer server;
     private final AtomicBoolean failing = new AtomicBoolean(true);
+    /** While set, a failure carries no pushback: the policy's own millisecond backoffs apply. */
+    private final AtomicBoolean policyBackoff = new AtomicBoolean();
 
     @BeforeEach
     void startServer() throws Exception {
         server = ScriptedServer.startNetty();
-        server.script(a -> failing.get() ? Action.fail(Status.Code.UNAVAILABLE).pushback(String.valueOf(BACKOFF_MS))
-                : Action.ok());
+        server.script(a -> !failing.get() ? Action.ok()
+                : policyBackoff.get() ? Action.fail(Status.Code.UNAVAILABLE)
+                : Action.fail(Status.Code.UNAVAILABLE).pushback(String.valueOf(BACKOFF_MS)));
     }
 
     @AfterEach
@@ -74,15 +77,6 @@ class ChannelShutdownContextTest {
     private static Future<SimpleResponse> call(ApplicationContext ctx) {
         Channel channel = ctx.getBean(GrpcChannelFactory.class).createChannel("svc");
         return SimpleServiceGrpc.newFutureStub(channel).unaryRpc(SimpleRequest.newBuilder().setRequestMessage("x").build());
-    }
-
-    private static RetryingClientInterceptor engine(ApplicationContext ctx) {
-        for (ClientInterceptor i : ctx.getBean(ReloadableChannels.class).interceptorsOf("svc")) {
-            if (i instanceof RetryingClientInterceptor r) {
-                return r;
-            }
-        }
-        throw new AssertionError("no engine on svc");
     }
 
     @Test
@@ -126,12 +120,16 @@ class ChannelShutdownContextTest {
                 assertThat(ctx).hasNotFailed();
                 failing.set(false);
                 call(ctx).get(WITHIN_MS, TimeUnit.MILLISECONDS);
-                RetryingClientInterceptor before = engine(ctx);
                 resolver.update(ServiceConfigResolverProvider.retryPolicy(SimpleServiceGrpc.SERVICE_NAME, 4));
-                call(ctx).get(WITHIN_MS, TimeUnit.MILLISECONDS);
-                assertThat(engine(ctx)).as("a new engine for the new service config").isNotSameAs(before);
-
+                // the new service config's engine runs the calls now: 4 attempts (its policy's ms backoffs), not 5
                 failing.set(true);
+                policyBackoff.set(true);
+                server.reset();
+                assertThat(failsWithin(call(ctx), WITHIN_MS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                assertThat(server.arrivalCount()).as("attempts under the new service config").isEqualTo(4);
+                assertThat(scheduled.takeAll()).as("its retries").isEqualTo(3);
+
+                policyBackoff.set(false);
                 server.reset();
                 Future<SimpleResponse> waiting = call(ctx);
                 scheduled.awaitBackoff(BACKOFF_MS, WITHIN_MS);

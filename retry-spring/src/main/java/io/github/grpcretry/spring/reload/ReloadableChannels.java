@@ -735,11 +735,4 @@ public final class ReloadableChannels implements ChannelRetryConfigs {
 
     private record Composed(Channel next, Channel composed) {
     }
-
-    /** The interceptors {@code channel} runs now, outermost first (for tests and the line's own views). */
-    public List<ClientInterceptor> interceptorsOf(String channel) {
-        Slot slot = slots.get(channel);
-        Generation g = slot == null ? null : slot.generation;
-        return g == null ? List.of() : g.interceptors;
-    }
 }

@@ -47,7 +47,8 @@ public final class RetryStatistics implements RetryEventListener {
     }
 
     @Override
-    public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, long retryDelayNanos) {
+    public void callEnded(CallTarget target, Status.Code code, int retries, int hedges, int transparentRetries,
+            long retryDelayNanos) {
         if (code != Status.Code.OK) {
             counters(target.channel()).failedCalls.increment();
         }

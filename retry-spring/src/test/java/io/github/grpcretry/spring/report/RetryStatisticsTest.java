@@ -29,17 +29,17 @@ class RetryStatisticsTest {
         stats.callStarted(A);
         stats.attemptStarted(A, AttemptKind.INITIAL, 1);
         stats.retrySuppressed(A, SuppressionReason.THROTTLED, Status.Code.UNAVAILABLE);
-        stats.callEnded(A, Status.Code.UNAVAILABLE, 0, 0, 0);
+        stats.callEnded(A, Status.Code.UNAVAILABLE, 0, 0, 0, 0);
         stats.callStarted(A);
         stats.attemptStarted(A, AttemptKind.INITIAL, 1);
         stats.attemptStarted(A, AttemptKind.RETRY, 2);
-        stats.callEnded(A, Status.Code.OK, 1, 0, 0);
+        stats.callEnded(A, Status.Code.OK, 1, 0, 0, 0);
         stats.callStarted(B);
         stats.attemptStarted(B, AttemptKind.INITIAL, 1);
         stats.attemptStarted(B, AttemptKind.HEDGE, 2);
         stats.attemptStarted(B, AttemptKind.HEDGE, 3);
         stats.retrySuppressed(B, SuppressionReason.BUDGET, Status.Code.UNAVAILABLE);
-        stats.callEnded(B, Status.Code.OK, 0, 2, 0);
+        stats.callEnded(B, Status.Code.OK, 0, 2, 0, 0);
 
         assertThat(stats.channels()).containsExactly("a", "b");
         RetryStatistics.ChannelCounts a = stats.counts("a");
@@ -100,7 +100,7 @@ class RetryStatisticsTest {
         composite.callStarted(A);
         composite.attemptStarted(A, AttemptKind.INITIAL, 1);
         composite.attemptEnded(A, AttemptKind.INITIAL, 1, Status.Code.OK);
-        composite.callEnded(A, Status.Code.OK, 0, 0, 0);
+        composite.callEnded(A, Status.Code.OK, 0, 0, 0, 0);
 
         assertThat(stats.counts("a").calls()).isEqualTo(1);
         assertThat(registry.get("grpc.client.retry.attempts").counter().count()).isEqualTo(1.0);

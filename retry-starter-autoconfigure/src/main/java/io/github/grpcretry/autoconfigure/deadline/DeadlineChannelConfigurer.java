@@ -2,7 +2,6 @@ package io.github.grpcretry.autoconfigure.deadline;
 
 import io.github.grpcretry.deadline.DeadlineClientInterceptor;
 import io.github.grpcretry.deadline.DeadlineEventListener;
-import io.github.grpcretry.deadline.DeadlineSettings;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.grpc.ManagedChannelBuilder;
@@ -22,7 +21,7 @@ public class DeadlineChannelConfigurer implements GrpcChannelConfigurer, Ordered
     /** After every configurer with a lower order value, in particular the retry engine's. */
     public static final int ORDER = Ordered.LOWEST_PRECEDENCE - 100;
 
-    private final DeadlineSettings settings;
+    private final DeadlineClientInterceptor.Settings settings;
     private final Supplier<ChannelRetryConfigs> channelConfigs;
     private final @Nullable DeadlineEventListener listener;
 
@@ -31,7 +30,7 @@ public class DeadlineChannelConfigurer implements GrpcChannelConfigurer, Ordered
      *     supply null
      * @param listener events for meters, or null
      */
-    public DeadlineChannelConfigurer(DeadlineSettings settings, Supplier<ChannelRetryConfigs> channelConfigs,
+    public DeadlineChannelConfigurer(DeadlineClientInterceptor.Settings settings, Supplier<ChannelRetryConfigs> channelConfigs,
             @Nullable DeadlineEventListener listener) {
         this.settings = settings;
         this.channelConfigs = channelConfigs == null ? () -> null : channelConfigs;

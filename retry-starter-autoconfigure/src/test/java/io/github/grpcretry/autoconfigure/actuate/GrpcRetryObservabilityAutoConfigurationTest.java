@@ -91,7 +91,7 @@ class GrpcRetryObservabilityAutoConfigurationTest {
             composite.callStarted(t);
             composite.attemptStarted(t, AttemptKind.INITIAL, 1);
             composite.attemptEnded(t, AttemptKind.INITIAL, 1, Status.Code.OK);
-            composite.callEnded(t, Status.Code.OK, 0, 0, 0);
+            composite.callEnded(t, Status.Code.OK, 0, 0, 0, 0);
             assertThat(context.getBean(RetryStatistics.class).counts("inventory").attempts()).isEqualTo(1);
             assertThat(OwnListener.SEEN.counts("inventory").calls()).isEqualTo(1);
             assertThat(context.getBean(MeterRegistry.class).get("grpc.client.retry.attempts").counter().count())

@@ -680,4 +680,58 @@ class ClientCallUsageSideBySideTest extends UsageRig {
         });
         assertOursAsGrpcJavas(seen);
     }
+
+    /**
+     * The call's Context is cancelled (with a cause) while the call waits for its retry's backoff, or while an
+     * attempt is in flight: the call ends as grpc-java's does, with the Context's status.
+     */
+    @ParameterizedTest
+    @CsvSource({"IN_PROCESS,backoff", "IN_PROCESS,in flight", "NETTY,backoff", "NETTY,in flight"})
+    void theCallsContextCancelledWithACause(Transport t, String when) throws Exception {
+        ChannelRetryConfig slowBackoff = Configs.channel(Configs.policy(3, 5_000, 5_000, 1, Status.Code.UNAVAILABLE));
+        Function<Arrival, Action> script = when.equals("backoff") ? ScriptedServer.always(Status.Code.UNAVAILABLE)
+                : a -> Action.ok().delay(60_000);
+        Map<Engine, String> seen = both(t, slowBackoff, script, (c, server) -> {
+            Context.CancellableContext ctx = Context.current().withCancellation();
+            Rpc.Handle h = ctx.call(() -> Rpc.start(c.channel(), Rpc.UNARY, CallOptions.DEFAULT));
+            h.send("a").halfClose();
+            RetryEngineTest.waitFor(() -> server.arrivals().size() == 1
+                    && (when.equals("in flight") || server.arrivals().get(0).closedByServer));
+            ctx.cancel(new IllegalStateException("the tenant went away"));
+            Rpc.Outcome o = h.await();
+            Arrival first = server.arrivals().get(0);
+            RetryEngineTest.waitFor(() -> first.closedByServer || first.cancelled);
+            return describe(o.status()) + " | arrivals " + server.arrivalCount() + " | server "
+                    + (first.cancelled ? "saw the cancel" : "closed it");
+        });
+        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").startsWith("CANCELLED").contains("the tenant went away");
+        assertOursAsGrpcJavas(seen);
+    }
+
+    /**
+     * A client stream written from onReady only, while isReady() (as grpc-java's stubs write), whose first attempt
+     * fails while it writes (the server fails it on arrival, reading nothing): the retry replays what was written
+     * and the application, blocked by flow control or not, is told it is ready again, so it finishes. Over Netty
+     * (whose flow control makes isReady() false); under the per-RPC limit.
+     */
+    @Test
+    void anOnReadyDrivenWriterWhoseFirstAttemptFailsMidStreamFinishesOnTheRetry() throws Exception {
+        int total = 40;
+        int bytes = 16 * 1024;
+        Map<Engine, String> seen = both(Transport.NETTY, FAST, ScriptedServer.failFirst(1, Status.Code.UNAVAILABLE),
+                (c, server) -> {
+            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.CLIENT_STREAMING,
+                    CallOptions.DEFAULT);
+            ReadyWriter writer = new ReadyWriter(call, total, bytes).start();
+            Status status = writer.listener.awaitClose(20, TimeUnit.SECONDS);
+            writer.listener.assertContract();
+            List<Integer> received = new ArrayList<>();
+            for (Arrival a : server.arrivals()) {
+                received.add(a.messages.size());
+            }
+            return status.getCode() + " | written " + writer.written.get() + " | messages per arrival " + received;
+        });
+        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").isEqualTo("OK | written 40 | messages per arrival [0, 40]");
+        assertOursAsGrpcJavas(seen);
+    }
 }

@@ -734,4 +734,62 @@ class ClientCallUsageSideBySideTest extends UsageRig {
         assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").isEqualTo("OK | written 40 | messages per arrival [0, 40]");
         assertOursAsGrpcJavas(seen);
     }
+
+    /**
+     * Message size limits of the call: a request larger than its max outbound size, a response larger than its
+     * max inbound size (after a retry): the call ends as grpc-java's does. Not the request over Netty: there a
+     * unary call whose request is over the limit never closes on a plain grpc-java channel (no retry, no
+     * interceptor) either, so neither engine's does.
+     */
+    @ParameterizedTest
+    @CsvSource({"IN_PROCESS,outbound", "IN_PROCESS,inbound", "NETTY,inbound"})
+    void aMessageOverTheCallsSizeLimit(Transport t, String which) throws Exception {
+        CallOptions options = which.equals("outbound") ? CallOptions.DEFAULT.withMaxOutboundMessageSize(20)
+                : CallOptions.DEFAULT.withMaxInboundMessageSize(20);
+        Map<Engine, String> seen = both(t, FAST, ScriptedServer.failFirst(1, Status.Code.UNAVAILABLE), (c, server) -> {
+            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.UNARY, options);
+            Recorder r = new Recorder().start(call, new Metadata());
+            call.request(1);
+            String send = thrown(() -> call.sendMessage(Rpc.request("y".repeat(100))));
+            call.halfClose();
+            String events = r.awaitClose();
+            return "send " + send + " | " + events + " | arrivals " + server.arrivalCount();
+        });
+        assertOursAsGrpcJavas(seen);
+    }
+
+    /**
+     * Every callback, the engine's own close after a cancel in a backoff included, runs on the executor the call
+     * was given (CallOptions.withExecutor), as grpc-java's do.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"retried", "cancelled in backoff"})
+    void everyCallbackRunsOnTheCallsExecutor(String path) throws Exception {
+        ExecutorService appExecutor = Executors.newSingleThreadExecutor(r -> new Thread(r, "app-executor"));
+        try {
+            ChannelRetryConfig config = path.equals("retried") ? FAST
+                    : Configs.channel(Configs.policy(3, 5_000, 5_000, 1, Status.Code.UNAVAILABLE));
+            Map<Engine, String> seen = both(Transport.IN_PROCESS, config,
+                    ScriptedServer.failFirst(1, Status.Code.UNAVAILABLE), (c, server) -> {
+                ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.SERVER_STREAMING,
+                        CallOptions.DEFAULT.withExecutor(appExecutor));
+                Recorder r = new Recorder();
+                java.util.Set<String> threads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+                r.hook = name -> threads.add(Thread.currentThread().getName());
+                r.start(call, new Metadata());
+                call.request(1);
+                call.sendMessage(Rpc.request("a"));
+                call.halfClose();
+                if (path.equals("cancelled in backoff")) {
+                    RetryEngineTest.waitFor(() -> server.arrivals().size() == 1 && server.arrivals().get(0).closedByServer);
+                    call.cancel("in backoff", null);
+                }
+                return r.awaitClose() + " | on " + threads;
+            });
+            assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").endsWith(" | on [app-executor]");
+            assertOursAsGrpcJavas(seen);
+        } finally {
+            appExecutor.shutdownNow();
+        }
+    }
 }

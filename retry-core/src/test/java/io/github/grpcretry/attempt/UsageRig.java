@@ -67,7 +67,8 @@ abstract class UsageRig {
     }
 
     static void assertOursAsGrpcJavas(Map<Engine, String> seen) {
-        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's scenario finished").doesNotStartWith("failed: ");
+        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's scenario finished (ours: %s)", seen.get(Engine.INTERCEPTOR))
+                .doesNotStartWith("failed: ");
         assertThat(seen.get(Engine.INTERCEPTOR)).as("ours (grpc-java's: %s)", seen.get(Engine.NATIVE))
                 .isEqualTo(seen.get(Engine.NATIVE));
     }

@@ -124,11 +124,7 @@ class ClientCallUsageSideBySideTest extends UsageRig {
     @ParameterizedTest
     @ValueSource(strings = {"request", "setMessageCompression"})
     void aRequestOrCompressionAfterCancelIsIgnored(String op) throws Exception {
-        Map<Engine, String> seen = both(Transport.IN_PROCESS, FAST, a -> Action.ok().delay(60_000),
-                (c, server) -> operationAfterCancel(c, op));
-        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").isEqualTo(op + " after cancel: returned | ready false"
-                + " | close CANCELLED \"the application gave up\"");
-        assertOursAsGrpcJavas(seen);
+        assertAfterCancel(op, "returned");
     }
 
     /** After the application's cancel, grpc-java's ClientCallImpl refuses a message and a half-close. */
@@ -138,10 +134,15 @@ class ClientCallUsageSideBySideTest extends UsageRig {
     @ParameterizedTest
     @ValueSource(strings = {"sendMessage", "halfClose"})
     void aMessageOrHalfCloseAfterCancelIsRefused(String op) throws Exception {
+        assertAfterCancel(op, "IllegalStateException: call was cancelled");
+    }
+
+    /** {@code op} after the application's cancel: grpc-java's result is {@code nativeResult}, and ours the same. */
+    private static void assertAfterCancel(String op, String nativeResult) throws Exception {
         Map<Engine, String> seen = both(Transport.IN_PROCESS, FAST, a -> Action.ok().delay(60_000),
                 (c, server) -> operationAfterCancel(c, op));
-        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").isEqualTo(op + " after cancel: IllegalStateException:"
-                + " call was cancelled | ready false | close CANCELLED \"the application gave up\"");
+        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").isEqualTo(op + " after cancel: " + nativeResult
+                + " | ready false | close CANCELLED \"the application gave up\"");
         assertOursAsGrpcJavas(seen);
     }
 
@@ -175,7 +176,7 @@ class ClientCallUsageSideBySideTest extends UsageRig {
         assertOursAsGrpcJavas(seen);
     }
 
-    private static String afterHalfClose(Engines.Client c, ScriptedServer server) throws InterruptedException {
+    static String afterHalfClose(Engines.Client c, ScriptedServer server) throws InterruptedException {
         ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.CLIENT_STREAMING, CallOptions.DEFAULT);
         Recorder r = new Recorder().start(call, new Metadata());
         call.request(1);
@@ -229,17 +230,22 @@ class ClientCallUsageSideBySideTest extends UsageRig {
     /** A cancel before start: start is refused, the listener hears nothing, no attempt reaches the server. */
     @Test
     void cancelBeforeStartMakesStartFail() throws Exception {
-        Map<Engine, String> seen = both(Transport.IN_PROCESS, FAST, a -> Action.ok(), (c, server) -> {
-            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.UNARY, CallOptions.DEFAULT);
-            call.cancel("not needed", null);
-            Recorder r = new Recorder();
-            String start = thrown(() -> r.start(call, new Metadata()));
-            // a call that does reach the server afterwards: nothing of the cancelled one came before it
-            Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT, "next");
-            return "start: " + start + " | heard " + r.events + " | next " + o.code() + " | arrivals "
-                    + server.arrivalCount();
-        });
+        Map<Engine, String> seen = both(Transport.IN_PROCESS, FAST, a -> Action.ok(),
+                ClientCallUsageSideBySideTest::cancelledBeforeStart);
+        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's")
+                .isEqualTo("start: IllegalStateException: call was cancelled | heard [] | next OK | arrivals 1");
         assertOursAsGrpcJavas(seen);
+    }
+
+    static String cancelledBeforeStart(Engines.Client c, ScriptedServer server) throws InterruptedException {
+        ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.UNARY, CallOptions.DEFAULT);
+        call.cancel("not needed", null);
+        Recorder r = new Recorder();
+        String start = thrown(() -> r.start(call, new Metadata()));
+        // a call that does reach the server afterwards: nothing of the cancelled one came before it
+        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT, "next");
+        return "start: " + start + " | heard " + r.events + " | next " + o.code() + " | arrivals "
+                + server.arrivalCount();
     }
 
     /**
@@ -280,11 +286,7 @@ class ClientCallUsageSideBySideTest extends UsageRig {
                 call.cancel("cancelled in " + name, null);
             }
         };
-        r.start(call, new Metadata());
-        call.request(1);
-        call.sendMessage(Rpc.request("a"));
-        call.halfClose();
-        return r.awaitClose() + " | arrivals " + server.arrivalCount();
+        return sendOne(call, r, "a", server);
     }
 
     /** The application cancels from its first onReady of a client stream (before anything was answered). */
@@ -335,7 +337,7 @@ class ClientCallUsageSideBySideTest extends UsageRig {
         assertOursAsGrpcJavas(seen);
     }
 
-    private static String closeOfAThrowingListener(Engines.Client c, ScriptedServer server, String callback)
+    static String closeOfAThrowingListener(Engines.Client c, ScriptedServer server, String callback)
             throws Exception {
         ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(
                 callback.equals("onReady") ? Rpc.BIDI : Rpc.SERVER_STREAMING, CallOptions.DEFAULT);
@@ -484,15 +486,15 @@ class ClientCallUsageSideBySideTest extends UsageRig {
     void aResponseThatCannotBeParsedEndsTheCallAsGrpcJavas(Transport t) throws Exception {
         ChannelRetryConfig config = Configs.channel(Configs.policy(3, 10, 100, 2, Status.Code.UNAVAILABLE,
                 Status.Code.CANCELLED));
-        Map<Engine, String> seen = both(t, config, ScriptedServer.failFirst(1, Status.Code.UNAVAILABLE), (c, server) -> {
-            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(FAILING_PARSE, CallOptions.DEFAULT);
-            Recorder r = new Recorder().start(call, new Metadata());
-            call.request(1);
-            call.sendMessage(Rpc.request("boom"));
-            call.halfClose();
-            return r.awaitClose() + " | arrivals " + server.arrivalCount();
-        });
+        Map<Engine, String> seen = both(t, config, ScriptedServer.failFirst(1, Status.Code.UNAVAILABLE),
+                ClientCallUsageSideBySideTest::unparsableResponse);
+        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").isEqualTo("headers; close CANCELLED \"Failed to read"
+                + " message.\" cause IllegalArgumentException: cannot parse boom | arrivals 2");
         assertOursAsGrpcJavas(seen);
+    }
+
+    static String unparsableResponse(Engines.Client c, ScriptedServer server) throws InterruptedException {
+        return sendOne(c.channel().newCall(FAILING_PARSE, CallOptions.DEFAULT), new Recorder(), "boom", server);
     }
 
     // ------------------------------------------------------------------ interceptors above and below
@@ -661,24 +663,28 @@ class ClientCallUsageSideBySideTest extends UsageRig {
     @CsvSource({"IN_PROCESS,UNAVAILABLE", "IN_PROCESS,INVALID_ARGUMENT", "NETTY,UNAVAILABLE",
             "NETTY,INVALID_ARGUMENT"})
     void callCredentialsThatFailTheFirstAttempt(Transport t, Status.Code code) throws Exception {
-        Map<Engine, String> seen = both(t, FAST, a -> Action.ok(), (c, server) -> {
-            AtomicInteger applied = new AtomicInteger();
-            CallCredentials creds = new CallCredentials() {
-                @Override
-                public void applyRequestMetadata(RequestInfo requestInfo, java.util.concurrent.Executor appExecutor,
-                        MetadataApplier applier) {
-                    if (applied.incrementAndGet() == 1) {
-                        applier.fail(Status.fromCode(code).withDescription("credentials refused"));
-                    } else {
-                        applier.apply(new Metadata());
-                    }
-                }
-            };
-            Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT.withCallCredentials(creds), "a");
-            return describe(o.status()) + " " + o.responses() + " | credentials asked " + applied.get()
-                    + " | arrivals " + server.arrivalCount();
-        });
+        Map<Engine, String> seen = both(t, FAST, a -> Action.ok(), (c, server) -> credentialsFailingFirst(c, server, code));
         assertOursAsGrpcJavas(seen);
+    }
+
+    /** A unary call whose call credentials fail with {@code code} the first time they are asked. */
+    static String credentialsFailingFirst(Engines.Client c, ScriptedServer server, Status.Code code)
+            throws InterruptedException {
+        AtomicInteger applied = new AtomicInteger();
+        CallCredentials creds = new CallCredentials() {
+            @Override
+            public void applyRequestMetadata(RequestInfo requestInfo, java.util.concurrent.Executor appExecutor,
+                    MetadataApplier applier) {
+                if (applied.incrementAndGet() == 1) {
+                    applier.fail(Status.fromCode(code).withDescription("credentials refused"));
+                } else {
+                    applier.apply(new Metadata());
+                }
+            }
+        };
+        Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT.withCallCredentials(creds), "a");
+        return describe(o.status()) + " " + o.responses() + " | credentials asked " + applied.get() + " | arrivals "
+                + server.arrivalCount();
     }
 
     /**
@@ -725,13 +731,13 @@ class ClientCallUsageSideBySideTest extends UsageRig {
             ReadyWriter writer = new ReadyWriter(call, total, bytes).start();
             Status status = writer.listener.awaitClose(20, TimeUnit.SECONDS);
             writer.listener.assertContract();
-            List<Integer> received = new ArrayList<>();
-            for (Arrival a : server.arrivals()) {
-                received.add(a.messages.size());
-            }
-            return status.getCode() + " | written " + writer.written.get() + " | messages per arrival " + received;
+            // what the failed arrival read before its close reached the client depends on timing: not compared
+            List<Arrival> arrivals = server.arrivals();
+            return status.getCode() + " | written " + writer.written.get() + " | arrivals " + arrivals.size()
+                    + " | messages on the last " + arrivals.get(arrivals.size() - 1).messages.size();
         });
-        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").isEqualTo("OK | written 40 | messages per arrival [0, 40]");
+        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's")
+                .isEqualTo("OK | written 40 | arrivals 2 | messages on the last 40");
         assertOursAsGrpcJavas(seen);
     }
 

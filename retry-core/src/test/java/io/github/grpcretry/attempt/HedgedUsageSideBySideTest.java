@@ -57,28 +57,11 @@ class HedgedUsageSideBySideTest extends UsageRig {
     @CsvSource({"IN_PROCESS,onHeaders", "IN_PROCESS,onMessage", "NETTY,onHeaders", "NETTY,onMessage"})
     void aListenerThatThrowsEndsTheHedgedCallCancelledWithTheExceptionAsTheCause(Transport t, String callback)
             throws Exception {
-        Map<Engine, String> seen = both(t, HEDGED, a -> Action.ok(), (c, server) -> {
-            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.SERVER_STREAMING,
-                    CallOptions.DEFAULT);
-            Recorder r = new Recorder();
-            r.requestAfterMessage = false;
-            AtomicInteger thrown = new AtomicInteger();
-            r.hook = name -> {
-                if (name.equals(callback) && thrown.getAndIncrement() == 0) {
-                    throw new IllegalStateException("thrown by the application's " + name);
-                }
-            };
-            r.start(call, new Metadata());
-            call.request(100);
-            call.sendMessage(Rpc.request("a"));
-            call.halfClose();
-            String events = r.awaitClose();
-            Status s = r.checked.status();
-            // the description is one of ClientCallUsageSideBySideTest's findings: code and cause compared here
-            return events.substring(0, events.indexOf("close ")) + s.getCode() + " cause " + s.getCause()
-                    + " | arrivals " + server.arrivalCount();
-        });
-        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").contains("CANCELLED cause java.lang.IllegalStateException:"
+        // the description is one of ClientCallUsageSideBySideTest's findings: code and cause compared here
+        Map<Engine, String> seen = both(t, HEDGED, a -> Action.ok(), (c, server) -> ClientCallUsageSideBySideTest
+                .closeOfAThrowingListener(c, server, callback).replaceFirst(" \"[^\"]*\"", "") + " | arrivals "
+                + server.arrivalCount());
+        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").isEqualTo("close CANCELLED cause IllegalStateException:"
                 + " thrown by the application's " + callback + " | arrivals 1");
         assertOursAsGrpcJavas(seen);
     }
@@ -87,15 +70,7 @@ class HedgedUsageSideBySideTest extends UsageRig {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void aResponseThatCannotBeParsedEndsTheHedgedCallAsGrpcJavas(Transport t) throws Exception {
-        Map<Engine, String> seen = both(t, HEDGED, a -> Action.ok(), (c, server) -> {
-            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(ClientCallUsageSideBySideTest.FAILING_PARSE,
-                    CallOptions.DEFAULT);
-            Recorder r = new Recorder().start(call, new Metadata());
-            call.request(1);
-            call.sendMessage(Rpc.request("boom"));
-            call.halfClose();
-            return r.awaitClose() + " | arrivals " + server.arrivalCount();
-        });
+        Map<Engine, String> seen = both(t, HEDGED, a -> Action.ok(), ClientCallUsageSideBySideTest::unparsableResponse);
         assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").isEqualTo("headers; close CANCELLED \"Failed to read"
                 + " message.\" cause IllegalArgumentException: cannot parse boom | arrivals 1");
         assertOursAsGrpcJavas(seen);
@@ -104,35 +79,19 @@ class HedgedUsageSideBySideTest extends UsageRig {
     /** Refused operations on a hedged call: a message after the half-close, a second half-close; the call goes on. */
     @Test
     void aMessageOrASecondHalfCloseAfterTheHalfCloseOfAHedgedCallIsRefused() throws Exception {
-        Map<Engine, String> seen = both(Transport.IN_PROCESS, HEDGED, a -> Action.ok(), (c, server) -> {
-            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.CLIENT_STREAMING,
-                    CallOptions.DEFAULT);
-            Recorder r = new Recorder().start(call, new Metadata());
-            call.request(1);
-            call.sendMessage(Rpc.request("a"));
-            call.halfClose();
-            String message = thrown(() -> call.sendMessage(Rpc.request("b")));
-            String halfClose = thrown(call::halfClose);
-            return "message: " + message + " | half-close: " + halfClose + " | " + r.awaitClose();
-        });
+        Map<Engine, String> seen = both(Transport.IN_PROCESS, HEDGED, a -> Action.ok(),
+                ClientCallUsageSideBySideTest::afterHalfClose);
         assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").isEqualTo("message: IllegalStateException: call was"
-                + " half-closed | half-close: IllegalStateException: call already half-closed | headers; message a;"
-                + " close OK \"null\"");
+                + " half-closed | half-close: IllegalStateException: call already half-closed | ready false | headers;"
+                + " message a; close OK \"null\" | arrivals 1");
         assertOursAsGrpcJavas(seen);
     }
 
     /** A hedged call cancelled before start: start is refused, nothing reaches the server. */
     @Test
     void aHedgedCallCancelledBeforeStartCannotStart() throws Exception {
-        Map<Engine, String> seen = both(Transport.IN_PROCESS, HEDGED, a -> Action.ok(), (c, server) -> {
-            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.UNARY, CallOptions.DEFAULT);
-            call.cancel("not needed", null);
-            Recorder r = new Recorder();
-            String start = thrown(() -> r.start(call, new Metadata()));
-            Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT, "next");
-            return "start: " + start + " | heard " + r.events + " | next " + o.code() + " | arrivals "
-                    + server.arrivalCount();
-        });
+        Map<Engine, String> seen = both(Transport.IN_PROCESS, HEDGED, a -> Action.ok(),
+                ClientCallUsageSideBySideTest::cancelledBeforeStart);
         assertThat(seen.get(Engine.NATIVE)).as("grpc-java's")
                 .isEqualTo("start: IllegalStateException: call was cancelled | heard [] | next OK | arrivals 1");
         assertOursAsGrpcJavas(seen);
@@ -146,23 +105,8 @@ class HedgedUsageSideBySideTest extends UsageRig {
     @EnumSource(Transport.class)
     void callCredentialsThatFailTheFirstHedge(Transport t) throws Exception {
         ChannelRetryConfig quickHedges = Configs.channel(Configs.hedged(Configs.hedging(3, 1_000, Status.Code.UNAVAILABLE)));
-        Map<Engine, String> seen = both(t, quickHedges, a -> Action.ok(), (c, server) -> {
-            AtomicInteger applied = new AtomicInteger();
-            io.grpc.CallCredentials creds = new io.grpc.CallCredentials() {
-                @Override
-                public void applyRequestMetadata(RequestInfo requestInfo, java.util.concurrent.Executor appExecutor,
-                        MetadataApplier applier) {
-                    if (applied.incrementAndGet() == 1) {
-                        applier.fail(Status.UNAVAILABLE.withDescription("credentials refused"));
-                    } else {
-                        applier.apply(new Metadata());
-                    }
-                }
-            };
-            Rpc.Outcome o = Rpc.unary(c.channel(), CallOptions.DEFAULT.withCallCredentials(creds), "a");
-            return describe(o.status()) + " " + o.responses() + " | credentials asked " + applied.get()
-                    + " | arrivals " + server.arrivalCount();
-        });
+        Map<Engine, String> seen = both(t, quickHedges, a -> Action.ok(),
+                (c, server) -> ClientCallUsageSideBySideTest.credentialsFailingFirst(c, server, Status.Code.UNAVAILABLE));
         assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").isEqualTo("OK \"null\" [a] | credentials asked 2 | arrivals 1");
         assertOursAsGrpcJavas(seen);
     }
@@ -196,12 +140,9 @@ class HedgedUsageSideBySideTest extends UsageRig {
                 }, Rpc.UNARY.getResponseMarshaller()).build();
         String seen = UsageRig.ours(SERVERS, t, FAST, ScriptedServer.failFirst(1, Status.Code.UNAVAILABLE),
                 (c, server) -> {
-                    ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(secondFails, CallOptions.DEFAULT);
-                    Recorder r = new Recorder().start(call, new Metadata());
-                    call.request(1);
-                    call.sendMessage(Rpc.request("a"));
-                    call.halfClose();
-                    String events = r.awaitClose();
+                    String events = sendOne(c.channel().newCall(secondFails, CallOptions.DEFAULT), new Recorder(), "a",
+                            server);
+                    events = events.substring(0, events.indexOf(" | arrivals"));
                     RetryEngineTest.waitFor(() -> c.events().attemptsEnded.get() == 2); // nothing left open here
                     List<String> ends = new ArrayList<>();
                     for (Arrival a : server.arrivals()) {
@@ -237,13 +178,8 @@ class HedgedUsageSideBySideTest extends UsageRig {
     @Test
     void anInterceptorBelowThatForgetsToStartEndsTheCall() throws Exception {
         try (Engines.Client c = forgotStart()) {
-            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.UNARY, CallOptions.DEFAULT);
-            Recorder r = new Recorder().start(call, new Metadata());
-            call.request(1);
-            call.sendMessage(Rpc.request("a"));
-            call.halfClose();
-            assertThat(r.awaitClose()).isEqualTo("close CANCELLED \"Failed to request messages\" cause"
-                    + " IllegalStateException: Not started");
+            assertThat(unaryCall(c)).isEqualTo("close CANCELLED \"Failed to request messages\" cause"
+                    + " IllegalStateException: Not started | arrivals 0");
             assertThat(SERVERS.server(Transport.IN_PROCESS).arrivalCount()).isZero();
             RetryEngineTest.waitFor(() -> c.events().callsEnded.get() == 1);
             assertThat(c.interceptor().bufferPool().used()).isZero();
@@ -257,15 +193,15 @@ class HedgedUsageSideBySideTest extends UsageRig {
     @Test
     void anAttemptWhoseCallBelowNeverStartedIsReportedEnded() throws Exception {
         try (Engines.Client c = forgotStart()) {
-            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.UNARY, CallOptions.DEFAULT);
-            Recorder r = new Recorder().start(call, new Metadata());
-            call.request(1);
-            call.sendMessage(Rpc.request("a"));
-            call.halfClose();
-            r.awaitClose();
+            unaryCall(c);
             RetryEngineTest.waitFor(() -> c.events().callsEnded.get() == 1);
             RetryEngineTest.waitFor(() -> c.events().attemptsEnded.get() == 1);
         }
+    }
+
+    private static String unaryCall(Engines.Client c) throws InterruptedException {
+        return sendOne(c.channel().newCall(Rpc.UNARY, CallOptions.DEFAULT), new Recorder(), "a",
+                SERVERS.server(Transport.IN_PROCESS));
     }
 
     private static Engines.Client forgotStart() {

@@ -146,4 +146,17 @@ abstract class UsageRig {
         }
     }
 
+
+    /**
+     * Starts {@code call} with {@code r}, asks for one message, sends {@code message} and half-closes; what the
+     * application heard, and how many attempts reached {@code server}.
+     */
+    static String sendOne(ClientCall<SimpleRequest, SimpleResponse> call, Recorder r, String message,
+            ScriptedServer server) throws InterruptedException {
+        r.start(call, new Metadata());
+        call.request(1);
+        call.sendMessage(Rpc.request(message));
+        call.halfClose();
+        return r.awaitClose() + " | arrivals " + server.arrivalCount();
+    }
 }

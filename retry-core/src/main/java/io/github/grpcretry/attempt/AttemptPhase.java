@@ -1,9 +1,9 @@
 package io.github.grpcretry.attempt;
 
 /**
- * Where one attempt of an engine call stands (docs/design.md §18), changed only by its named transitions under
- * the call's lock; each checks the phase it leaves and throws {@link IllegalStateException} from any other.
- * Why an attempt is cancelled is kept beside it (the attempt's {@code cancel} status).
+ * Where one attempt of an engine call stands (docs/design.md §18), an immutable value changed only by its named
+ * transitions under the call's lock; each checks the phase it leaves and throws {@link IllegalStateException} from any
+ * other. Why an attempt is cancelled is kept beside it (the attempt's {@code cancel} status).
  */
 enum AttemptPhase {
     /** Started; its launcher owns its drain until it has caught up with the record for the first time. */
@@ -17,28 +17,24 @@ enum AttemptPhase {
     /** Its close was reported (once): nothing of it counts any more. */
     CLOSED;
 
-    /** Its drain ended caught up with the record: from a started attempt not marked to be cancelled. */
+    /** Its drain ended caught up with the record: the attempt is open. */
     AttemptPhase caughtUp() {
-        require(open(), "caughtUp");
-        return LIVE;
+        return to(LIVE, open(), "caughtUp");
     }
 
-    /** Marked to be cancelled: from an open attempt (a start that failed may mark it again with its own status). */
-    AttemptPhase markCancel(boolean again) {
-        require(open() || again && this == CANCELLING, "markCancel");
-        return CANCELLING;
+    /** Marked to be cancelled (a hedge lost, the call ended, its call threw): the attempt is open. */
+    AttemptPhase markCancel() {
+        return to(CANCELLING, open(), "markCancel");
     }
 
-    /** Its drain's owner issues the cancel: from a marked attempt only, once. */
+    /** Its drain's owner issues the cancel: marked, once. */
     AttemptPhase issueCancel() {
-        require(this == CANCELLING, "issueCancel");
-        return CANCEL_SENT;
+        return to(CANCEL_SENT, this == CANCELLING, "issueCancel");
     }
 
     /** Its close is reported: once, from any phase but closed. */
     AttemptPhase close() {
-        require(this != CLOSED, "close");
-        return CLOSED;
+        return to(CLOSED, this != CLOSED, "close");
     }
 
     /** Started and neither marked to be cancelled nor closed. */
@@ -51,9 +47,10 @@ enum AttemptPhase {
         return this == CANCEL_SENT || this == CLOSED;
     }
 
-    private void require(boolean holds, String transition) {
-        if (!holds) {
+    private AttemptPhase to(AttemptPhase next, boolean allowed, String transition) {
+        if (!allowed) {
             throw new IllegalStateException("engine attempt: " + transition + " is not a transition from " + this);
         }
+        return next;
     }
 }

@@ -23,11 +23,6 @@ sealed interface Decision {
 
     /** Retry after {@code delayNanos} (from {@code source}); the exponential backoff goes on at {@code nextBackoffStep}. */
     record Retry(long delayNanos, int nextBackoffStep, DelaySource source) implements Decision {
-
-        /** A retry after the policy's own delay. */
-        public Retry(long delayNanos, int nextBackoffStep) {
-            this(delayNanos, nextBackoffStep, DelaySource.POLICY);
-        }
     }
 
     /** Send the next hedge after {@code delayNanos} (0: at once). */

@@ -1,7 +1,9 @@
 package io.github.grpcretry.attempt;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import io.github.grpcretry.attempt.CallState.Phase;
 import io.github.grpcretry.internal.commit.CallBuffer;
+import io.github.grpcretry.internal.commit.CallBuffer.Op;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -14,39 +16,46 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One logical call of the interceptor engine: the core that {@link RetryingCall} (one attempt at a time)
- * and {@link HedgingCall} (attempts in parallel) share; a strategy decides what follows a failed attempt
- * ({@link Decision}). The state is guarded by the call's lock; where the call and each attempt stand are one
- * {@link CallPhase} and one {@link AttemptPhase} each, changed only by their named transitions, which check what
- * they leave (docs/design.md §18's tables). Calls into attempts and into the listener
- * happen outside it, on three paths (docs/design.md §18): <b>drain</b> ({@link #drain}: the application's
- * operations are recorded in the {@link CallBuffer} and each attempt is sent what it lacks by the one thread
- * that owns its drain, which also issues its cancel); <b>deliver</b> ({@link #emit}: every callback to the
- * listener, serialised; an exception from it cancels the whole call; after a cancel only the close); the
- * <b>end of an attempt</b> ({@link #closed}: reported once; the attempt that settles the call ends it).
- * A response, or an attempt's write past a buffer limit (its transport's count, {@link #wrote}), commits the
- * call to that attempt and the others are cancelled; once it has caught up and nothing is being delivered,
- * {@link #passThrough} makes every method a volatile read and a direct call. A call that succeeds at once
- * allocates this object, its record, one {@link Attempt} and its stream tracer (with the copy of the call
- * options grpc-java makes to add it); failures, cancellation and contention use an {@link Extra}.
+ * One logical call of the interceptor engine: the core that {@link RetryingCall} (one attempt at a time) and
+ * {@link HedgingCall} (attempts in parallel) share; the strategy decides what follows a failed attempt
+ * ({@link Decision}). Where the call stands is one immutable {@link CallState}, where each attempt stands one
+ * {@link AttemptPhase}; both change only by their named transitions, under the call's lock (docs/design.md §18).
+ * Nothing calls into an attempt or the application under the lock, but on three paths: the <b>drain</b>
+ * ({@link #drain}: the application's operations are recorded in the {@link CallBuffer}; the one thread that owns an
+ * attempt's drain sends it what it lacks, or its cancel), the <b>delivery</b> ({@link #emit}: every callback to the
+ * listener, serialised; after a cancel only the close) and the <b>end of an attempt</b> ({@link #closed}: reported
+ * once; the attempt that settles the call ends it). Once the committed attempt has caught up and nothing is being
+ * delivered, the call passes through to it.
  */
 abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     private static final System.Logger LOG = System.getLogger(EngineCall.class.getName());
-
     /** How a call that needs a timer ends once the engine's scheduler is closed. */
     static final Status SHUTTING_DOWN = Status.UNAVAILABLE.withDescription(
             "the client is shutting down: the retry engine's scheduler is closed, no further attempt can start");
+    /** Why a hedge is cancelled when another won, or the call ended (a cancelled call's attempts get its status). */
+    static final Status LOST = Status.CANCELLED.withDescription("hedged attempt not needed: another attempt committed");
+    static final Status ENDED = Status.CANCELLED.withDescription("hedged attempt not needed: the call ended");
+    /** The delivery flag ({@link #busy}): 0 nobody calls the listener, 1 a thread does, 2 and others queued meanwhile. */
+    private static final VarHandle BUSY;
+
+    static {
+        try {
+            BUSY = MethodHandles.lookup().findVarHandle(EngineCall.class, "busy", byte.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     final RetryingClientInterceptor engine;
     final RetryingClientInterceptor.MethodPlan plan;
@@ -55,66 +64,43 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private final Channel next;
     final Context context;
     final boolean parallel;
-    /** The committed attempt once it has caught up and nothing is being delivered. */
-    volatile @Nullable Attempt passThrough;
-    /** The application's listener: set once by {@link #start} before any attempt exists. */
-    private Listener<RespT> listener;
-
+    private Listener<RespT> listener; // set once by start(), before any attempt exists
+    /** Where the call stands: replaced under the lock by its transitions only (volatile: the pass-through reads it). */
+    private volatile CallState state = CallState.INITIAL;
+    /** The attempt started last; each links to the one before. Set under the lock, with the state's {@code opened}. */
+    private volatile @Nullable Attempt newest;
     @GuardedBy("this") private final CallBuffer record = new CallBuffer();
-    /** The attempt started last; each links to the one before (the call's attempts, newest first). */
-    @GuardedBy("this") private @Nullable Attempt newest;
-    @GuardedBy("this") @Nullable Attempt committed;
     @GuardedBy("this") private @Nullable Extra extra;
-    /**
-     * Where the call stands: a {@link CallPhase}'s ordinal, changed only by its transitions, each of which checks it
-     * ({@link #phase(CallPhase)}). A byte, not a reference, to keep the call object at 64 bytes (SuccessPathAllocationTest).
-     */
-    @GuardedBy("this") private byte phase;
-    /** 1 while a thread calls the listener (serialiser or pass-through), 2 when others queued meanwhile (by BUSY). */
     private volatile byte busy;
-    private static final VarHandle BUSY = handle(EngineCall.class, "busy", byte.class);
-    /** An attempt's drain: no thread sends to it, one does, one does and was left more to do (by DRAIN). */
-    private static final byte FREE = 0, OWNED = 1, MOVED = 2;
-    private static final VarHandle DRAIN = handle(EngineCall.Attempt.class, "drain", byte.class);
 
-    /** The call's state beyond the success path, made on first use; guarded as {@link Attempt}'s fields are. */
+    /** What a call needs beyond the success path: timers, watches, queued deliveries. Made on first use. */
     class Extra {
         @Nullable SuppressionReason commitReason; // why the call was committed, when not by a response
-        /** The call's one pending timer (a retry's backoff, the next hedge) and its generation. */
-        RetryScheduler.@Nullable Timer timer;
+        RetryScheduler.@Nullable Timer timer; // the call's one pending timer (a retry's backoff, the next hedge)
         int timerGeneration;
-        long timerStartNanos;
-        long waitedNanos;
-        long lastWaitNanos; // what the last timer waited, until an attempt takes it (observed calls)
-        @Nullable DelaySource delaySource; // where the pending retry's delay came from, until the retry takes it
-        boolean shutDown; // the scheduler refused a timer: it is closed, a failure that needs one ends SHUTTING_DOWN
-        Context.@Nullable CancellationListener contextListener;
-        @Nullable Runnable onChannelShutdown; // while the call waits alone for a timer on a watched channel
-        @Nullable ChannelShutdown watchedBy; // the watch it waits on
+        long timerStartNanos, waitedNanos, lastWaitNanos; // lastWait: until the attempt its timer started takes it
+        @Nullable DelaySource delaySource; // where the pending retry's delay came from
+        boolean shutDown; // the scheduler refused a timer: a failure that needs one ends SHUTTING_DOWN
+        Context.@Nullable CancellationListener contextListener; // while the call waits for a timer, nothing in flight
+        @Nullable Runnable onChannelShutdown; // the same, on a channel the engine knows
+        @Nullable ChannelShutdown watchedBy;
         @Nullable Status listenerFailure; // the listener threw (not in onClose): its close gets this, nothing else
         @Nullable ArrayDeque<Runnable> pending; // deliveries waiting for the thread that is delivering
-        @Nullable ObservedCall observed; // the call as the engine's observer follows it (set at start, never changed)
+        @Nullable ObservedCall observed; // the call as the engine's observer follows it (set at start)
         int transparentRetries; // streams grpc-java sent again transparently under the call's attempts
     }
 
-    /** Why a hedge is cancelled when another won, or the call ended (a cancelled call's attempts get its status). */
-    static final Status LOST = Status.CANCELLED.withDescription("hedged attempt not needed: another attempt committed");
-    static final Status ENDED = Status.CANCELLED.withDescription("hedged attempt not needed: the call ended");
+    private enum Signal { HEADERS, MESSAGE, READY, CLOSE }
 
-    private enum Signal { HEADERS, MESSAGE, READY, CLOSE } // a callback to the application's listener
-
-    /** What a drain's turn does: send the attempt one operation of the record, issue its cancel, or end caught up. */
-    private enum Step { SEND, CANCEL, CAUGHT_UP }
-
-    @SuppressWarnings("NullAway.Init") // listener: null until start() sets it, and nothing calls it before
+    @SuppressWarnings("NullAway.Init") // listener: set by start() before anything calls it
     EngineCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
             MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next, boolean parallel) {
         this.engine = engine;
-        this.parallel = parallel;
         this.plan = plan;
         this.method = method;
         this.callOptions = callOptions;
         this.next = next;
+        this.parallel = parallel;
         this.context = Context.current();
     }
 
@@ -144,8 +130,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     void openedLocked(Attempt a) {
     }
 
-    CallOptions attemptOptions(Attempt a) {
-        return callOptions;
+    /** The deadline of attempt {@code a} when it has one of its own (a per-attempt timeout), else null. */
+    @Nullable Deadline attemptDeadline(Attempt a) {
+        return null;
     }
 
     /** Attempt {@code a} started and caught up. */
@@ -160,54 +147,19 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return new Extra();
     }
 
-    private static VarHandle handle(Class<?> owner, String field, Class<?> type) {
-        try {
-            return MethodHandles.lookup().findVarHandle(owner, field, type);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    /**
-     * Under lock, after a change that {@code a} may have to be sent: takes its drain (true), or leaves its owner a
-     * note that there is more (false). Every take and note happens under the lock, and an owner gives the drain
-     * up under it too, or without it by OWNED to FREE only ({@link #sendMine}), which fails once a note is left:
-     * either the owner sees the change under the lock, or the drain was free when the change was made.
-     */
-    @GuardedBy("this")
-    private boolean takeOrNoteLocked(Attempt a) {
-        if (ownedNotedLocked(a)) {
-            return false;
-        }
-        a.drain = OWNED; // free: only a take under the lock changes that
-        return true;
-    }
-
-    /** Under lock: whether a thread owns {@code a}'s drain; if so, it is left a note that there is more. */
-    @GuardedBy("this")
-    private boolean ownedNotedLocked(Attempt a) {
-        for (byte d = a.drain; d != FREE; d = a.drain) { // its owner may give it up meanwhile
-            if (d == MOVED || DRAIN.compareAndSet(a, OWNED, MOVED)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     @Override
     public final void start(Listener<RespT> responseListener, Metadata startHeaders) {
         if (responseListener == null || startHeaders == null) {
             throw new NullPointerException("listener and headers must not be null");
         }
         starting();
-        AttemptObserver observer = engine.observer;
-        AttemptObserver.Call followed = observer == null ? null : observer.callStarted(target());
+        AttemptObserver.Call followed = engine.observer == null ? null : engine.observer.callStarted(target());
         Attempt first;
         synchronized (this) {
             if (listener != null) {
                 throw new IllegalStateException("Already started");
             }
-            if (phase() == CallPhase.CANCELLED) {
+            if (state.phase() == Phase.CANCELLED) {
                 throw new IllegalStateException("call was cancelled");
             }
             listener = responseListener;
@@ -230,106 +182,84 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (numMessages < 0) {
             throw new IllegalArgumentException("numMessages must be >= 0");
         }
-        op(CallBuffer.REQUEST, numMessages, null);
+        op(Op.REQUEST, numMessages, null);
     }
 
     @Override
     public final void sendMessage(ReqT message) {
-        op(CallBuffer.MESSAGE, 0, message);
+        op(Op.MESSAGE, 0, Objects.requireNonNull(message, "message")); // kept as it is: each attempt marshals it
     }
 
     @Override
     public final void halfClose() {
-        op(CallBuffer.HALF_CLOSE, 0, null);
+        op(Op.HALF_CLOSE, 0, null);
     }
 
     @Override
     public final void setMessageCompression(boolean enabled) {
-        op(CallBuffer.COMPRESSION, enabled ? 1 : 0, null);
-    }
-
-    /** An operation of the application's: to the pass-through, else recorded and drained to every attempt. */
-    private void op(int op, int n, @Nullable Object message) {
-        Attempt p = passThrough;
-        if (p != null) {
-            send(p, false, op, n, message);
-            return;
-        }
-        if (op == CallBuffer.MESSAGE) {
-            Objects.requireNonNull(message, "message"); // kept as it is: each attempt's call marshals it (§2)
-        }
-        Attempt head;
-        Attempt mine = null; // the newest attempt, idle and caught up: this thread sends it this operation
-        boolean uncommitted = false; // mine may end its drain without the lock (committed: the end may begin the pass-through)
-        synchronized (this) {
-            if (phase().ended()) {
-                return;
-            }
-            if (record.halfClosed() && (op == CallBuffer.MESSAGE || op == CallBuffer.HALF_CLOSE)) {
-                throw new IllegalStateException(op == CallBuffer.MESSAGE ? "call was half-closed" : "call already half-closed");
-            }
-            p = passThrough; // begun meanwhile
-            head = newest;
-            if (p == null && head != null && head.phase.open() && caughtUpLocked(head)
-                    && takeOrNoteLocked(head)) {
-                mine = head; // its drain's owner now, with the cursor moved past this operation
-                mine.sentDemand += op == CallBuffer.REQUEST ? n : 0;
-                mine.sentMessages += op == CallBuffer.MESSAGE ? 1 : 0;
-                mine.sentHalfClose |= op == CallBuffer.HALF_CLOSE;
-                head = head.prev;
-            }
-            if (p == null) {
-                record.record(op, n, message);
-            }
-            if (mine != null) {
-                mine.sentCompression = record.compression();
-                uncommitted = committed == null;
-            }
-        }
-        if (p != null) {
-            send(p, false, op, n, message);
-        }
-        // the older attempts first, as grpc-java sends to its drained attempts: with a buffer limit the
-        // first attempt to write past it is committed (§2)
-        drainAll(head);
-        if (mine == null) {
-            return;
-        }
-        if (send(mine, true, op, n, message)) {
-            sendMine(mine, uncommitted);
-        }
+        op(Op.COMPRESSION, enabled ? 1 : 0, null);
     }
 
     /**
-     * After this thread sent {@code mine} the operation it recorded: on an uncommitted call, with no note left
-     * meanwhile ({@link #takeOrNoteLocked}), its drain ends without the lock (it had caught up and replayed before,
-     * so the drain's end has nothing else to do); else it drains under the lock.
+     * An operation of the application's: straight to the pass-through; else recorded and drained to every attempt, the
+     * older ones first (as grpc-java sends to its drained attempts: with a buffer limit the first to write past it is
+     * committed). This thread sends it to the newest attempt itself when that one is idle and caught up.
      */
-    private void sendMine(Attempt mine, boolean uncommitted) {
-        if (!uncommitted || !DRAIN.compareAndSet(mine, OWNED, FREE)) {
+    private void op(Op op, int n, @Nullable Object message) {
+        CallState s = state;
+        if (s.passThrough()) {
+            send(attempt(s.committed()), false, op, n, message);
+            return;
+        }
+        Attempt head;
+        Attempt mine = null;
+        synchronized (this) {
+            s = state;
+            if (s.phase().ended()) {
+                return;
+            }
+            if (record.halfClosed() && (op == Op.MESSAGE || op == Op.HALF_CLOSE)) {
+                throw new IllegalStateException(op == Op.MESSAGE ? "call was half-closed" : "call already half-closed");
+            }
+            head = newest;
+            if (!s.passThrough()) {
+                if (head != null && head.phase.open() && !head.owned && caughtUpLocked(head)) {
+                    mine = head; // this thread owns its drain now, its cursor past this operation
+                    mine.owned = true;
+                    mine.sentDemand += op == Op.REQUEST ? n : 0;
+                    mine.sentMessages += op == Op.MESSAGE ? 1 : 0;
+                    mine.sentHalfClose |= op == Op.HALF_CLOSE;
+                    head = head.prev;
+                }
+                record.record(op, n, message);
+                if (mine != null) {
+                    mine.sentCompression = record.compression();
+                }
+            }
+        }
+        if (s.passThrough()) {
+            send(attempt(s.committed()), false, op, n, message);
+        }
+        drainAll(head);
+        if (mine != null && send(mine, true, op, n, message)) {
             drain(mine, true);
         }
     }
 
     /**
      * Sends {@code a} one operation; false when its call threw. As grpc-java's {@code ClientCallImpl} does when its
-     * stream fails to take a message, that attempt is cancelled (here when this thread is its drain's
-     * {@code owner}, else by the thread that takes the drain) and the call ends {@code CANCELLED} with the
-     * exception as the cause; an {@link Error} is thrown on after that.
+     * stream fails to take a message, that attempt is cancelled (by its drain's owner) and the call ends
+     * {@code CANCELLED} with the exception as the cause; an {@link Error} is thrown on after that.
      */
-    private boolean send(Attempt a, boolean owner, int op, int n, @Nullable Object message) {
+    private boolean send(Attempt a, boolean owner, Op op, int n, @Nullable Object message) {
         try {
-            apply(a.call, op, n, message);
+            op.apply(a.call, n, message);
             return true;
         } catch (RuntimeException | Error e) {
-            Status failure = Status.CANCELLED.withDescription(op == CallBuffer.MESSAGE ? "Failed to stream message"
-                    : op == CallBuffer.REQUEST ? "Failed to request messages"
-                    : op == CallBuffer.HALF_CLOSE ? "Failed to half-close" : "Failed to set message compression")
-                    .withCause(e);
+            Status failure = Status.CANCELLED.withDescription(op.failure).withCause(e);
             synchronized (this) {
                 if (a.phase.open()) {
-                    a.phase = a.phase.markCancel(false);
-                    a.cancel = failure;
+                    markLocked(a, failure);
                 }
             }
             cancelWith(failure); // may find the call ended already: a's cancel is issued below all the same
@@ -341,24 +271,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    @SuppressWarnings("unchecked")
-    private void apply(ClientCall<ReqT, RespT> call, int op, int n, @Nullable Object message) {
-        switch (op) {
-            case CallBuffer.REQUEST -> call.request(n);
-            case CallBuffer.MESSAGE -> call.sendMessage((ReqT) message);
-            case CallBuffer.HALF_CLOSE -> call.halfClose();
-            default -> call.setMessageCompression(n != 0);
-        }
-    }
-
     /** Ready when an attempt that is or may become the call's, and has caught up, is (grpc-java does the same). */
     @Override
     public final boolean isReady() {
-        Attempt p = passThrough;
-        if (p != null) {
-            return p.call.isReady();
+        CallState s = state;
+        if (s.passThrough()) {
+            return attempt(s.committed()).call.isReady();
         }
-        for (Attempt a = head(); a != null; a = a.prev) {
+        for (Attempt a = newest; a != null; a = a.prev) {
             if (candidate(a) && a.call.isReady()) {
                 return true;
             }
@@ -366,24 +286,21 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return false;
     }
 
+    /** The attributes of the oldest attempt that is or may become the call's. */
     @Override
     public final Attributes getAttributes() {
-        Attempt p = passThrough;
-        Attempt oldest = p;
-        for (Attempt a = p != null ? null : head(); a != null; a = a.prev) {
+        CallState s = state;
+        Attempt oldest = s.passThrough() ? attempt(s.committed()) : null;
+        for (Attempt a = s.passThrough() ? null : newest; a != null; a = a.prev) {
             oldest = candidate(a) ? a : oldest;
         }
         return oldest == null ? Attributes.EMPTY : oldest.call.getAttributes();
     }
 
-    private synchronized @Nullable Attempt head() {
-        return newest;
-    }
-
     /** Whether {@code a} is or may become the call's, and has caught up with the record once. */
     private synchronized boolean candidate(Attempt a) {
-        return !phase().ended() && a.phase == AttemptPhase.LIVE
-                && (committed == null || committed == a);
+        CallState s = state;
+        return !s.phase().ended() && a.phase == AttemptPhase.LIVE && (s.committed() == 0 || s.committed() == a.number);
     }
 
     @Override
@@ -392,36 +309,47 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 .withCause(cause));
     }
 
-    /** Ends the call now (application, listener, Context, shut-down): attempts, timer cancelled; then only the close. */
+    /**
+     * The state's {@code cancelled} (application, listener, Context, shut-down): every attempt and the timer are
+     * cancelled and the call closes now, on its executor within its Context (a cancelled stream may never close).
+     */
     private void cancelWith(Status status) {
-        Attempt head;
         synchronized (this) {
-            if (phase().ended()) {
+            if (state.phase().ended()) {
                 return;
             }
-            phase(phase().cancel(committed != null));
+            state = state.cancelled();
             if (listener == null) {
-                return; // before start: start() will refuse
+                return; // before start: start() refuses
             }
-            passThrough = null; // every callback goes through the lock again: only the close is delivered
-            markCancelLocked(null, status);
-            settleLocked(); // ends now: a cancelled stream may never close (docs/design.md §18)
-            head = newest;
+            settleLocked(0, status);
         }
-        drainAll(head);
-        endLater(status);
+        drainAll(newest);
+        Runnable end = context.wrap(() -> endCall(status, new Metadata(), false));
+        try {
+            executor().execute(end);
+        } catch (RejectedExecutionException e) {
+            end.run();
+        }
     }
 
-    /** Counts and links a new attempt (under lock). */
+    /** Under lock: the state's {@code opened}; the new attempt is linked as the newest. */
     @GuardedBy("this")
     final Attempt openLocked() {
-        Attempt a = new Attempt(attempts() + 1, newest);
+        state = state.opened();
+        Attempt a = new Attempt(state.attempts(), newest);
         newest = a;
         openedLocked(a);
         return a;
     }
 
-    /** Starts {@code a} in the call's Context (the first with the application's headers), replays the record. */
+    /** The one place an attempt's call options are made: the call's, its own deadline, its streams' tracer (§2). */
+    private CallOptions attemptOptions(Attempt a, @Nullable ObservedCall followed) {
+        Deadline d = attemptDeadline(a);
+        return (d == null ? callOptions : callOptions.withDeadline(d)).withStreamTracerFactory(new Streams(a, followed));
+    }
+
+    /** Starts {@code a} in the call's Context (the first with the application's headers) and replays the record to it. */
     final void launch(Attempt a, @Nullable Metadata firstHeaders) {
         Metadata headers = firstHeaders;
         long delay = -1;
@@ -430,33 +358,38 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (a.number > 1 || engine.observer != null) {
             synchronized (this) {
                 followed = extra == null ? null : extra.observed;
-                if (a.number > 1 && extra != null) {
-                    delay = extra.lastWaitNanos;
-                    extra.lastWaitNanos = 0; // a hedge sent at once after a failure waited for no timer
-                    source = extra.delaySource;
-                    extra.delaySource = null;
-                }
                 if (a.number > 1) {
                     headers = record.attemptHeaders();
                     headers.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(a.number - 1));
+                    if (extra != null) {
+                        delay = extra.lastWaitNanos;
+                        extra.lastWaitNanos = 0; // a hedge sent at once after a failure waited for no timer
+                        source = extra.delaySource;
+                        extra.delaySource = null;
+                    }
                 }
             }
         }
         engine.events.attemptStarted(target(), kind(a), a.number);
-        // headers: the application's for the first attempt, the record's copy for the later ones
         AttemptObserver.Scope scope = followed == null ? null
                 : followed.starting(kind(a), a.number, delay, source, Objects.requireNonNull(headers));
         Context previous = context == Context.current() ? null : context.attach();
-        boolean callStarted = false;
         try {
-            // every attempt's streams are traced: the bytes they write count against the buffer limits (§2)
-            CallOptions options = attemptOptions(a).withStreamTracerFactory(new Streams(a, followed));
-            a.call = next.newCall(method, options);
-            a.call.start(a, headers);
-            callStarted = true;
+            a.call = next.newCall(method, attemptOptions(a, followed));
+            a.call.start(a, Objects.requireNonNull(headers));
             drain(a, true);
         } catch (RuntimeException e) {
-            startFailed(a, callStarted, e);
+            // it ends here, with this status (its own close, if any, finds it closed), then it is cancelled
+            Status failed = Status.INTERNAL.withDescription("could not start " + (a.number == 1 ? "the first attempt"
+                    : parallel ? "a hedged attempt" : "a retry attempt")).withCause(e);
+            synchronized (this) {
+                a.phase = a.phase.open() ? a.phase.markCancel() : a.phase;
+                a.cancel = failed;
+            }
+            closed(a, failed, new Metadata());
+            if (a.call != null) {
+                a.call.cancel(failed.getDescription(), e);
+            }
             return;
         } finally {
             if (scope != null) {
@@ -469,135 +402,101 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         launched(a);
     }
 
-    /** Drains every attempt from {@code head} back, the oldest first: each is sent what it lacks, or its cancel. */
+    /** Drains every attempt from {@code head} back, the oldest first. */
     private void drainAll(@Nullable Attempt head) {
         if (head != null) {
-            drainAll(head.prev); // as deep as the call has attempts (within the channel's cap)
+            drainAll(head.prev); // as deep as the call has attempts (within the cap)
             drain(head, false);
         }
     }
 
     /**
-     * The one drain loop: sends {@code a} what of the record it lacks, one operation at a time, or its cancel;
-     * one thread owns an attempt's drain at a time ({@code owner}: its launcher owns it from the start).
+     * The one drain loop: sends {@code a} what of the record it lacks, one operation at a time, or its cancel. One
+     * thread owns an attempt's drain at a time ({@code owner}: its launcher from the start); a thread that finds it
+     * owned leaves the change to the owner, which looks at the record again under the lock before it gives it up.
      */
-    @SuppressWarnings("unchecked")
     private void drain(Attempt a, boolean owner) {
         while (true) {
-            Step step = Step.SEND;
-            int op = 0;
+            Op op = null;
             int n = 0;
             Object message = null;
+            boolean cancel = false;
             boolean readyMissed = false;
             synchronized (this) {
-                if (!owner && (a.phase.takesNothing() || !takeOrNoteLocked(a))) {
+                if (!owner && (a.phase.takesNothing() || a.owned)) {
                     return;
                 }
-                owner = true;
-                if (a.phase.takesNothing()) { // nothing more goes to it
-                    a.drain = FREE;
+                a.owned = owner = !a.phase.takesNothing();
+                if (!owner) {
                     return;
                 }
                 if (a.phase == AttemptPhase.CANCELLING) {
                     a.phase = a.phase.issueCancel(); // its drain stays owned: nothing more is sent to it
-                    step = Step.CANCEL;
+                    cancel = true;
                 } else if (a.sentDemand != record.demand()) {
-                    long more = record.demand() - a.sentDemand;
-                    n = (int) Math.min(more, Integer.MAX_VALUE);
+                    op = Op.REQUEST;
+                    n = (int) Math.min(record.demand() - a.sentDemand, Integer.MAX_VALUE);
                     a.sentDemand += n;
-                    op = CallBuffer.REQUEST;
-                } else if (a.sentMessages < record.count()
-                        && a.sentCompression != record.compressionOf(a.sentMessages)) {
-                    a.sentCompression = record.compressionOf(a.sentMessages); // each message as it was sent
-                    op = CallBuffer.COMPRESSION;
+                } else if (a.sentMessages < record.count() && a.sentCompression != record.compressionOf(a.sentMessages)) {
+                    op = Op.COMPRESSION; // each message as it was sent
+                    a.sentCompression = record.compressionOf(a.sentMessages);
                     n = a.sentCompression - 1;
                 } else if (a.sentMessages < record.count()) {
+                    op = Op.MESSAGE;
                     message = record.message(a.sentMessages++);
-                    op = CallBuffer.MESSAGE;
                 } else if (a.sentCompression != record.compression()) {
-                    a.sentCompression = record.compression(); // set after the last message
-                    op = CallBuffer.COMPRESSION;
+                    op = Op.COMPRESSION; // set after the last message
+                    a.sentCompression = record.compression();
                     n = a.sentCompression - 1;
                 } else if (a.sentHalfClose != record.halfClosed()) {
+                    op = Op.HALF_CLOSE;
                     a.sentHalfClose = true;
-                    op = CallBuffer.HALF_CLOSE;
-                } else {
-                    a.drain = FREE;
-                    readyMissed = (a.readyMissed || a.number > 1) && a.phase == AttemptPhase.STARTING; // a retry may start ready, unheard
+                } else { // caught up; a retry may start ready with no transition to report: it is told now
+                    a.owned = false;
+                    readyMissed = (a.readyMissed || a.number > 1) && a.phase == AttemptPhase.STARTING;
                     a.phase = a.phase.caughtUp();
                     if (!readyMissed) {
                         passThroughLocked(); // else after that onReady's delivery
                     }
-                    step = Step.CAUGHT_UP;
                 }
             }
-            if (step == Step.CANCEL) {
+            if (cancel) {
                 a.cancelNow();
                 return;
+            } else if (op != null && send(a, true, op, n, message)) {
+                continue;
+            } else if (op == null && readyMissed && a.call.isReady()) {
+                receive(a, Signal.READY, null); // became ready while catching up: not heard then
+            } else if (op == null && readyMissed) {
+                synchronized (this) {
+                    passThroughLocked();
+                }
             }
-            if (step == Step.CAUGHT_UP) {
-                caughtUp(a, readyMissed);
-                return;
-            }
-            if (!send(a, true, op, n, message)) {
-                return;
-            }
-        }
-    }
-
-    /** {@code a}'s drain ended caught up: an onReady it missed while catching up is heard now, then the pass-through. */
-    private void caughtUp(Attempt a, boolean readyMissed) {
-        if (readyMissed && a.call.isReady()) {
-            receive(a, Signal.READY, null); // became ready while catching up: not heard then
-        } else if (readyMissed) {
-            synchronized (this) {
-                passThroughLocked();
-            }
-        }
-    }
-
-    /** {@code a} failed to start: a started channel call is cancelled (its close ends it), else it ends here. */
-    private void startFailed(Attempt a, boolean callStarted, RuntimeException e) {
-        Status status = Status.INTERNAL.withDescription("could not start " + (a.number == 1 ? "the first attempt"
-                : parallel ? "a hedged attempt" : "a retry attempt")).withCause(e);
-        synchronized (this) {
-            if (a.phase.open() || a.phase == AttemptPhase.CANCELLING) {
-                a.phase = a.phase.markCancel(true);
-            }
-            a.cancel = status;
-            a.startFailed = true;
-        }
-        if (callStarted) {
-            drain(a, true); // still its owner: issues the cancel
             return;
         }
-        if (a.call != null) {
-            a.call.cancel(status.getDescription(), e); // its start threw: nothing else sends to it
-        }
-        closed(a, status, new Metadata());
     }
 
     /** A callback from {@code a}: a response commits to it; delivered when {@code a} is (or may become) the call's. */
-    private void receive(Attempt a, Signal s, @Nullable Object value) {
-        boolean newly = false;
+    private void receive(Attempt a, Signal signal, @Nullable Object value) {
+        boolean commits;
         boolean deliver;
-        Attempt head = null;
         synchronized (this) {
-            if (s != Signal.READY && phase() == CallPhase.OPEN && a.phase != AttemptPhase.CLOSED) {
-                head = commitLocked(a, SuppressionReason.COMMITTED) ? newest : null; // the others to cancel
-                newly = true;
+            commits = signal != Signal.READY && state.phase() == Phase.OPEN && a.phase != AttemptPhase.CLOSED;
+            if (commits) {
+                commitLocked(a, SuppressionReason.COMMITTED);
             }
-            a.readyMissed |= s == Signal.READY && a.phase == AttemptPhase.STARTING;
-            boolean mine = s == Signal.READY ? a.phase == AttemptPhase.LIVE && !phase().ended()
-                    && (committed == null || committed == a) : committed == a;
-            deliver = mine && phase() != CallPhase.CANCELLED && enterLocked(s, value, null);
+            CallState s = state;
+            a.readyMissed |= signal == Signal.READY && a.phase == AttemptPhase.STARTING;
+            boolean mine = signal == Signal.READY ? a.phase == AttemptPhase.LIVE && !s.phase().ended()
+                    && (s.committed() == 0 || s.committed() == a.number) : s.committed() == a.number;
+            deliver = mine && s.phase() != Phase.CANCELLED && enterLocked(signal, value, null);
         }
-        drainAll(head);
-        if (newly) {
+        if (commits) {
+            drainAll(newest); // the others' cancels
             engine.events.committed(target(), a.number);
         }
         if (deliver) {
-            emit(s, value, null);
+            emit(signal, value, null);
             release();
         }
     }
@@ -612,88 +511,77 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean wasCommitted;
         boolean cancelledHere;
         boolean end;
-        Attempt head;
-        int attempts = 0;
-        int transparent = 0;
-        long waited = 0;
-        @Nullable Status failure = null;
         boolean deliver = false;
-        boolean watchShutdown = false;
+        boolean watch = false;
         synchronized (this) {
             if (a.phase == AttemptPhase.CLOSED) {
                 return;
             }
             a.phase = a.phase.close();
+            CallState s = state;
             followed = extra == null ? null : extra.observed;
-            wasCommitted = committed == a;
-            if (a.startFailed) {
-                attemptStatus = status = Objects.requireNonNull(a.cancel); // set where the start failed
-                attemptTrailers = trailers = new Metadata();
-            }
-            cancelledHere = a.cancel != null && !a.startFailed;
-            end = !phase().ended() && (committed == null || committed == a); // else settled: it only reports its end
-            if (!end || a.startFailed) {
+            wasCommitted = s.committed() == a.number;
+            boolean startFailed = a.cancel == attemptStatus;
+            cancelledHere = a.cancel != null && !startFailed;
+            end = !s.phase().ended() && (s.committed() == 0 || wasCommitted); // else settled: it only reports its end
+            if (!end || startFailed || status.isOk() && !wasCommitted) {
                 suppressed = null; // nothing to decide
             } else if (wasCommitted) {
                 suppressed = Decision.afterCommit(extra == null ? null : extra.commitReason,
                         !status.isOk() && wouldRetry(status, trailers));
-            } else if (!status.isOk() && ChannelShutdown.closedByShutdown(status, shutdownWatch())) {
+            } else if (ChannelShutdown.closedByShutdown(status, shutdownWatch())) {
                 cancelTimerLocked(); // the channel is shut down: no attempt can start on it, it ends with its status
                 end = liveLocked() == 0;
-            } else if (!status.isOk() && !context.isCancelled()) {
+            } else if (!context.isCancelled()) {
                 d = decideLocked(a, status, trailers); // a failure that needs no further attempt ends as answered
-                if (d instanceof Decision.Stop s) {
-                    suppressed = s.reason();
+                if (d instanceof Decision.Stop stop) {
+                    suppressed = stop.reason();
                     end = liveLocked() == 0 && (extra == null || extra.timer == null);
                 } else if (d instanceof Decision.End e) {
                     suppressed = e.reason();
                 } else if (d != null && (extra == null || !extra.shutDown)) {
                     end = false;
                 } else {
-                    d = null; // no timer can fire (a timer was refused: the scheduler is closed)
-                    status = SHUTTING_DOWN;
+                    d = null;
+                    status = SHUTTING_DOWN; // no timer can fire: the scheduler is closed
                     trailers = new Metadata();
                 }
-                watchShutdown = !end && shutdownWatchLocked();
+                watch = !end && shutdownWatchLocked();
             }
-            head = end && finishLocked() ? newest : null; // the others to cancel
-            if (end) { // settled: nothing but its close can be delivered any more; it enters now unless one delivers
-                attempts = attempts();
-                transparent = extra == null ? 0 : extra.transparentRetries;
-                waited = waitedNanos();
-                failure = extra == null ? null : extra.listenerFailure;
-                deliver = BUSY.compareAndSet(this, (byte) 0, (byte) 1);
+            if (end) {
+                finishLocked();
+                deliver = BUSY.compareAndSet(this, (byte) 0, (byte) 1); // nothing but its close is delivered now
             }
         }
-        if (watchShutdown) {
+        if (watch) {
             watchShutdown(); // outside the lock: a channel shut down already ends the call at once
         }
         engine.events.attemptEnded(target(), kind(a), a.number, attemptStatus.getCode());
         if (followed != null) {
             followed.ended(a.number, attemptStatus, attemptTrailers, wasCommitted, cancelledHere);
         }
-        drainAll(head);
+        if (end) {
+            drainAll(newest); // the others' cancels
+        }
         if (d instanceof Decision.Retry r) {
             engine.events.retryScheduled(target(), a.number + 1, r.delayNanos(), r.source());
         }
         if (suppressed != null) {
             suppressed(suppressed, attemptStatus.getCode());
         }
-        if (end && deliver) {
-            endCall(status, trailers, attempts, transparent, waited, failure, true);
-        } else if (end) {
-            endCall(status, trailers); // behind the delivery on: reported first, then queued
+        if (end) {
+            endCall(status, trailers, deliver);
         } else if (d instanceof Decision.Hedge h && h.delayNanos() == 0) {
             nextAttempt();
         }
     }
 
-    /** Under lock: what follows a failure of uncommitted {@code a}, admitted and timed; null: scheduler closed. */
+    /** Under lock: what follows a failure of uncommitted {@code a}, admitted and timed; null: the scheduler is closed. */
     @GuardedBy("this")
     private @Nullable Decision decideLocked(Attempt a, Status status, Metadata trailers) {
         if (a.cancel == null && status.getCode() == Status.Code.CANCELLED && status.getCause() != null) {
-            // cancelled on this side, below the engine: its call failed to send (grpc-java's ClientCallImpl, when the
-            // marshaller throws) or an interceptor gave up on it; grpc-java's retry ends such a call, never retries it
+            // cancelled below the engine (its call failed to send, or an interceptor gave up on it): grpc-java's retry
+            // ends such a call, never retries it (a status from the server has no cause)
             return new Decision.End(SuppressionReason.NON_RETRYABLE_STATUS);
         }
         Decision d = afterFailureLocked(a, status, trailers);
@@ -706,8 +594,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             cancelTimerLocked(); // the next hedge goes now
         } else if (delay >= 0 && !scheduleLocked(delay)) {
             return null;
-        } else if (delay >= 0 && liveLocked() == 0) {
-            watchContextLocked(); // nothing in flight until the timer fires
+        } else if (delay >= 0 && liveLocked() == 0 && context != Context.ROOT && extra().contextListener == null) {
+            // nothing in flight until the timer fires: the Context's cancellation cancels the call (ROOT cannot be)
+            Context.CancellationListener cl = c -> cancelWith(Contexts.statusFromCancelled(c));
+            extra().contextListener = cl;
+            context.addListener(cl, executor());
         }
         return d;
     }
@@ -715,7 +606,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** A retry or hedge that will not go, and why: to the listener and the observer. */
     final void suppressed(SuppressionReason reason, Status.Code code) {
         engine.events.retrySuppressed(target(), reason, code);
-        ObservedCall followed = observed();
+        ObservedCall followed;
+        synchronized (this) {
+            followed = extra == null ? null : extra.observed;
+        }
         if (followed != null) {
             followed.retrySuppressed(reason, code);
         }
@@ -723,50 +617,32 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** Ends the settled call: reports it, then closes the listener through the serialiser. */
     final void endCall(Status status, Metadata trailers) {
+        endCall(status, trailers, false);
+    }
+
+    /** The same; {@code entered}: this thread is already the one delivering (else the close enters now, or queues). */
+    private void endCall(Status status, Metadata trailers, boolean entered) {
+        boolean deliver = entered;
         int attempts;
         int transparent;
         long waited;
-        @Nullable Status failure;
-        boolean deliver;
-        synchronized (this) { // nothing but this close can be delivered after it: it may enter now
-            attempts = attempts();
+        Status failure;
+        synchronized (this) {
+            attempts = state.attempts();
             transparent = extra == null ? 0 : extra.transparentRetries;
             waited = waitedNanos();
             failure = extra == null ? null : extra.listenerFailure;
-            deliver = enterLocked(Signal.CLOSE, status, trailers);
+            deliver = deliver || enterLocked(Signal.CLOSE, status, trailers);
         }
-        endCall(status, trailers, attempts, transparent, waited, failure, deliver);
-    }
-
-    /**
-     * The rest of {@link #endCall(Status, Metadata)} once its locked part ran (in the caller's own section):
-     * {@code deliver}, this thread entered the serialiser with the close; {@code failure}, what the listener threw.
-     */
-    private void endCall(Status status, Metadata trailers, int attempts, int transparent, long waited,
-            @Nullable Status failure, boolean deliver) {
-        Status.Code code = status.getCode();
-        if (code == Status.Code.OK && engine.throttle != null) {
+        if (status.isOk() && engine.throttle != null) {
             engine.throttle.onSuccess();
         }
         int later = attempts - 1; // no attempt starts any more
-        engine.events.callEnded(target(), code, parallel ? 0 : later, parallel ? later : 0, transparent, waited);
+        engine.events.callEnded(target(), status.getCode(), parallel ? 0 : later, parallel ? later : 0, transparent, waited);
         ended(status, attempts);
         if (deliver) {
             emit(Signal.CLOSE, failure != null ? failure : status, failure != null ? new Metadata() : trailers);
             release();
-        }
-    }
-
-    /**
-     * Ends the call on its executor (here when it refuses: the listener must close), within the call's Context as
-     * every callback of grpc-java's is; nothing else delivers.
-     */
-    private void endLater(Status status) {
-        Runnable end = context.wrap(() -> endCall(status, new Metadata()));
-        try {
-            executor().execute(end);
-        } catch (RejectedExecutionException e) {
-            end.run();
         }
     }
 
@@ -779,9 +655,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
         }
         Extra x = extra();
-        if (x.pending == null) {
-            x.pending = new ArrayDeque<>(4);
-        }
+        x.pending = x.pending == null ? new ArrayDeque<>(4) : x.pending;
         x.pending.add(() -> deliver(s, value, trailers));
         return false;
     }
@@ -797,21 +671,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             r.run();
         }
-        if (passThrough == null) {
+        if (!state.passThrough()) {
             synchronized (this) {
                 passThroughLocked();
             }
         }
     }
 
-    /**
-     * A queued callback: once the call is cancelled (queued before the cancel or not) the listener hears only its
-     * close; once the listener threw, that close carries the failure.
-     */
+    /** A queued callback: after a cancel the listener hears only its close; after it threw, that close carries it. */
     private void deliver(Signal s, @Nullable Object value, @Nullable Metadata trailers) {
         Status failure;
         synchronized (this) {
-            if (phase() == CallPhase.CANCELLED && s != Signal.CLOSE) {
+            if (state.phase() == Phase.CANCELLED && s != Signal.CLOSE) {
                 return;
             }
             failure = extra == null ? null : extra.listenerFailure;
@@ -836,78 +707,83 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         } catch (RuntimeException | Error e) {
             if (s == Signal.CLOSE) {
                 LOG.log(System.Logger.Level.WARNING, "the application's onClose threw (the call is closed)", e);
-            } else {
-                String cb = s == Signal.HEADERS ? "onHeaders" : s == Signal.MESSAGE ? "onMessage" : "onReady";
-                Status failure = Status.CANCELLED.withDescription("the application's " + cb + " threw").withCause(e);
-                synchronized (this) {
-                    Extra x = extra();
-                    x.listenerFailure = x.listenerFailure == null ? failure : x.listenerFailure;
-                }
-                cancelWith(failure);
+                return;
             }
+            String cb = s == Signal.HEADERS ? "onHeaders" : s == Signal.MESSAGE ? "onMessage" : "onReady";
+            Status failure = Status.CANCELLED.withDescription("the application's " + cb + " threw").withCause(e);
+            synchronized (this) {
+                extra().listenerFailure = extra().listenerFailure == null ? failure : extra().listenerFailure;
+            }
+            cancelWith(failure);
         }
     }
 
-    /** Commits to {@code a}: no further attempt or timer; whether others were marked to be cancelled (by their drain). */
+    /** Under lock: the state's {@code commit}: no further attempt or timer, every other attempt marked to be cancelled. */
     @GuardedBy("this")
-    private boolean commitLocked(Attempt a, SuppressionReason reason) {
-        phase(phase().commit(committed != null));
-        committed = a;
+    private void commitLocked(Attempt a, SuppressionReason reason) {
+        state = state.commit(a.number);
         if (reason != SuppressionReason.COMMITTED || extra != null) {
-            Extra x = extra();
-            x.commitReason = reason;
+            extra().commitReason = reason;
         }
         stopWaitingLocked();
         passThroughLocked();
-        return markCancelLocked(a, LOST);
+        markAllLocked(a.number, LOST);
     }
 
-    /** Once the committed attempt caught up its record goes, and it passes through unless a delivery is on. */
+    /** Under lock: the state's {@code passingThrough} once the committed attempt caught up and nothing is delivered. */
     @GuardedBy("this")
     private void passThroughLocked() {
-        Attempt c = committed;
-        if (c == null || c.phase != AttemptPhase.LIVE || ownedNotedLocked(c) || !caughtUpLocked(c)) {
-            return; // the owner of its drain begins it when the drain ends
+        CallState s = state;
+        Attempt c = s.committed() == 0 ? null : attempt(s.committed());
+        if (c == null || s.passThrough() || c.phase != AttemptPhase.LIVE || c.owned || !caughtUpLocked(c)) {
+            return; // the owner of its drain comes back here when the drain ends
         }
         if (record.count() > 0) {
-            record.release(engine.bufferPool);
+            record.release(engine.bufferPool); // its messages are not needed any more
             c.sentMessages = 0;
         }
-        if (busy == 0 && !phase().ended()) {
-            passThrough = c;
+        if (busy == 0 && !s.phase().ended()) {
+            state = s.passingThrough();
         }
     }
 
-    /** The outcome is decided: timer, record and Context listener go; whether other attempts are to be cancelled. */
+    /** Under lock: the state's {@code freeze}: no further attempt starts, a pending timer is cancelled. */
     @GuardedBy("this")
-    final boolean finishLocked() {
-        phase(phase().finish(committed != null));
-        return settleLocked();
+    final void freezeLocked() {
+        state = state.freeze();
+        cancelTimerLocked();
     }
 
-    /** Once the call ended (finished or cancelled): its timer, record and Context listener go; whether others are to be cancelled. */
+    /** Under lock: the state's {@code finished}; timer, watches and record go, every other attempt is to be cancelled. */
     @GuardedBy("this")
-    private boolean settleLocked() {
+    final void finishLocked() {
+        state = state.finished();
+        settleLocked(state.committed(), ENDED);
+    }
+
+    @GuardedBy("this")
+    private void settleLocked(int except, Status why) {
         stopWaitingLocked();
         record.release(engine.bufferPool);
-        return markCancelLocked(committed, ENDED);
+        markAllLocked(except, why);
     }
 
-    /** Marks every open attempt but {@code except} to be cancelled (their drain's owner issues it); whether any. */
+    /** Under lock: marks every open attempt but number {@code except} to be cancelled (by its drain's owner). */
     @GuardedBy("this")
-    private boolean markCancelLocked(@Nullable Attempt except, Status why) {
-        boolean any = false;
+    private void markAllLocked(int except, Status why) {
         for (Attempt a = newest; a != null; a = a.prev) {
-            if (a != except && a.phase.open()) {
-                a.phase = a.phase.markCancel(false);
-                a.cancel = why;
-                any = true;
+            if (a.number != except && a.phase.open()) {
+                markLocked(a, why);
             }
         }
-        return any;
     }
 
-    /** Whether {@code a} was sent the whole record. */
+    @GuardedBy("this")
+    private void markLocked(Attempt a, Status why) {
+        a.phase = a.phase.markCancel();
+        a.cancel = why;
+    }
+
     @GuardedBy("this")
     private boolean caughtUpLocked(Attempt a) {
         return a.sentMessages == record.count() && a.sentDemand == record.demand() && a.sentHalfClose == record.halfClosed()
@@ -915,8 +791,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /**
-     * Schedules the call's timer (replacing a pending one): {@link #nextAttempt}, or the end of the call when
-     * the scheduler closes first. False when it is closed already: the call ends {@link #SHUTTING_DOWN}.
+     * Schedules the call's timer (replacing a pending one): {@link #nextAttempt}, or the end of the call when the
+     * scheduler closes first. False when it is closed already: the call ends {@link #SHUTTING_DOWN}.
      */
     @GuardedBy("this")
     final boolean scheduleLocked(long delayNanos) {
@@ -938,9 +814,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 return;
             }
             x.timer = null;
-            long waited = System.nanoTime() - x.timerStartNanos;
-            x.waitedNanos += waited;
-            x.lastWaitNanos = waited;
+            x.lastWaitNanos = System.nanoTime() - x.timerStartNanos;
+            x.waitedNanos += x.lastWaitNanos;
             stopWaitingLocked();
         }
         Context previous = context.attach(); // the next attempt, or the end of the call (its close to the listener)
@@ -962,44 +837,29 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** No more waiting for a timer: it is cancelled and the Context no longer watched. */
+    /** No more waiting for a timer: it is cancelled, the Context and the channel are no longer watched. */
     @GuardedBy("this")
     private void stopWaitingLocked() {
         Extra x = extra;
-        Context.CancellationListener cl = x == null ? null : x.contextListener;
-        cancelTimerLocked();
-        if (x != null && x.onChannelShutdown != null && x.watchedBy != null) {
-            x.watchedBy.remove(x.onChannelShutdown);
-            x.onChannelShutdown = null;
-        }
-        if (x != null && cl != null) {
-            x.contextListener = null;
-            context.removeListener(cl);
-        }
-    }
-
-    /** While a timer is pending and nothing is in flight, the Context's cancellation cancels the call. */
-    @GuardedBy("this")
-    private void watchContextLocked() {
-        Extra x = extra();
-        if (context != Context.ROOT && x.contextListener == null) { // ROOT cannot be cancelled
-            x.contextListener = c -> cancelWith(Contexts.statusFromCancelled(c));
-            context.addListener(x.contextListener, executor());
+        if (x != null) {
+            cancelTimerLocked();
+            if (x.onChannelShutdown != null && x.watchedBy != null) {
+                x.watchedBy.remove(x.onChannelShutdown);
+                x.onChannelShutdown = null;
+            }
+            if (x.contextListener != null) {
+                context.removeListener(x.contextListener);
+                x.contextListener = null;
+            }
         }
     }
 
-    /**
-     * The watch of the channel below when the engine knows it: handed the ManagedChannel itself, or told of it
-     * ({@link RetryingClientInterceptor#watchShutdown}); else null.
-     */
+    /** The watch of the channel below when the engine knows it (handed the ManagedChannel, or told of it), else null. */
     private @Nullable ChannelShutdown shutdownWatch() {
         return next instanceof ManagedChannel mc ? engine.shutdownWatch(mc) : engine.watchedShutdown();
     }
 
-    /**
-     * Under lock, once a timer is pending and nothing is in flight: whether the call is to wait on the channel's
-     * shut-down too (the engine knows the ManagedChannel), by {@link #watchShutdown} after the lock.
-     */
+    /** Under lock, once a timer is pending and nothing is in flight: whether the call is to wait on the shut-down too. */
     @GuardedBy("this")
     private boolean shutdownWatchLocked() {
         Extra x = extra;
@@ -1012,6 +872,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return true;
     }
 
+    /** After {@link #shutdownWatchLocked}: a channel shut down already ends the call at once. */
     private void watchShutdown() {
         Runnable r;
         ChannelShutdown w;
@@ -1035,7 +896,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         cancelWith(ChannelShutdown.SHUTDOWN);
     }
 
-    /** The call's state beyond the success path, made on first use (under lock). */
+    /** Under lock: the call's state beyond the success path, made on first use. */
     @GuardedBy("this")
     final Extra extra() {
         if (extra == null) {
@@ -1044,17 +905,26 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return extra;
     }
 
-    /** The call as the engine's observer follows it, or null. */
-    private synchronized @Nullable ObservedCall observed() {
-        return extra == null ? null : extra.observed;
+    /** Where the call stands now. */
+    final CallState state() {
+        return state;
+    }
+
+    /** The call's attempt {@code number} (it has one). */
+    final Attempt attempt(int number) {
+        Attempt a = newest;
+        while (a != null && a.number != number) {
+            a = a.prev;
+        }
+        return Objects.requireNonNull(a, "no such attempt");
     }
 
     @GuardedBy("this")
     final int attempts() {
-        return newest == null ? 0 : newest.number;
+        return state.attempts();
     }
 
-    /** Attempts started and not closed. */
+    /** Under lock: attempts started and not closed. */
     @GuardedBy("this")
     final int liveLocked() {
         int n = 0;
@@ -1087,20 +957,17 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /**
-     * A stream of {@code a} wrote {@code bytes} more of its messages, as its transport counts them after the write
-     * (grpc-java's own retry counts its buffer the same way): the call holds, against the per-RPC limit and the
-     * channel's pool, as many bytes as its attempt that wrote the most; the attempt whose write passes a limit is
-     * committed (§2). Called on the thread that writes (the one that sends, or a transport's), at times under the
-     * transport's own lock: it takes the call's lock only until the commit, then cancels the others as a commit
-     * by a response does.
+     * A stream of {@code a} wrote {@code bytes} more, as its transport counts them after the write (as grpc-java's own
+     * retry counts its buffer): the call holds as many bytes as its attempt that wrote the most, against the per-RPC
+     * limit and the channel's pool; the attempt whose write passes a limit is committed (§2). On the writing thread, at
+     * times under the transport's own lock: the call's lock is taken only until the commit.
      */
     private void wrote(Attempt a, Written stream, long bytes) {
-        if (passThrough != null) {
+        if (state.passThrough()) {
             return; // committed: nothing is held any more
         }
-        Attempt head;
         synchronized (this) {
-            if (phase() != CallPhase.OPEN || a.phase == AttemptPhase.CLOSED) {
+            if (state.phase() != Phase.OPEN || a.phase == AttemptPhase.CLOSED) {
                 return;
             }
             stream.bytes += bytes;
@@ -1108,17 +975,15 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (more <= 0 || record.tryAdd(more, engine.perRpcBufferLimit, engine.bufferPool)) {
                 return;
             }
-            head = commitLocked(a, SuppressionReason.BUFFER_LIMIT) ? newest : null;
+            commitLocked(a, SuppressionReason.BUFFER_LIMIT);
         }
-        drainAll(head);
+        drainAll(newest);
         engine.events.committed(target(), a.number);
     }
 
     /**
-     * Asked by grpc-java for a tracer of each stream of one attempt: each counts what it writes ({@link #wrote}); a
-     * stream that is a transparent retry (the server refused the one before it unprocessed) writes the attempt's
-     * messages again from zero, and is counted for the call and told to the attempt's observer. Called on the
-     * thread that makes the stream (a transport thread for a transparent retry): no blocking.
+     * Makes a tracer for each stream of one attempt ({@link #wrote}); a transparent retry (a stream the server refused
+     * unprocessed, sent again by grpc-java) is counted for the call and told to the observer. On the stream's thread.
      */
     private final class Streams extends ClientStreamTracer.Factory {
         private final Attempt attempt;
@@ -1159,38 +1024,22 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /**
-     * One attempt: a listener on its channel call, its replay cursor and its cancel hand-off. Its fields are
-     * guarded by the call's lock; unannotated, as Error Prone cannot name an attempt's enclosing call.
+     * One attempt, the listener of its channel call: its number and the attempt before it never change; where it stands
+     * is its {@link AttemptPhase}, changed by the phase's transitions only; its replay cursor and drain are the call's
+     * to move. Guarded by the call's lock (unannotated: Error Prone cannot name an attempt's enclosing call).
      */
-    /** Under lock: where the call stands. */
-    @GuardedBy("this")
-    final CallPhase phase() {
-        return CallPhase.ALL[phase];
-    }
-
-    /** Under lock: the call takes a transition (computed by {@link CallPhase}, which checks it). */
-    @GuardedBy("this")
-    private void phase(CallPhase next) {
-        phase = (byte) next.ordinal();
-    }
-
     final class Attempt extends ClientCall.Listener<RespT> {
         final int number;
         final @Nullable Attempt prev;
         ClientCall<ReqT, RespT> call; // set by its launcher before another thread can drain or read it
-        /** FREE, or a thread sends to it (its launcher from the start) and the others leave it to that one. */
-        volatile byte drain = OWNED;
-        /** Where it stands: changed only by {@link AttemptPhase}'s transitions, each of which checks it. */
         AttemptPhase phase = AttemptPhase.STARTING;
-        boolean readyMissed; // it signalled ready before it had caught up
-        /** The replay cursor: what of the record it was sent. */
-        int sentMessages;
+        boolean owned = true; // a thread sends to it (its launcher from the start): the others leave it to that one
+        boolean readyMissed; // it signalled ready before it caught up: heard once it has
+        int sentMessages; // the replay cursor: what of the record it was sent
         long sentDemand;
         boolean sentHalfClose;
         byte sentCompression;
-        /** Why it is to be cancelled (null: not); issued once, by its drain's owner. */
-        @Nullable Status cancel;
-        boolean startFailed;
+        @Nullable Status cancel; // why it is to be cancelled (null: not); issued once, by its drain's owner
 
         @SuppressWarnings("NullAway.Init") // call: set by its launcher before another thread can reach it
         Attempt(int number, @Nullable Attempt prev) {
@@ -1212,7 +1061,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     call.request(missing);
                 }
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.DEBUG, "request() of an attempt being cancelled threw", e); // it is cancelled all the same
+                LOG.log(System.Logger.Level.DEBUG, "request() of an attempt being cancelled threw", e);
             } finally {
                 call.cancel(why.getDescription(), why.getCause());
             }
@@ -1238,10 +1087,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             signal(Signal.READY, null);
         }
 
-        /** To the listener directly while the call passes through to it (busy meanwhile), else through the state. */
+        /** Straight to the listener while the call passes through to it (busy meanwhile), else through the call. */
         private void signal(Signal s, @Nullable Object value) {
-            boolean direct = passThrough == this && BUSY.compareAndSet(EngineCall.this, (byte) 0, (byte) 1);
-            boolean emitted = direct && passThrough == this; // still: not cancelled before this thread was busy
+            boolean direct = passing() && BUSY.compareAndSet(EngineCall.this, (byte) 0, (byte) 1);
+            boolean emitted = direct && passing(); // still: not cancelled before this thread was busy
             if (emitted) {
                 emit(s, value, null);
             }
@@ -1253,6 +1102,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
         }
 
+        private boolean passing() {
+            CallState s = state;
+            return s.passThrough() && s.committed() == number;
+        }
+
         @Override
         public void onClose(Status status, Metadata trailers) {
             closed(this, status, trailers);
@@ -1260,7 +1114,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
         @Override
         public String toString() {
-            return "Attempt[" + number + " " + kind(this) + "]";
+            return "Attempt[" + number + " " + kind(this) + " " + phase + "]";
         }
     }
 }

@@ -22,14 +22,11 @@ import org.jspecify.annotations.Nullable;
 final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
     private final HedgingPolicy policy;
-    private final int maxAttempts;
     private final long delayNanos;
     /** The method's adaptive delay (null: the configured delay), and when the call started on its ticker. */
     private final @Nullable AdaptiveDelay adaptive;
     private volatile long startTicks;
 
-    /** No more hedges (pushback stop, throttle, budget, deadline). */
-    @GuardedBy("this") private boolean frozen;
     @GuardedBy("this") private @Nullable Status lastStatus;
     @GuardedBy("this") private @Nullable Metadata lastTrailers;
     @GuardedBy("this") private long firstStartNanos;
@@ -39,7 +36,6 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
         super(engine, plan, method, callOptions, next, true);
         this.policy = Objects.requireNonNull(plan.hedging(), "hedging"); // a plan with a hedging policy only
-        this.maxAttempts = Math.max(1, policy.maxAttempts());
         long configured = Math.max(0, Nanos.saturated(policy.hedgingDelay())); // a delay past 2^63-1 ns: never
         this.adaptive = plan.adaptive();
         this.delayNanos = adaptive == null ? configured : adaptive.delayNanos(configured);
@@ -71,8 +67,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             firstStartNanos = now;
         }
         lastStartNanos = now;
-        boolean more = committed == null && attempts() < maxAttempts && !frozen;
-        if (more && delayNanos > 0 && remainingNanos() > delayNanos) {
+        if (!state().frozen() && attempts() < plan.maxAttempts() && delayNanos > 0 && remainingNanos() > delayNanos) {
             scheduleLocked(delayNanos);
         }
     }
@@ -93,8 +88,8 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         long pushback = Pushback.parse(trailers);
         boolean nonFatal = policy.isNonFatal(status.getCode());
         boolean allowed = Decision.record(engine.throttle, Decision.qualifies(nonFatal, pushback));
-        Decision d = Decision.afterHedgeFailure(nonFatal, pushback, allowed, frozen, attempts(), maxAttempts,
-                liveLocked(), remainingNanos());
+        Decision d = Decision.afterHedgeFailure(nonFatal, pushback, allowed, state().frozen(), attempts(),
+                plan.maxAttempts(), liveLocked(), remainingNanos());
         if (d instanceof Decision.Stop) {
             freezeLocked();
         }
@@ -104,7 +99,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     @Override
     @GuardedBy("this")
     boolean wouldRetry(Status status, Metadata trailers) {
-        return policy.isNonFatal(status.getCode()) && attempts() < maxAttempts && !frozen;
+        return policy.isNonFatal(status.getCode()) && attempts() < plan.maxAttempts() && !state().frozen();
     }
 
     /** The next hedge, if deadline, throttle and budget let it go; else hedging freezes (none in flight: the end). */
@@ -118,7 +113,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         synchronized (this) {
             last = lastStatus;
             lastTrailersSeen = lastTrailers;
-            if (phase() != CallPhase.OPEN || frozen || attempts() >= maxAttempts) {
+            if (state().phase() != CallState.Phase.OPEN || state().frozen() || attempts() >= plan.maxAttempts()) {
                 return;
             }
             RetryThrottle throttle = engine.throttle;
@@ -147,12 +142,6 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         if (end) {
             endCall(Objects.requireNonNull(last), Objects.requireNonNull(lastTrailersSeen));
         }
-    }
-
-    @GuardedBy("this")
-    private void freezeLocked() {
-        frozen = true;
-        cancelTimerLocked();
     }
 
     @Override

@@ -1,9 +1,9 @@
 package io.github.grpcretry.attempt;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
-import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.internal.pushback.Pushback;
 import io.github.grpcretry.internal.pushback.RetryInfoDelay;
+import io.github.grpcretry.policy.RetryPolicy;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.Deadline;
@@ -17,11 +17,10 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A call retried by a gRFC A6 {@code retryPolicy}, or by a {@link RetryDecider} for a method without
- * policy: one attempt at a time, the next after a backoff once the previous one failed
- * ({@link Decision#afterRetryFailure}), each with the per-attempt receive timeout. The call itself is the
- * {@link EngineCall} core. The engine owns {@code grpc-previous-rpc-attempts}: the application's own value is removed, and
- * retries carry the engine's count.
+ * A call retried by a gRFC A6 {@code retryPolicy}, or by a {@link RetryDecider} for a method without policy: one
+ * attempt at a time, the next after a backoff once the previous one failed ({@link Decision#afterRetryFailure}), each
+ * with the per-attempt receive timeout, at most the plan's attempts. The engine owns {@code grpc-previous-rpc-attempts}:
+ * the application's own value is removed, and retries carry the engine's count.
  */
 final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
@@ -32,11 +31,8 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     /** What only a retried call needs beyond the success path (guarded by the call). */
     private final class RetryState extends Extra {
         int backoffStep;
-        /** The decider's state for this call (set at start) and its attempts, capped; with a decider only. */
-        RetryDecider.@Nullable Call decisions;
-        int deciderMaxAttempts;
-        /** The per-attempt receive deadline of the attempt started last (null: the call's deadline is earlier). */
-        @Nullable Deadline attemptDeadline;
+        RetryDecider.@Nullable Call decisions; // the decider's state for this call (set at start), with a decider only
+        @Nullable Deadline attemptDeadline; // of the attempt started last (null: the call's deadline is earlier)
     }
 
     /** The {@code grpc-previous-rpc-attempts} value for {@code prev} earlier attempts (no allocation up to 10). */
@@ -44,24 +40,13 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         return prev < PREVIOUS_VALUES.length ? PREVIOUS_VALUES[prev] : Integer.toString(prev);
     }
 
-    /** A call retried by {@code plan}'s policy, or, when it has none, by its decider. */
     RetryingCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
             MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
         super(engine, plan, method, callOptions, next, false);
-        if (plan.policy() == null) {
-            synchronized (this) {
-                state().deciderMaxAttempts = Math.max(1, Math.min(decider().maxAttempts(), engine.maxAttemptsCap));
-            }
-        }
-    }
-
-    /** The decider of a plan without a retry policy (such a plan has one). */
-    private RetryDecider decider() {
-        return Objects.requireNonNull(plan.decider(), "decider");
     }
 
     @GuardedBy("this")
-    private RetryState state() {
+    private RetryState retryState() {
         return (RetryState) extra();
     }
 
@@ -70,19 +55,13 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         return new RetryState();
     }
 
-    /** Attempts in all: the policy's, or the decider's within the channel's cap (fixed when the call is made). */
-    @GuardedBy("this")
-    private int maxAttempts() {
-        RetryPolicy policy = plan.policy();
-        return policy != null ? policy.maxAttempts() : state().deciderMaxAttempts;
-    }
-
     @Override
     void starting() {
-        if (plan.policy() == null) {
-            RetryDecider.Call decisions = decider().newCall(target());
+        RetryDecider decider = plan.decider();
+        if (plan.policy() == null && decider != null) {
+            RetryDecider.Call decisions = decider.newCall(target());
             synchronized (this) {
-                state().decisions = decisions;
+                retryState().decisions = decisions;
             }
         }
     }
@@ -90,11 +69,10 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     @Override
     @GuardedBy("this")
     void openedLocked(Attempt a) {
-        RetryPolicy policy = plan.policy();
-        Duration perAttempt = policy == null ? null : policy.perAttemptReceiveTimeout();
+        Duration perAttempt = plan.policy() == null ? null : plan.policy().perAttemptReceiveTimeout();
         if (perAttempt != null) {
             long timeoutNanos = Nanos.saturated(perAttempt);
-            state().attemptDeadline = remainingNanos() > timeoutNanos
+            retryState().attemptDeadline = remainingNanos() > timeoutNanos
                     ? Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS) // clamped by Deadline
                     : null;
         }
@@ -102,21 +80,19 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
     /** With a per-attempt receive timeout, the deadline set when the attempt was opened (unless the call's is earlier). */
     @Override
-    CallOptions attemptOptions(Attempt a) {
-        RetryPolicy policy = plan.policy();
-        if (policy == null || policy.perAttemptReceiveTimeout() == null) {
-            return callOptions;
+    @Nullable Deadline attemptDeadline(Attempt a) {
+        if (plan.policy() == null || plan.policy().perAttemptReceiveTimeout() == null) {
+            return null;
         }
         synchronized (this) {
-            Deadline d = state().attemptDeadline;
-            return d == null ? callOptions : callOptions.withDeadline(d);
+            return retryState().attemptDeadline;
         }
     }
 
     @Override
     @GuardedBy("this")
     Decision afterFailureLocked(Attempt a, Status status, Metadata trailers) {
-        RetryState s = state();
+        RetryState s = retryState();
         long pushback = Pushback.parse(trailers);
         long serverDelay = engine.retryInfo ? Decision.serverDelay(pushback, RetryInfoDelay.delayNanos(status, trailers),
                 remainingNanos(), engine.retryInfoMaxDelayNanos) : Decision.NO_SERVER_DELAY;
@@ -132,7 +108,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
                     serverDelay);
         }
         boolean allowed = Decision.record(engine.throttle, failure.qualifies());
-        Decision d = Decision.afterRetryFailure(failure, allowed, attempts(), maxAttempts(), remainingNanos());
+        Decision d = Decision.afterRetryFailure(failure, allowed, attempts(), plan.maxAttempts(), remainingNanos());
         if (d instanceof Decision.Retry r) {
             s.backoffStep = r.nextBackoffStep();
         }
@@ -155,14 +131,9 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     @Override
     @GuardedBy("this")
     boolean wouldRetry(Status status, Metadata trailers) {
-        if (attempts() >= maxAttempts()) {
-            return false;
-        }
         RetryPolicy policy = plan.policy();
-        if (policy != null) {
-            return policy.isRetryable(status.getCode());
-        }
-        return decider().isRetryable(status, trailers); // guarded (GuardedRetryDecider): a throw is false
+        return attempts() < plan.maxAttempts() && (policy != null ? policy.isRetryable(status.getCode())
+                : Objects.requireNonNull(plan.decider()).isRetryable(status, trailers)); // guarded: a throw is false
     }
 
     /** The backoff timer fired: the retry starts (on the call's executor). */
@@ -170,7 +141,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     void nextAttempt() {
         Attempt a;
         synchronized (this) {
-            if (phase().ended()) {
+            if (state().phase().ended()) {
                 return;
             }
             a = openLocked();
@@ -180,12 +151,11 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
 
     @Override
     void ended(Status status, int attempts) {
-        if (plan.policy() != null) {
-            return; // no decider to tell
-        }
-        RetryDecider.Call d;
-        synchronized (this) {
-            d = state().decisions;
+        RetryDecider.Call d = null;
+        if (plan.policy() == null) {
+            synchronized (this) {
+                d = retryState().decisions;
+            }
         }
         if (d != null) {
             d.onClose(status, attempts); // guarded: a throw is logged once and counted

@@ -63,11 +63,20 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     private final ConcurrentHashMap<String, MethodPlan> plans = new ConcurrentHashMap<>();
 
     /**
-     * What the engine does for one method: its retry policy or its hedging policy, capped, or else the
-     * fallback's decider (all null = pass through), and its tag values.
+     * What the engine does for one method: its retry policy or its hedging policy, or else the fallback's decider (all
+     * null = pass through), its tag values, and the attempts a call makes at most. This is the one place the channel's
+     * {@code max-attempts-cap} is applied in the engine, to whatever reaches it: a policy of a configuration or a name
+     * resolver, a call's own policy, a decider's {@code maxAttempts()} ({@link #of}).
      */
     record MethodPlan(@Nullable RetryPolicy policy, @Nullable HedgingPolicy hedging, @Nullable RetryDecider decider,
-            CallTarget target, @Nullable AdaptiveDelay adaptive) {
+            int maxAttempts, CallTarget target, @Nullable AdaptiveDelay adaptive) {
+
+        static MethodPlan of(int cap, @Nullable RetryPolicy policy, @Nullable HedgingPolicy hedging,
+                @Nullable RetryDecider decider, CallTarget target, @Nullable AdaptiveDelay adaptive) {
+            int wanted = policy != null ? policy.maxAttempts() : hedging != null ? hedging.maxAttempts()
+                    : decider != null ? decider.maxAttempts() : 1;
+            return new MethodPlan(policy, hedging, decider, Math.max(1, Math.min(wanted, cap)), target, adaptive);
+        }
     }
 
     private RetryingClientInterceptor(Builder b) {
@@ -140,7 +149,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
             if (Boolean.TRUE.equals(callOptions.getOption(GrpcRetryCallOptions.DISABLE))) {
                 return next.newCall(method, callOptions);
             }
-            plan = new MethodPlan(own.capped(maxAttemptsCap), null, null, plan(method).target, null);
+            plan = MethodPlan.of(maxAttemptsCap, own, null, null, plan(method).target, null);
         }
         return new RetryingCall<>(this, plan, method, callOptions, next);
     }
@@ -157,9 +166,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
                 if (d != null) {
                     d = GuardedRetryDecider.guard(d); // docs/design.md §14: a throw is logged once, counted
                 }
-                return new MethodPlan(p == null ? null : p.capped(maxAttemptsCap),
-                        h == null ? null : h.capped(maxAttemptsCap), d,
-                        new CallTarget(config.channel(), n, target, method.isSampledToLocalTracing()),
+                return MethodPlan.of(maxAttemptsCap, p, h, d, new CallTarget(config.channel(), n, target, method.isSampledToLocalTracing()),
                         h == null || adaptive == null ? null : adaptive.method(n));
             });
         }
@@ -208,11 +215,6 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     /** The channel's budget; absent = none. */
     public @Nullable RetryBudget budget() {
         return budget;
-    }
-
-    /** The channel-wide pool of buffered request bytes (for the engine and its tests; an internal type). */
-    RetryBufferPool bufferPool() {
-        return bufferPool;
     }
 
     public RetryScheduler scheduler() {
@@ -299,12 +301,6 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         /** The timers (default: a {@link RetryScheduler#shared()} of this engine's own; {@link #scheduler()}'s close ends its calls' waits). */
         public Builder scheduler(@Nullable RetryScheduler scheduler) {
             this.scheduler = scheduler;
-            return this;
-        }
-
-        /** The channel-wide buffer pool (default: a new pool of {@code config.retryBufferSize()} bytes; an internal type). */
-        Builder bufferPool(@Nullable RetryBufferPool bufferPool) {
-            this.bufferPool = bufferPool;
             return this;
         }
 

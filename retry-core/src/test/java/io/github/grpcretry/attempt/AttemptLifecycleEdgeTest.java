@@ -204,7 +204,7 @@ class AttemptLifecycleEdgeTest {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             lateServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             serverExecutor.shutdownNow();
-            assertThat(engine.bufferPool().used()).isZero();
+            assertThat(EngineTestAccess.bufferPool(engine).used()).isZero();
         }
     }
 

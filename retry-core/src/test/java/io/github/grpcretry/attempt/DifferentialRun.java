@@ -154,8 +154,8 @@ final class DifferentialRun {
             server.shutdownBy(twist.is(TwistKind.SHUTDOWN) ? channel::shutdown : channel::shutdownNow);
             try {
                 Observation o = drive(script, channel, options, server, quietMillis);
-                if (interceptor != null && interceptor.bufferPool().used() != 0) {
-                    o = o.withProblem(interceptor.bufferPool().used() + " request bytes still held after the call");
+                if (interceptor != null && EngineTestAccess.bufferPool(interceptor).used() != 0) {
+                    o = o.withProblem(EngineTestAccess.bufferPool(interceptor).used() + " request bytes still held after the call");
                 }
                 for (String p : below.compressionProblems) {
                     o = o.withProblem(p);

@@ -38,7 +38,7 @@ class EngineEdgeTest {
         if (rig != null) {
             rig.close();
             assertThat(rig.scheduler.outstandingTimers()).as("timers outstanding").isZero();
-            assertThat(rig.engine.bufferPool().used()).as("bytes held").isZero();
+            assertThat(EngineTestAccess.bufferPool(rig.engine).used()).as("bytes held").isZero();
         }
     }
 

@@ -53,7 +53,7 @@ final class EngineHarness implements AfterEachCallback, AutoCloseable {
     public void close() throws InterruptedException {
         for (Engines.Client c : clients) {
             c.close();
-            assertThat(c.interceptor().bufferPool().used()).as("bytes held after the test").isZero();
+            assertThat(EngineTestAccess.bufferPool(c.interceptor()).used()).as("bytes held after the test").isZero();
         }
         assertThat(scheduler.outstandingTimers()).as("timers outstanding after the test").isZero();
         scheduler.close();

@@ -13,6 +13,6 @@ public final class EngineTestAccess {
 
     /** The channel-wide pool of buffered request bytes of {@code engine}. */
     public static io.github.grpcretry.internal.commit.RetryBufferPool bufferPool(RetryingClientInterceptor engine) {
-        return engine.bufferPool();
+        return engine.bufferPool;
     }
 }

@@ -284,7 +284,7 @@ class HedgingDifferencesSideBySideTest {
                 RecordingEvents ev = client.events();
                 waitFor(() -> ev.attemptsEnded.get() == ev.attemptsStarted.get(), id + ": every attempt reported its end");
                 assertThat(ev.callsEnded.get()).as("calls reported ended").isEqualTo(ev.callsStarted.get());
-                assertThat(client.interceptor().bufferPool().used()).as("bytes held after the scenario").isZero();
+                assertThat(EngineTestAccess.bufferPool(client.interceptor()).used()).as("bytes held after the scenario").isZero();
                 assertThat(SERVERS.scheduler().outstandingTimers()).as("timers left after the scenario").isZero();
             }
         }

@@ -91,7 +91,7 @@ class HedgingLoserDemandTest {
         channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         serverExecutor.shutdownNow();
-        assertThat(engine.bufferPool().used()).as("bytes held after the test").isZero();
+        assertThat(EngineTestAccess.bufferPool(engine).used()).as("bytes held after the test").isZero();
         assertThat(scheduler.outstandingTimers()).as("timers outstanding after the test").isZero();
         scheduler.close();
     }

@@ -216,7 +216,7 @@ class HedgingSideBySideTest {
                 closedAt.add(o.listener().closedAtNanos());
             }
             if (client.interceptor() != null) {
-                assertThat(client.interceptor().bufferPool().used()).as("bytes held after the scenario").isZero();
+                assertThat(EngineTestAccess.bufferPool(client.interceptor()).used()).as("bytes held after the scenario").isZero();
                 assertThat(SERVERS.scheduler().outstandingTimers()).as("timers left after the scenario").isZero();
                 assertThat(client.events().callsEnded.get()).as("calls reported ended")
                         .isEqualTo(client.events().callsStarted.get());

@@ -131,7 +131,7 @@ final class MixedLoad {
         }
         assertThat(broken).as("call contract").isEmpty();
         assertThat(listeners).hasSize(calls);
-        assertThat(client.interceptor().bufferPool().used()).as("bytes held").isZero();
+        assertThat(EngineTestAccess.bufferPool(client.interceptor()).used()).as("bytes held").isZero();
         assertThat(client.events().callsEnded.get()).isEqualTo(client.events().callsStarted.get()).isEqualTo(calls);
         assertThat(client.events().attemptsEnded.get()).isEqualTo(client.events().attemptsStarted.get());
     }

@@ -57,7 +57,7 @@ class RetryDeciderEngineTest {
             c.awaitTermination(5, TimeUnit.SECONDS);
         }
         for (RetryingClientInterceptor e : engines) {
-            assertThat(e.bufferPool().used()).as("bytes held after the test").isZero();
+            assertThat(EngineTestAccess.bufferPool(e).used()).as("bytes held after the test").isZero();
         }
         assertThat(scheduler.outstandingTimers()).as("timers outstanding after the test").isZero();
         scheduler.close();

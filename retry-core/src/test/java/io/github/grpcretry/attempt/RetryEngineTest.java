@@ -562,7 +562,7 @@ class RetryEngineTest {
                 .scheduler(scheduler).build();
         assertThat(engine.throttle()).isSameAs(registry.throttle("test").orElseThrow());
         assertThat(engine.budget()).isSameAs(registry.budget("test").orElseThrow());
-        assertThat(engine.bufferPool().capacity()).isEqualTo(16 << 20);
+        assertThat(EngineTestAccess.bufferPool(engine).capacity()).isEqualTo(16 << 20);
     }
 
     // ---------------------------------------------------------------- interceptor order

@@ -120,7 +120,7 @@ class SideBySideTest {
                 closed.add(o.listener().closedAtNanos() - start);
             }
             if (client.interceptor() != null) {
-                assertThat(client.interceptor().bufferPool().used()).as("bytes held after the scenario").isZero();
+                assertThat(EngineTestAccess.bufferPool(client.interceptor()).used()).as("bytes held after the scenario").isZero();
             }
             return new Observed(arrivals.size(), prev, seen, codes, responses, elapsed, gaps, closed);
         } finally {

@@ -129,7 +129,7 @@ class SuccessPathAllocationTest {
                         .intercept(e);
                 System.out.println(which + " " + bytesPerCall(name, setup));
             }
-            System.out.println("held " + engine.bufferPool().used());
+            System.out.println("held " + EngineTestAccess.bufferPool(engine).used());
         } finally {
             server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }

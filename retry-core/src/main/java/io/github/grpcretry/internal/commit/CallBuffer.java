@@ -1,5 +1,6 @@
 package io.github.grpcretry.internal.commit;
 
+import io.grpc.ClientCall;
 import io.grpc.Metadata;
 import java.util.Arrays;
 import java.util.Objects;
@@ -15,8 +16,29 @@ import org.jspecify.annotations.Nullable;
  */
 public final class CallBuffer {
 
-    /** The application's operations, as {@link #record} takes them. */
-    public static final int REQUEST = 0, MESSAGE = 1, HALF_CLOSE = 2, COMPRESSION = 3;
+    /** An operation of the application's ({@code n}: demand, or compression on when non-zero). */
+    public enum Op {
+        REQUEST("Failed to request messages"), MESSAGE("Failed to stream message"), HALF_CLOSE("Failed to half-close"),
+        COMPRESSION("Failed to set message compression");
+
+        /** How the call ends when the call below throws from it (grpc-java's text for a message). */
+        public final String failure;
+
+        Op(String failure) {
+            this.failure = failure;
+        }
+
+        /** Sends it to {@code call}. */
+        @SuppressWarnings("unchecked")
+        public <T> void apply(ClientCall<T, ?> call, int n, @Nullable Object message) {
+            switch (this) {
+                case REQUEST -> call.request(n);
+                case MESSAGE -> call.sendMessage((T) Objects.requireNonNull(message));
+                case HALF_CLOSE -> call.halfClose();
+                default -> call.setMessageCompression(n != 0);
+            }
+        }
+    }
 
     /** A copy of non-empty start headers (null: none); each attempt after the first gets a copy of it. */
     private @Nullable Metadata headers;
@@ -51,7 +73,7 @@ public final class CallBuffer {
     }
 
     /** Records an operation of the application's ({@code n}: demand, or compression on when non-zero). */
-    public void record(int op, int n, @Nullable Object message) {
+    public void record(Op op, int n, @Nullable Object message) {
         switch (op) {
             case REQUEST -> demand += n;
             case MESSAGE -> {

@@ -8,22 +8,22 @@ import org.junit.jupiter.api.Test;
 class CallBufferTest {
 
     private static void compression(CallBuffer b, boolean on) {
-        b.record(CallBuffer.COMPRESSION, on ? 1 : 0, null);
+        b.record(CallBuffer.Op.COMPRESSION, on ? 1 : 0, null);
     }
 
     @Test
     void eachMessageKeepsTheCompressionItWasRecordedWith() {
         CallBuffer b = new CallBuffer();
-        b.record(CallBuffer.MESSAGE, 0, "never set");
-        b.record(CallBuffer.MESSAGE, 0, "still never set");
+        b.record(CallBuffer.Op.MESSAGE, 0, "never set");
+        b.record(CallBuffer.Op.MESSAGE, 0, "still never set");
         compression(b, false);
-        b.record(CallBuffer.MESSAGE, 0, "off");
+        b.record(CallBuffer.Op.MESSAGE, 0, "off");
         compression(b, true);
         for (int i = 0; i < 6; i++) { // past the replay array's first growth
-            b.record(CallBuffer.MESSAGE, 0, "on " + i);
+            b.record(CallBuffer.Op.MESSAGE, 0, "on " + i);
         }
         compression(b, false);
-        b.record(CallBuffer.MESSAGE, 0, "off again");
+        b.record(CallBuffer.Op.MESSAGE, 0, "off again");
         compression(b, true); // after the last message: the call's setting, no message's
 
         assertThat(b.count()).isEqualTo(10);
@@ -39,14 +39,14 @@ class CallBufferTest {
     @Test
     void withoutASettingEveryMessageHasNoneAndASettingBeforeTheFirstIsItsOwn() {
         CallBuffer never = new CallBuffer();
-        never.record(CallBuffer.MESSAGE, 0, "a");
-        never.record(CallBuffer.MESSAGE, 0, "b");
+        never.record(CallBuffer.Op.MESSAGE, 0, "a");
+        never.record(CallBuffer.Op.MESSAGE, 0, "b");
         assertThat(never.compressionOf(0)).isZero();
         assertThat(never.compressionOf(1)).isZero();
 
         CallBuffer first = new CallBuffer();
         compression(first, true);
-        first.record(CallBuffer.MESSAGE, 0, "a");
+        first.record(CallBuffer.Op.MESSAGE, 0, "a");
         assertThat(first.compressionOf(0)).isEqualTo((byte) 2);
     }
 
@@ -55,9 +55,9 @@ class CallBufferTest {
         RetryBufferPool pool = new RetryBufferPool(100);
         CallBuffer b = new CallBuffer();
         compression(b, false);
-        b.record(CallBuffer.MESSAGE, 0, "a");
+        b.record(CallBuffer.Op.MESSAGE, 0, "a");
         compression(b, true);
-        b.record(CallBuffer.MESSAGE, 0, "b");
+        b.record(CallBuffer.Op.MESSAGE, 0, "b");
         b.release(pool);
         assertThat(b.count()).isZero();
         assertThat(b.compression()).isEqualTo((byte) 2);

@@ -1,0 +1,119 @@
+package io.github.grpcretry.attempt;
+
+/**
+ * Where one engine call stands, as one immutable value (docs/design.md §18): its phase, how many attempts it started,
+ * which one is committed (by number, 0: none), whether the call passes through to it, and whether further attempts
+ * are frozen (a strategy's stop). A call replaces its state only under its lock and only by the named transitions below; each checks
+ * what must hold before it, and the constructor what must hold of every state, so a broken invariant throws
+ * {@link IllegalStateException} where it breaks. The values of calls with up to {@link #CACHED} attempts are made
+ * once: a transition allocates nothing.
+ */
+record CallState(Phase phase, int attempts, int committed, boolean passThrough, boolean frozen) {
+
+    /** The call's phase. */
+    enum Phase {
+        /** No attempt committed, the outcome open: attempts may start. */
+        OPEN,
+        /** One attempt is the call's (a response, or a write past a buffer limit); no other starts. */
+        COMMITTED,
+        /** The outcome is decided: the listener is closed or about to be. */
+        FINISHED,
+        /** The application, its listener, the Context or a shut-down ended the call: only the close follows. */
+        CANCELLED;
+
+        /** Finished or cancelled: nothing more starts, commits or is recorded. */
+        boolean ended() {
+            return this == FINISHED || this == CANCELLED;
+        }
+    }
+
+    static final int CACHED = 7;
+    private static final CallState[] VALUES = new CallState[(CACHED + 1) * (CACHED + 1) * 16];
+    static final CallState INITIAL;
+
+    static {
+        for (int a = 0; a <= CACHED; a++) {
+            for (int c = 0; c <= a; c++) {
+                for (Phase p : Phase.values()) {
+                    for (int flags = 0; flags < 4; flags++) {
+                        if (valid(p, a, c, (flags & 2) != 0)) {
+                            VALUES[index(p, a, c, (flags & 2) != 0, (flags & 1) != 0)] =
+                                    new CallState(p, a, c, (flags & 2) != 0, (flags & 1) != 0);
+                        }
+                    }
+                }
+            }
+        }
+        INITIAL = of(Phase.OPEN, 0, 0, false, false);
+    }
+
+    /** What holds of every state. */
+    CallState {
+        if (!valid(phase, attempts, committed, passThrough)) {
+            throw new IllegalStateException("engine call: no such state " + phase + " attempts=" + attempts
+                    + " committed=" + committed + " passThrough=" + passThrough + " frozen=" + frozen);
+        }
+    }
+
+    /**
+     * A committed attempt is one of the call's, and only a committed call has one (an ended call keeps it); only it
+     * passes through, never after a cancel.
+     */
+    private static boolean valid(Phase phase, int attempts, int committed, boolean passThrough) {
+        boolean counted = attempts >= 0 && committed >= 0 && committed <= attempts;
+        boolean commitment = phase == Phase.OPEN ? committed == 0 : phase != Phase.COMMITTED || committed > 0;
+        boolean through = !passThrough || committed > 0 && phase != Phase.CANCELLED;
+        return counted && commitment && through;
+    }
+
+    private static int index(Phase p, int attempts, int committed, boolean passThrough, boolean frozen) {
+        return (((attempts * (CACHED + 1) + committed) * 4 + p.ordinal()) * 2 + (passThrough ? 1 : 0)) * 2 + (frozen ? 1 : 0);
+    }
+
+    private static CallState of(Phase p, int attempts, int committed, boolean passThrough, boolean frozen) {
+        CallState s = attempts <= CACHED ? VALUES[index(p, attempts, committed, passThrough, frozen)] : null;
+        return s != null ? s : new CallState(p, attempts, committed, passThrough, frozen);
+    }
+
+    /** Attempt {@code attempts + 1} starts: the call is open (no attempt committed, not ended) and not frozen. */
+    CallState opened() {
+        require(phase == Phase.OPEN && !frozen, "opened");
+        return of(phase, attempts + 1, 0, false, false);
+    }
+
+    /** A response, or a write past a buffer limit, makes attempt {@code number} the call's: the call is open. */
+    CallState commit(int number) {
+        require(phase == Phase.OPEN && number >= 1 && number <= attempts, "commit");
+        return of(Phase.COMMITTED, attempts, number, false, frozen);
+    }
+
+    /** The committed attempt caught up and nothing is being delivered: every operation goes straight to it. */
+    CallState passingThrough() {
+        require(phase == Phase.COMMITTED && !passThrough, "passingThrough");
+        return of(phase, attempts, committed, true, frozen);
+    }
+
+    /** No further attempt starts (hedging stopped by pushback, throttle, budget or deadline): the call is open. */
+    CallState freeze() {
+        require(phase == Phase.OPEN, "freeze");
+        return of(phase, attempts, 0, false, true);
+    }
+
+    /** The outcome is decided (an attempt's end, a stop before a hedge): the call started and has not ended. */
+    CallState finished() {
+        require(!phase.ended() && attempts > 0, "finished");
+        return of(Phase.FINISHED, attempts, committed, passThrough, frozen);
+    }
+
+    /** The call ends now, before it settled by itself: it has not ended; the pass-through ends. */
+    CallState cancelled() {
+        require(!phase.ended(), "cancelled");
+        return of(Phase.CANCELLED, attempts, committed, false, frozen);
+    }
+
+    private void require(boolean holds, String transition) {
+        if (!holds) {
+            throw new IllegalStateException("engine call: " + transition + " is not a transition from " + this);
+        }
+    }
+}

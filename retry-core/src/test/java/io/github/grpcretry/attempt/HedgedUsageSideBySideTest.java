@@ -149,7 +149,7 @@ class HedgedUsageSideBySideTest extends UsageRig {
                         RetryEngineTest.waitFor(() -> a.closedByServer || a.cancelled); // nor on the server
                         ends.add(a.closedByServer ? "closed by the server" : "cancelled");
                     }
-                    return events + " | arrivals " + ends + " | buffer " + c.interceptor().bufferPool().used();
+                    return events + " | arrivals " + ends + " | buffer " + EngineTestAccess.bufferPool(c.interceptor()).used();
                 });
         assertThat(seen).startsWith("close CANCELLED \"Failed to stream message\" cause IllegalArgumentException:"
                 + " second stream() fails | arrivals [closed by the server").endsWith(" | buffer 0");
@@ -182,7 +182,7 @@ class HedgedUsageSideBySideTest extends UsageRig {
                     + " IllegalStateException: Not started | arrivals 0");
             assertThat(SERVERS.server(Transport.IN_PROCESS).arrivalCount()).isZero();
             RetryEngineTest.waitFor(() -> c.events().callsEnded.get() == 1);
-            assertThat(c.interceptor().bufferPool().used()).isZero();
+            assertThat(EngineTestAccess.bufferPool(c.interceptor()).used()).isZero();
         }
     }
 

@@ -3,7 +3,6 @@ package io.github.grpcretry.attempt;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.github.grpcretry.attempt.CallState.Phase;
 import io.github.grpcretry.internal.commit.CallBuffer;
-import io.github.grpcretry.internal.commit.CallBuffer.Op;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -31,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * ({@link Decision}). Where the call stands is one immutable {@link CallState}, where each attempt stands one
  * {@link AttemptPhase}; both change only by their named transitions, under the call's lock (docs/design.md §18).
  * Nothing calls into an attempt or the application under the lock, but on three paths: the <b>drain</b>
- * ({@link #drain}: the application's operations are recorded in the {@link CallBuffer}; the one thread that owns an
+ * ({@link #drain}: the application's operations are logged in the {@link CallBuffer}; the one thread that owns an
  * attempt's drain sends it what it lacks, or its cancel), the <b>delivery</b> ({@link #emit}: every callback to the
  * listener, serialised; after a cancel only the close) and the <b>end of an attempt</b> ({@link #closed}: reported
  * once; the attempt that settles the call ends it). Once the committed attempt has caught up and nothing is being
@@ -46,16 +45,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** Why a hedge is cancelled when another won, or the call ended (a cancelled call's attempts get its status). */
     static final Status LOST = Status.CANCELLED.withDescription("hedged attempt not needed: another attempt committed");
     static final Status ENDED = Status.CANCELLED.withDescription("hedged attempt not needed: the call ended");
-    /** The delivery flag ({@link #busy}): 0 nobody calls the listener, 1 a thread does, 2 and others queued meanwhile. */
-    private static final VarHandle BUSY;
-
-    static {
-        try {
-            BUSY = MethodHandles.lookup().findVarHandle(EngineCall.class, "busy", byte.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    /** The delivery flag, {@link #busy}: 0 nobody calls the listener, 1 a thread does, 2 and others queued meanwhile. */
+    private static final VarHandle BUSY = busyHandle();
 
     final RetryingClientInterceptor engine;
     final RetryingClientInterceptor.MethodPlan plan;
@@ -67,13 +58,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private Listener<RespT> listener; // set once by start(), before any attempt exists
     /** Where the call stands: replaced under the lock by its transitions only (volatile: the pass-through reads it). */
     private volatile CallState state = CallState.INITIAL;
-    /** The attempt started last; each links to the one before. Set under the lock, with the state's {@code opened}. */
+    /** The attempt started last, linked to the ones before: set under the lock with the state's {@code opened}. */
     private volatile @Nullable Attempt newest;
     @GuardedBy("this") private final CallBuffer record = new CallBuffer();
     @GuardedBy("this") private @Nullable Extra extra;
     private volatile byte busy;
 
-    /** What a call needs beyond the success path: timers, watches, queued deliveries. Made on first use. */
+    /** What a call needs beyond the success path (timers, watches, queued deliveries), made on first use. */
     class Extra {
         @Nullable SuppressionReason commitReason; // why the call was committed, when not by a response
         RetryScheduler.@Nullable Timer timer; // the call's one pending timer (a retry's backoff, the next hedge)
@@ -81,7 +72,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         long timerStartNanos, waitedNanos, lastWaitNanos; // lastWait: until the attempt its timer started takes it
         @Nullable DelaySource delaySource; // where the pending retry's delay came from
         boolean shutDown; // the scheduler refused a timer: a failure that needs one ends SHUTTING_DOWN
-        Context.@Nullable CancellationListener contextListener; // while the call waits for a timer, nothing in flight
+        Context.@Nullable CancellationListener contextListener; // while a timer is pending and nothing is in flight
         @Nullable Runnable onChannelShutdown; // the same, on a channel the engine knows
         @Nullable ChannelShutdown watchedBy;
         @Nullable Status listenerFailure; // the listener threw (not in onClose): its close gets this, nothing else
@@ -182,66 +173,64 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (numMessages < 0) {
             throw new IllegalArgumentException("numMessages must be >= 0");
         }
-        op(Op.REQUEST, numMessages, null);
+        op(numMessages);
     }
 
     @Override
     public final void sendMessage(ReqT message) {
-        op(Op.MESSAGE, 0, Objects.requireNonNull(message, "message")); // kept as it is: each attempt marshals it
+        op(CallBuffer.message(Objects.requireNonNull(message, "message"))); // kept as it is: each attempt marshals it
     }
 
     @Override
     public final void halfClose() {
-        op(Op.HALF_CLOSE, 0, null);
+        op(CallBuffer.HALF_CLOSE);
     }
 
     @Override
     public final void setMessageCompression(boolean enabled) {
-        op(Op.COMPRESSION, enabled ? 1 : 0, null);
+        op(enabled);
     }
 
     /**
-     * An operation of the application's: straight to the pass-through; else recorded and drained to every attempt, the
+     * An operation of the application's: straight to the pass-through; else logged and drained to every attempt, the
      * older ones first (as grpc-java sends to its drained attempts: with a buffer limit the first to write past it is
      * committed). This thread sends it to the newest attempt itself when that one is idle and caught up.
      */
-    private void op(Op op, int n, @Nullable Object message) {
+    private void op(Object entry) {
         CallState s = state;
-        if (s.passThrough()) {
-            send(attempt(s.committed()), false, op, n, message);
-            return;
-        }
-        Attempt head;
+        Attempt head = null;
         Attempt mine = null;
-        synchronized (this) {
-            s = state;
-            if (s.phase().ended()) {
-                return;
-            }
-            if (record.halfClosed() && (op == Op.MESSAGE || op == Op.HALF_CLOSE)) {
-                throw new IllegalStateException(op == Op.MESSAGE ? "call was half-closed" : "call already half-closed");
-            }
-            head = newest;
-            if (!s.passThrough()) {
-                if (head != null && head.phase.open() && !head.owned && caughtUpLocked(head)) {
-                    mine = head; // this thread owns its drain now, its cursor past this operation
-                    mine.owned = true;
-                    mine.sentDemand += op == Op.REQUEST ? n : 0;
-                    mine.sentMessages += op == Op.MESSAGE ? 1 : 0;
-                    mine.sentHalfClose |= op == Op.HALF_CLOSE;
-                    head = head.prev;
+        if (!s.passThrough()) {
+            synchronized (this) {
+                s = state;
+                if (s.phase().ended()) {
+                    return;
                 }
-                record.record(op, n, message);
-                if (mine != null) {
-                    mine.sentCompression = record.compression();
+                if (record.halfClosed() && (entry == CallBuffer.HALF_CLOSE || CallBuffer.isMessage(entry))) {
+                    throw new IllegalStateException(CallBuffer.isMessage(entry) ? "call was half-closed"
+                            : "call already half-closed");
+                }
+                head = newest;
+                if (!s.passThrough()) {
+                    if (head != null && head.phase.open() && !head.owned && caughtUpLocked(head)) {
+                        mine = head; // this thread owns its drain now, its cursor past this operation
+                        mine.owned = true;
+                        if (entry instanceof Integer n) {
+                            mine.sentDemand = CallBuffer.demand(mine.sentDemand, n);
+                        } else {
+                            mine.sent++;
+                        }
+                        head = head.prev;
+                    }
+                    record.add(entry);
                 }
             }
         }
         if (s.passThrough()) {
-            send(attempt(s.committed()), false, op, n, message);
+            send(attempt(s.committed()), false, entry);
         }
         drainAll(head);
-        if (mine != null && send(mine, true, op, n, message)) {
+        if (mine != null && send(mine, true, entry)) {
             drain(mine, true);
         }
     }
@@ -251,12 +240,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
      * stream fails to take a message, that attempt is cancelled (by its drain's owner) and the call ends
      * {@code CANCELLED} with the exception as the cause; an {@link Error} is thrown on after that.
      */
-    private boolean send(Attempt a, boolean owner, Op op, int n, @Nullable Object message) {
+    private boolean send(Attempt a, boolean owner, Object entry) {
         try {
-            op.apply(a.call, n, message);
+            CallBuffer.replay(a.call, entry);
             return true;
         } catch (RuntimeException | Error e) {
-            Status failure = Status.CANCELLED.withDescription(op.failure).withCause(e);
+            Status failure = Status.CANCELLED.withDescription(CallBuffer.failure(entry)).withCause(e);
             synchronized (this) {
                 if (a.phase.open()) {
                     markLocked(a, failure);
@@ -310,8 +299,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /**
-     * The state's {@code cancelled} (application, listener, Context, shut-down): every attempt and the timer are
-     * cancelled and the call closes now, on its executor within its Context (a cancelled stream may never close).
+     * The state's {@code cancelled} (application, listener, Context, shut-down): attempts and timer are cancelled and
+     * the call closes now, on its executor within its Context (a cancelled stream may never close).
      */
     private void cancelWith(Status status) {
         synchronized (this) {
@@ -411,15 +400,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /**
-     * The one drain loop: sends {@code a} what of the record it lacks, one operation at a time, or its cancel. One
-     * thread owns an attempt's drain at a time ({@code owner}: its launcher from the start); a thread that finds it
-     * owned leaves the change to the owner, which looks at the record again under the lock before it gives it up.
+     * The one drain loop: sends {@code a} the entries of the log it lacks, one at a time, or its cancel. One thread owns
+     * an attempt's drain at a time ({@code owner}: its launcher from the start); a thread that finds it owned leaves the
+     * change to the owner, which looks at the log again under the lock before it gives the drain up.
      */
     private void drain(Attempt a, boolean owner) {
         while (true) {
-            Op op = null;
-            int n = 0;
-            Object message = null;
+            Object entry = null;
             boolean cancel = false;
             boolean readyMissed = false;
             synchronized (this) {
@@ -429,28 +416,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 a.owned = owner = !a.phase.takesNothing();
                 if (!owner) {
                     return;
-                }
-                if (a.phase == AttemptPhase.CANCELLING) {
+                } else if (a.phase == AttemptPhase.CANCELLING) {
                     a.phase = a.phase.issueCancel(); // its drain stays owned: nothing more is sent to it
                     cancel = true;
                 } else if (a.sentDemand != record.demand()) {
-                    op = Op.REQUEST;
-                    n = (int) Math.min(record.demand() - a.sentDemand, Integer.MAX_VALUE);
-                    a.sentDemand += n;
-                } else if (a.sentMessages < record.count() && a.sentCompression != record.compressionOf(a.sentMessages)) {
-                    op = Op.COMPRESSION; // each message as it was sent
-                    a.sentCompression = record.compressionOf(a.sentMessages);
-                    n = a.sentCompression - 1;
-                } else if (a.sentMessages < record.count()) {
-                    op = Op.MESSAGE;
-                    message = record.message(a.sentMessages++);
-                } else if (a.sentCompression != record.compression()) {
-                    op = Op.COMPRESSION; // set after the last message
-                    a.sentCompression = record.compression();
-                    n = a.sentCompression - 1;
-                } else if (a.sentHalfClose != record.halfClosed()) {
-                    op = Op.HALF_CLOSE;
-                    a.sentHalfClose = true;
+                    entry = record.demand() - a.sentDemand; // the messages asked for first, in one request
+                    a.sentDemand = record.demand();
+                } else if (a.sent < record.size()) {
+                    entry = record.entry(a.sent++);
                 } else { // caught up; a retry may start ready with no transition to report: it is told now
                     a.owned = false;
                     readyMissed = (a.readyMissed || a.number > 1) && a.phase == AttemptPhase.STARTING;
@@ -462,12 +435,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             if (cancel) {
                 a.cancelNow();
-                return;
-            } else if (op != null && send(a, true, op, n, message)) {
+            } else if (entry != null && send(a, true, entry)) {
                 continue;
-            } else if (op == null && readyMissed && a.call.isReady()) {
+            } else if (entry == null && readyMissed && a.call.isReady()) {
                 receive(a, Signal.READY, null); // became ready while catching up: not heard then
-            } else if (op == null && readyMissed) {
+            } else if (entry == null && readyMissed) {
                 synchronized (this) {
                     passThroughLocked();
                 }
@@ -738,13 +710,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (c == null || s.passThrough() || c.phase != AttemptPhase.LIVE || c.owned || !caughtUpLocked(c)) {
             return; // the owner of its drain comes back here when the drain ends
         }
-        if (record.count() > 0) {
-            record.release(engine.bufferPool); // its messages are not needed any more
-            c.sentMessages = 0;
+        if (record.size() > 0) {
+            record.release(engine.bufferPool); // no other attempt needs the log any more
+            c.sent = 0;
         }
         if (busy == 0 && !s.phase().ended()) {
             state = s.passingThrough();
         }
+    }
+
+    @GuardedBy("this")
+    private boolean caughtUpLocked(Attempt a) {
+        return a.sent == record.size() && a.sentDemand == record.demand();
     }
 
     /** Under lock: the state's {@code freeze}: no further attempt starts, a pending timer is cancelled. */
@@ -754,7 +731,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         cancelTimerLocked();
     }
 
-    /** Under lock: the state's {@code finished}; timer, watches and record go, every other attempt is to be cancelled. */
+    /** Under lock: the state's {@code finished}; timer, watches and log go, every other attempt is to be cancelled. */
     @GuardedBy("this")
     final void finishLocked() {
         state = state.finished();
@@ -782,12 +759,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private void markLocked(Attempt a, Status why) {
         a.phase = a.phase.markCancel();
         a.cancel = why;
-    }
-
-    @GuardedBy("this")
-    private boolean caughtUpLocked(Attempt a) {
-        return a.sentMessages == record.count() && a.sentDemand == record.demand() && a.sentHalfClose == record.halfClosed()
-                && a.sentCompression == record.compression();
     }
 
     /**
@@ -956,6 +927,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return b == null ? left : Math.min(left, b.timeRemaining(TimeUnit.NANOSECONDS));
     }
 
+    private static VarHandle busyHandle() {
+        try {
+            return MethodHandles.lookup().findVarHandle(EngineCall.class, "busy", byte.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     /**
      * A stream of {@code a} wrote {@code bytes} more, as its transport counts them after the write (as grpc-java's own
      * retry counts its buffer): the call holds as many bytes as its attempt that wrote the most, against the per-RPC
@@ -1025,8 +1004,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /**
      * One attempt, the listener of its channel call: its number and the attempt before it never change; where it stands
-     * is its {@link AttemptPhase}, changed by the phase's transitions only; its replay cursor and drain are the call's
-     * to move. Guarded by the call's lock (unannotated: Error Prone cannot name an attempt's enclosing call).
+     * is its {@link AttemptPhase}, changed by the phase's transitions only; its place in the log and its drain are the
+     * call's to move. Guarded by the call's lock (unannotated: Error Prone cannot name an attempt's enclosing call).
      */
     final class Attempt extends ClientCall.Listener<RespT> {
         final int number;
@@ -1035,10 +1014,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         AttemptPhase phase = AttemptPhase.STARTING;
         boolean owned = true; // a thread sends to it (its launcher from the start): the others leave it to that one
         boolean readyMissed; // it signalled ready before it caught up: heard once it has
-        int sentMessages; // the replay cursor: what of the record it was sent
-        long sentDemand;
-        boolean sentHalfClose;
-        byte sentCompression;
+        int sent; // the entries of the log it was sent
+        int sentDemand; // the messages it was asked for (up to MAX_VALUE)
         @Nullable Status cancel; // why it is to be cancelled (null: not); issued once, by its drain's owner
 
         @SuppressWarnings("NullAway.Init") // call: set by its launcher before another thread can reach it
@@ -1049,16 +1026,15 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
         /** Cancels it (by its drain's owner) after demand up to MAX_VALUE: in-process holds a close behind it. */
         void cancelNow() {
-            long demanded;
+            int demanded;
             Status why;
             synchronized (EngineCall.this) {
                 demanded = sentDemand;
                 why = Objects.requireNonNull(cancel); // issued only once marked
             }
             try {
-                int missing = (int) (Integer.MAX_VALUE - Math.min(Math.max(0, demanded), Integer.MAX_VALUE));
-                if (missing > 0) {
-                    call.request(missing);
+                if (demanded < Integer.MAX_VALUE) {
+                    call.request(Integer.MAX_VALUE - demanded);
                 }
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.DEBUG, "request() of an attempt being cancelled threw", e);

@@ -7,51 +7,34 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The replay record of one call: what the application gave it (start headers, request messages as the
- * application passed them, each with the compression it was sent with, demand, half-close, compression), for
- * attempts that have not been sent it yet, and the request bytes held for it (as many as its attempt that
- * wrote the most has written), counted against the per-RPC limit and the channel's {@link RetryBufferPool}. An attempt
- * replays the record by comparing its own cursor with the counts here; the call's drain loop sends one
- * operation at a time. Not thread-safe: the call guards it with its own lock.
+ * The replay record of one call: its start headers, the messages it asked for, its other operations in the order it
+ * made them (each attempt keeps its place in this log, as grpc-java's attempts do in its buffer), and the request bytes
+ * held for the call, against the per-RPC limit and the channel's {@link RetryBufferPool}. An entry is the operation
+ * itself: an {@link Integer} asks for that many messages (counted, not logged: a replay asks for them first), a
+ * {@link Boolean} sets the message compression, {@link #HALF_CLOSE} half-closes, anything else is a message as the
+ * application passed it (each attempt's call marshals it; a message that is an Integer or a Boolean itself is logged
+ * wrapped, {@link #message}). Each message is so replayed with the compression it was sent with. Not thread-safe: the
+ * call guards it with its own lock.
  */
 public final class CallBuffer {
 
-    /** An operation of the application's ({@code n}: demand, or compression on when non-zero). */
-    public enum Op {
-        REQUEST("Failed to request messages"), MESSAGE("Failed to stream message"), HALF_CLOSE("Failed to half-close"),
-        COMPRESSION("Failed to set message compression");
-
-        /** How the call ends when the call below throws from it (grpc-java's text for a message). */
-        public final String failure;
-
-        Op(String failure) {
-            this.failure = failure;
+    /** The entry of a half-close. */
+    public static final Object HALF_CLOSE = new Object() {
+        @Override
+        public String toString() {
+            return "halfClose";
         }
+    };
 
-        /** Sends it to {@code call}. */
-        @SuppressWarnings("unchecked")
-        public <T> void apply(ClientCall<T, ?> call, int n, @Nullable Object message) {
-            switch (this) {
-                case REQUEST -> call.request(n);
-                case MESSAGE -> call.sendMessage((T) Objects.requireNonNull(message));
-                case HALF_CLOSE -> call.halfClose();
-                default -> call.setMessageCompression(n != 0);
-            }
-        }
+    private record Wrapped(Object message) {
     }
 
     /** A copy of non-empty start headers (null: none); each attempt after the first gets a copy of it. */
     private @Nullable Metadata headers;
-    private @Nullable Object first;
-    private Object @Nullable [] later;
-    private int count;
-    private long demand;
+    private Object @Nullable [] log;
+    private int size;
+    private int demand; // up to MAX_VALUE
     private boolean halfClosed;
-    /** The message compression the application set: 0 never set, 1 off, 2 on. */
-    private byte compression;
-    /** The compression each message was recorded with (a retry replays it so); later ones only once set. */
-    private byte firstCompression;
-    private byte @Nullable [] laterCompression;
     private long held;
     private boolean exceeded;
 
@@ -72,58 +55,70 @@ public final class CallBuffer {
         return h;
     }
 
-    /** Records an operation of the application's ({@code n}: demand, or compression on when non-zero). */
-    public void record(Op op, int n, @Nullable Object message) {
-        switch (op) {
-            case REQUEST -> demand += n;
-            case MESSAGE -> {
-                if (count == 0) {
-                    first = message;
-                    firstCompression = compression;
-                } else {
-                    later = later == null ? new Object[4] : count > later.length ? Arrays.copyOf(later, count * 2) : later;
-                    later[count - 1] = message;
-                    if (laterCompression != null || compression != 0) {
-                        laterCompression = laterCompression == null ? new byte[later.length]
-                                : later.length > laterCompression.length ? Arrays.copyOf(laterCompression, later.length)
-                                : laterCompression;
-                        laterCompression[count - 1] = compression;
-                    }
-                }
-                count++;
-            }
-            case HALF_CLOSE -> halfClosed = true;
-            default -> compression = (byte) (n != 0 ? 2 : 1);
+    /** The entry of {@code sendMessage(message)}. */
+    public static Object message(Object message) {
+        return message instanceof Integer || message instanceof Boolean ? new Wrapped(message) : message;
+    }
+
+    /** Records an operation of the application's. */
+    public void add(Object entry) {
+        if (entry instanceof Integer n) {
+            demand = demand(demand, n);
+            return;
         }
+        Object[] l = log;
+        log = l = l == null ? new Object[4] : size == l.length ? Arrays.copyOf(l, size * 2) : l;
+        l[size++] = Objects.requireNonNull(entry);
+        halfClosed |= entry == HALF_CLOSE;
     }
 
-    /** Messages recorded since the record was last released. */
-    public int count() {
-        return count;
+    /** {@code demand + more}, up to MAX_VALUE. */
+    public static int demand(int demand, int more) {
+        return (int) Math.min(Integer.MAX_VALUE, (long) demand + more);
     }
 
-    /** Message {@code i} (0-based) of those recorded. */
-    public Object message(int i) {
-        return i == 0 ? Objects.requireNonNull(first) : Objects.requireNonNull(later)[i - 1];
-    }
-
-    public long demand() {
+    /** The messages the application asked for in all (up to MAX_VALUE). */
+    public int demand() {
         return demand;
+    }
+
+    /** Entries logged since the record was last released. */
+    public int size() {
+        return size;
+    }
+
+    /** Entry {@code i} (0-based) of those recorded. */
+    public Object entry(int i) {
+        return Objects.requireNonNull(log)[i];
     }
 
     public boolean halfClosed() {
         return halfClosed;
     }
 
-    /** 0: never set, 1: off, 2: on. */
-    public byte compression() {
-        return compression;
+    /** Sends {@code entry} to {@code call}. */
+    @SuppressWarnings("unchecked")
+    public static <T> void replay(ClientCall<T, ?> call, Object entry) {
+        if (entry instanceof Integer n) {
+            call.request(n);
+        } else if (entry instanceof Boolean on) {
+            call.setMessageCompression(on);
+        } else if (entry == HALF_CLOSE) {
+            call.halfClose();
+        } else {
+            call.sendMessage((T) (entry instanceof Wrapped w ? w.message() : entry));
+        }
     }
 
-    /** The compression message {@code i} (0-based) was recorded with, as {@link #compression()} gives it. */
-    public byte compressionOf(int i) {
-        byte[] c = laterCompression;
-        return i == 0 ? firstCompression : c == null ? 0 : c[i - 1];
+    /** Whether {@code entry} is a message. */
+    public static boolean isMessage(Object entry) {
+        return !(entry instanceof Integer || entry instanceof Boolean || entry == HALF_CLOSE);
+    }
+
+    /** How a call ends whose call below throws from {@code entry} (grpc-java's text for a message). */
+    public static String failure(Object entry) {
+        return entry instanceof Integer ? "Failed to request messages" : entry instanceof Boolean
+                ? "Failed to set message compression" : entry == HALF_CLOSE ? "Failed to half-close" : "Failed to stream message";
     }
 
     /** Reserves {@code bytes} more when they fit under both limits; else false, from then on (nothing reserved). */
@@ -141,16 +136,14 @@ public final class CallBuffer {
         return held + bytes <= perRpcLimit && pool.tryReserve(bytes);
     }
 
-    /** Drops the recorded messages and gives every reserved byte back to the pool; further adds are refused. */
+    /** Drops the log and gives every reserved byte back to the pool; further adds to the count are refused. */
     public void release(RetryBufferPool pool) {
         exceeded = true;
         long h = held;
         held = 0;
         pool.release(h);
-        first = null;
-        later = null;
-        laterCompression = null;
-        count = 0;
+        log = null;
+        size = 0;
     }
 
     /** Bytes reserved now. */

@@ -2,64 +2,107 @@ package io.github.grpcretry.internal.commit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.grpc.ClientCall;
+import io.grpc.Metadata;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The replay record keeps each message with the compression setting it was sent with. */
+/** The replay record logs the application's operations in order, and replays each as it was made. */
 class CallBufferTest {
 
-    private static void compression(CallBuffer b, boolean on) {
-        b.record(CallBuffer.Op.COMPRESSION, on ? 1 : 0, null);
+    /** Writes down what a call below is sent. */
+    private static final class Recording extends ClientCall<Object, Object> {
+        final List<String> sent = new ArrayList<>();
+
+        @Override
+        public void start(Listener<Object> listener, Metadata headers) {
+        }
+
+        @Override
+        public void request(int n) {
+            sent.add("request " + n);
+        }
+
+        @Override
+        public void cancel(String message, Throwable cause) {
+        }
+
+        @Override
+        public void halfClose() {
+            sent.add("halfClose");
+        }
+
+        @Override
+        public void sendMessage(Object message) {
+            sent.add("message " + message + " (" + message.getClass().getSimpleName() + ")");
+        }
+
+        @Override
+        public void setMessageCompression(boolean enabled) {
+            sent.add("compression " + enabled);
+        }
     }
 
     @Test
-    void eachMessageKeepsTheCompressionItWasRecordedWith() {
+    void aReplayAsksForTheMessagesThenSendsEveryOtherOperationInOrderEachMessageWithItsCompression() {
         CallBuffer b = new CallBuffer();
-        b.record(CallBuffer.Op.MESSAGE, 0, "never set");
-        b.record(CallBuffer.Op.MESSAGE, 0, "still never set");
-        compression(b, false);
-        b.record(CallBuffer.Op.MESSAGE, 0, "off");
-        compression(b, true);
-        for (int i = 0; i < 6; i++) { // past the replay array's first growth
-            b.record(CallBuffer.Op.MESSAGE, 0, "on " + i);
+        b.add(2);
+        b.add(CallBuffer.message("plain"));
+        b.add(false);
+        b.add(CallBuffer.message("secret"));
+        b.add(true);
+        for (int i = 0; i < 5; i++) { // past the log's first growth
+            b.add(CallBuffer.message("on " + i));
         }
-        compression(b, false);
-        b.record(CallBuffer.Op.MESSAGE, 0, "off again");
-        compression(b, true); // after the last message: the call's setting, no message's
+        b.add(CallBuffer.message(7)); // a message that is an Integer is no request
+        b.add(CallBuffer.message(Boolean.TRUE)); // nor one that is a Boolean a compression setting
+        b.add(1);
+        b.add(CallBuffer.HALF_CLOSE);
 
-        assertThat(b.count()).isEqualTo(10);
-        assertThat(b.message(2)).isEqualTo("off");
-        assertThat(b.message(9)).isEqualTo("off again");
-        byte[] expected = {0, 0, 1, 2, 2, 2, 2, 2, 2, 1};
-        for (int i = 0; i < expected.length; i++) {
-            assertThat(b.compressionOf(i)).as("message %d", i).isEqualTo(expected[i]);
+        Recording call = new Recording();
+        CallBuffer.replay(call, b.demand()); // what a drain sends first
+        for (int i = 0; i < b.size(); i++) {
+            CallBuffer.replay(call, b.entry(i));
         }
-        assertThat(b.compression()).isEqualTo((byte) 2);
+        assertThat(call.sent).containsExactly("request 3", "message plain (String)", "compression false",
+                "message secret (String)", "compression true", "message on 0 (String)", "message on 1 (String)",
+                "message on 2 (String)", "message on 3 (String)", "message on 4 (String)", "message 7 (Integer)",
+                "message true (Boolean)", "halfClose");
+        assertThat(b.size()).as("requests are counted, not logged").isEqualTo(12);
+        assertThat(b.halfClosed()).isTrue();
     }
 
     @Test
-    void withoutASettingEveryMessageHasNoneAndASettingBeforeTheFirstIsItsOwn() {
-        CallBuffer never = new CallBuffer();
-        never.record(CallBuffer.Op.MESSAGE, 0, "a");
-        never.record(CallBuffer.Op.MESSAGE, 0, "b");
-        assertThat(never.compressionOf(0)).isZero();
-        assertThat(never.compressionOf(1)).isZero();
-
-        CallBuffer first = new CallBuffer();
-        compression(first, true);
-        first.record(CallBuffer.Op.MESSAGE, 0, "a");
-        assertThat(first.compressionOf(0)).isEqualTo((byte) 2);
+    void eachEntryNamesHowTheCallEndsWhenTheCallBelowThrowsFromIt() {
+        assertThat(CallBuffer.failure(CallBuffer.message("m"))).isEqualTo("Failed to stream message");
+        assertThat(CallBuffer.failure(CallBuffer.message(3))).isEqualTo("Failed to stream message");
+        assertThat(CallBuffer.failure(3)).isEqualTo("Failed to request messages");
+        assertThat(CallBuffer.failure(true)).isEqualTo("Failed to set message compression");
+        assertThat(CallBuffer.failure(CallBuffer.HALF_CLOSE)).isEqualTo("Failed to half-close");
+        assertThat(CallBuffer.isMessage(CallBuffer.message(3))).isTrue();
+        assertThat(CallBuffer.isMessage(3)).isFalse();
+        assertThat(CallBuffer.isMessage(CallBuffer.HALF_CLOSE)).isFalse();
     }
 
     @Test
-    void releaseDropsTheMessagesAndTheirSettingsButKeepsTheCallsSetting() {
+    void releaseDropsTheLogAndItsBytesButKeepsWhetherTheCallHalfClosed() {
         RetryBufferPool pool = new RetryBufferPool(100);
         CallBuffer b = new CallBuffer();
-        compression(b, false);
-        b.record(CallBuffer.Op.MESSAGE, 0, "a");
-        compression(b, true);
-        b.record(CallBuffer.Op.MESSAGE, 0, "b");
+        b.add(CallBuffer.message("a"));
+        b.add(CallBuffer.HALF_CLOSE);
+        assertThat(b.tryAdd(10, 50, pool)).isTrue();
         b.release(pool);
-        assertThat(b.count()).isZero();
-        assertThat(b.compression()).isEqualTo((byte) 2);
+        assertThat(b.size()).isZero();
+        assertThat(b.halfClosed()).isTrue();
+        assertThat(pool.used()).isZero();
+    }
+
+    @Test
+    void demandSaturatesAtMaxValue() {
+        CallBuffer b = new CallBuffer();
+        b.add(Integer.MAX_VALUE - 1);
+        b.add(5);
+        assertThat(b.demand()).isEqualTo(Integer.MAX_VALUE);
     }
 }

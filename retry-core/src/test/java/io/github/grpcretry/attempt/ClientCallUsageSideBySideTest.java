@@ -424,33 +424,88 @@ class ClientCallUsageSideBySideTest extends UsageRig {
     // ------------------------------------------------------------------ attributes
 
     /**
-     * getAttributes() before start, while the first attempt is unanswered, once answered (in onHeaders) and after
-     * the close: whether the transport's remote address is among them (over Netty).
+     * getAttributes() before start, while the first attempt is unanswered and once answered (in onHeaders): whether
+     * the transport's remote address is among them (over Netty).
      */
     @Test
-    void attributesBeforeStartWhileUncommittedCommittedAndClosed() throws Exception {
-        Map<Engine, String> seen = both(Transport.NETTY, FAST, a -> Action.ok(), (c, server) -> {
-            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.CLIENT_STREAMING,
-                    CallOptions.DEFAULT);
-            List<String> seenAttributes = Collections.synchronizedList(new ArrayList<>());
-            seenAttributes.add("before start " + hasRemote(call.getAttributes()));
-            Recorder r = new Recorder();
-            r.hook = name -> {
-                if (name.equals("onHeaders")) {
-                    seenAttributes.add("in onHeaders " + hasRemote(call.getAttributes()));
-                }
-            };
-            r.start(call, new Metadata());
-            call.request(1);
-            call.sendMessage(Rpc.request("a"));
-            RetryEngineTest.waitFor(() -> server.arrivals().size() == 1 && !server.arrivals().get(0).messages.isEmpty());
-            seenAttributes.add("uncommitted " + hasRemote(call.getAttributes()));
-            call.halfClose();
-            String events = r.awaitClose();
-            seenAttributes.add("closed " + hasRemote(call.getAttributes()));
-            return seenAttributes + " | " + events;
-        });
+    void attributesBeforeStartWhileUncommittedAndCommitted() throws Exception {
+        Map<Engine, String> seen = both(Transport.NETTY, FAST, a -> Action.ok(), (c, server) -> attributesSeen(c, server,
+                false));
+        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").isEqualTo("[before start no remote address, uncommitted no"
+                + " remote address, in onHeaders remote address] | headers; message a; close OK \"null\"");
         assertOursAsGrpcJavas(seen);
+    }
+
+    /**
+     * As above, in onClose (where logging interceptors read the peer) and after it, when the whole answer arrives
+     * while the application's half-close is still on its way down (below our engine an interceptor returns from
+     * halfClose only once its attempt closed; grpc-java has nothing below its retry to hold, its call is the same).
+     */
+    @Disabled("finding: getAttributes() in onClose and after the close returns Attributes.EMPTY when the call ended"
+            + " before it began passing through (here: the answer came while the half-close's drain was still owned);"
+            + " the attributes come only from a pass-through or an open candidate attempt; grpc-java returns the"
+            + " committed stream's attributes. Seen once by chance in 4 plain runs on the rewrite; forced here")
+    @Test
+    void attributesInOnCloseAndAfterTheClose() throws Exception {
+        ClientInterceptor holdsHalfClose = new ClientInterceptor() {
+            @Override
+            public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+                    CallOptions callOptions, Channel next) {
+                java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
+                return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
+                    @Override
+                    public void start(Listener<RespT> listener, Metadata headers) {
+                        super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                            @Override
+                            public void onClose(Status status, Metadata trailers) {
+                                closed.countDown();
+                                super.onClose(status, trailers);
+                            }
+                        }, headers);
+                    }
+
+                    @Override
+                    public void halfClose() {
+                        super.halfClose();
+                        try {
+                            closed.await(10, TimeUnit.SECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                };
+            }
+        };
+        Map<Engine, String> seen = both(Transport.NETTY, FAST, a -> Action.ok(), (c, server) -> attributesSeen(c, server,
+                true), holdsHalfClose);
+        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").startsWith("[before start no remote address,"
+                + " uncommitted no remote address, in onHeaders remote address, in onClose remote address, closed"
+                + " remote address]");
+        assertOursAsGrpcJavas(seen);
+    }
+
+    private static String attributesSeen(Engines.Client c, ScriptedServer server, boolean atTheEnd)
+            throws InterruptedException {
+        ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.CLIENT_STREAMING, CallOptions.DEFAULT);
+        List<String> seenAttributes = Collections.synchronizedList(new ArrayList<>());
+        seenAttributes.add("before start " + hasRemote(call.getAttributes()));
+        Recorder r = new Recorder();
+        r.hook = name -> {
+            if (name.equals("onHeaders") || atTheEnd && name.equals("onClose")) {
+                seenAttributes.add("in " + name + " " + hasRemote(call.getAttributes()));
+            }
+        };
+        r.start(call, new Metadata());
+        call.request(1);
+        call.sendMessage(Rpc.request("a"));
+        RetryEngineTest.waitFor(() -> server.arrivals().size() == 1 && !server.arrivals().get(0).messages.isEmpty());
+        seenAttributes.add(1, "uncommitted " + hasRemote(call.getAttributes()));
+        call.halfClose();
+        String events = r.awaitClose();
+        if (atTheEnd) {
+            seenAttributes.add("closed " + hasRemote(call.getAttributes()));
+        }
+        return seenAttributes + " | " + events;
     }
 
     private static String hasRemote(Attributes a) {
@@ -797,5 +852,34 @@ class ClientCallUsageSideBySideTest extends UsageRig {
         } finally {
             appExecutor.shutdownNow();
         }
+    }
+
+    /**
+     * A message after the half-close of a bidi call that the engine passes through to its committed attempt (the
+     * echo was heard, the server answers the half-close only after 2 s): grpc-java refuses the message
+     * (IllegalStateException) and the call goes on to its OK.
+     */
+    @Disabled("finding: once the call passes through, a message after the half-close is sent to the attempt's call,"
+            + " whose IllegalStateException the engine takes for a failure to send: it swallows it and cancels the whole"
+            + " call CANCELLED \"Failed to stream message\" (grpc-java: the application gets the IllegalStateException,"
+            + " the call ends OK); before the pass-through the engine refuses it as grpc-java does")
+    @Test
+    void aMessageAfterTheHalfCloseOfACallPassingThroughIsRefusedAndTheCallGoesOn() throws Exception {
+        Map<Engine, String> seen = both(Transport.IN_PROCESS, FAST, a -> Action.ok().delay(2_000), (c, server) -> {
+            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.BIDI, CallOptions.DEFAULT);
+            Recorder r = new Recorder().start(call, new Metadata());
+            call.request(1);
+            call.sendMessage(Rpc.request("a"));
+            RetryEngineTest.waitFor(() -> r.checked.messages().size() == 1);
+            if (call instanceof EngineCall<?, ?> engineCall) { // ours: wait until it passes through
+                RetryEngineTest.waitFor(() -> engineCall.state().passThrough());
+            }
+            call.halfClose();
+            String message = thrown(() -> call.sendMessage(Rpc.request("b")));
+            return "message after the half-close: " + message + " | " + r.awaitClose();
+        });
+        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").isEqualTo("message after the half-close:"
+                + " IllegalStateException: call was half-closed | headers; message a; close OK \"null\"");
+        assertOursAsGrpcJavas(seen);
     }
 }

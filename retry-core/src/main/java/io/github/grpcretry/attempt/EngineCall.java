@@ -21,6 +21,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 import java.util.Objects;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -48,7 +49,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     static final Status LOST = Status.CANCELLED.withDescription("hedged attempt not needed: another attempt committed");
     static final Status ENDED = Status.CANCELLED.withDescription("hedged attempt not needed: the call ended");
     /** The delivery flag, {@link #busy}: 0 nobody calls the listener, 1 a thread does, 2 and others queued meanwhile. */
-    private static final VarHandle BUSY = busyHandle();
+    private static final VarHandle BUSY = handle("busy");
+    private static final VarHandle APP_OPS = handle("appOps");
 
     final RetryingClientInterceptor engine;
     final RetryingClientInterceptor.MethodPlan plan;
@@ -58,6 +60,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final Context context;
     final boolean parallel;
     private Listener<RespT> listener; // set once by start(), before any attempt exists
+    /** What the application has called so far ({@link #checkOp}): {@code STARTED}, {@code CANCEL_CALLED}, ... */
+    private volatile byte appOps;
+    private static final byte STARTED = 1;
+    private static final byte CANCEL_CALLED = 2;
+    private static final byte HALF_CLOSE_CALLED = 4;
     /** Where the call stands: replaced under the lock by its transitions only (volatile: the pass-through reads it). */
     private volatile CallState state = CallState.INITIAL;
     /** The attempt started last, linked to the ones before: set under the lock with the state's {@code opened}. */
@@ -156,6 +163,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 throw new IllegalStateException("call was cancelled");
             }
             listener = responseListener;
+            APP_OPS.getAndBitwiseOr(this, STARTED);
             if (followed != null) {
                 extra().observed = new ObservedCall(followed);
             }
@@ -199,6 +207,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
      * committed). This thread sends it to the newest attempt itself when that one is idle and caught up.
      */
     private void op(Object entry) {
+        checkOp(entry);
         CallState s = state;
         Attempt head = null;
         Attempt mine = null;
@@ -207,10 +216,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 s = state;
                 if (s.phase().ended()) {
                     return;
-                }
-                if (record.halfClosed() && (entry == CallBuffer.HALF_CLOSE || CallBuffer.isMessage(entry))) {
-                    throw new IllegalStateException(CallBuffer.isMessage(entry) ? "call was half-closed"
-                            : "call already half-closed");
                 }
                 head = newest;
                 if (!s.passThrough()) {
@@ -234,6 +239,30 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         drainAll(head);
         if (mine != null && send(mine, true, entry)) {
             drain(mine, true);
+        }
+    }
+
+    /**
+     * The application's side of the contract, as grpc-java's {@code ClientCallImpl} checks it: nothing before
+     * {@code start}, no message or half-close after its own {@code cancel} or after the half-close (pass-through or
+     * not). The application makes these calls one at a time, so a plain field serves.
+     */
+    private void checkOp(Object entry) {
+        byte ops = appOps;
+        if ((ops & STARTED) == 0) {
+            throw new IllegalStateException("Not started");
+        }
+        boolean message = CallBuffer.isMessage(entry);
+        if (message || entry == CallBuffer.HALF_CLOSE) {
+            if ((ops & CANCEL_CALLED) != 0) {
+                throw new IllegalStateException("call was cancelled");
+            }
+            if ((ops & HALF_CLOSE_CALLED) != 0) {
+                throw new IllegalStateException(message ? "call was half-closed" : "call already half-closed");
+            }
+            if (!message) {
+                APP_OPS.getAndBitwiseOr(this, HALF_CLOSE_CALLED);
+            }
         }
     }
 
@@ -296,8 +325,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public final void cancel(@Nullable String message, @Nullable Throwable cause) {
+        APP_OPS.getAndBitwiseOr(this, CANCEL_CALLED);
         cancelWith(Status.CANCELLED.withDescription(message != null ? message : "Call cancelled without message")
-                .withCause(cause));
+                .withCause(message == null && cause == null
+                        ? new CancellationException("Cancelled without a message or cause") : cause));
     }
 
     /**
@@ -508,7 +539,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             } else if (ChannelShutdown.closedByShutdown(status, shutdownWatch())) {
                 cancelTimerLocked(); // the channel is shut down: no attempt can start on it, it ends with its status
                 end = liveLocked() == 0;
-            } else if (!context.isCancelled()) {
+            } else if (context.isCancelled()) {
+                // its cancellation reached the attempt first: the call ends as the Context's listener would end it
+                status = Contexts.statusFromCancelled(context);
+                trailers = new Metadata();
+            } else {
                 d = decideLocked(a, status, trailers); // a failure that needs no further attempt ends as answered
                 if (d instanceof Decision.Stop stop) {
                     suppressed = stop.reason();
@@ -685,8 +720,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 LOG.log(System.Logger.Level.WARNING, "the application's onClose threw (the call is closed)", e);
                 return;
             }
-            String cb = s == Signal.HEADERS ? "onHeaders" : s == Signal.MESSAGE ? "onMessage" : "onReady";
-            Status failure = Status.CANCELLED.withDescription("the application's " + cb + " threw").withCause(e);
+            // grpc-java's ClientCallImpl's descriptions, so that an application sees one close for either engine
+            String what = s == Signal.HEADERS ? "Failed to read headers" : s == Signal.MESSAGE ? "Failed to read message."
+                    : "Failed to call onReady.";
+            Status failure = Status.CANCELLED.withDescription(what).withCause(e);
             synchronized (this) {
                 extra().listenerFailure = extra().listenerFailure == null ? failure : extra().listenerFailure;
             }
@@ -931,9 +968,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return b == null ? left : Math.min(left, b.timeRemaining(TimeUnit.NANOSECONDS));
     }
 
-    private static VarHandle busyHandle() {
+    private static VarHandle handle(String byteField) {
         try {
-            return MethodHandles.lookup().findVarHandle(EngineCall.class, "busy", byte.class);
+            return MethodHandles.lookup().findVarHandle(EngineCall.class, byteField, byte.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -86,10 +86,6 @@ class ClientCallUsageSideBySideTest extends UsageRig {
      * An operation before {@code start} (the ClientCall contract: start first, but for cancel): grpc-java's
      * ClientCallImpl refuses it ("Not started"); then the call, started, works as if it had not been made.
      */
-    @Disabled("finding: the engine accepts request/sendMessage/halfClose/setMessageCompression before start without"
-            + " throwing (grpc-java: IllegalStateException \"Not started\"); it records them and replays them at start, so"
-            + " a message or half-close sent too early changes what goes on the wire (the unary call then carries two"
-            + " messages and the server cancels it, or goes out without its message)")
     @ParameterizedTest
     @ValueSource(strings = {"request", "sendMessage", "halfClose", "setMessageCompression"})
     void anOperationBeforeStartIsRefusedAndLeavesTheCallAsItWas(String op) throws Exception {
@@ -128,9 +124,6 @@ class ClientCallUsageSideBySideTest extends UsageRig {
     }
 
     /** After the application's cancel, grpc-java's ClientCallImpl refuses a message and a half-close. */
-    @Disabled("finding: after the application's cancel() the engine silently drops sendMessage and halfClose;"
-            + " grpc-java's ClientCallImpl throws IllegalStateException \"call was cancelled\" (a stub's onNext after"
-            + " onError fails loudly there, not with the engine)")
     @ParameterizedTest
     @ValueSource(strings = {"sendMessage", "halfClose"})
     void aMessageOrHalfCloseAfterCancelIsRefused(String op) throws Exception {
@@ -190,9 +183,6 @@ class ClientCallUsageSideBySideTest extends UsageRig {
     }
 
     /** cancel(null, null): the close's description and cause as grpc-java's ClientCallImpl makes them. */
-    @Disabled("finding: cancel(null, null) closes the call CANCELLED \"Call cancelled without message\" with no cause;"
-            + " grpc-java's ClientCallImpl adds a CancellationException \"Cancelled without a message or cause\" as the"
-            + " cause (and logs it), so a stub's StatusRuntimeException carries no cause with the engine")
     @Test
     void cancelWithNeitherMessageNorCause() throws Exception {
         Map<Engine, String> seen = both(Transport.IN_PROCESS, FAST, a -> Action.ok().delay(60_000), (c, server) -> {
@@ -326,9 +316,6 @@ class ClientCallUsageSideBySideTest extends UsageRig {
     }
 
     /** As above, the whole close, description included. */
-    @Disabled("finding: the close's description differs: ours \"the application's onHeaders/onMessage/onReady threw\","
-            + " grpc-java's ClientCallImpl \"Failed to read headers\" / \"Failed to read message.\" / \"Failed to call"
-            + " onReady.\" (code and cause agree); not in docs/differences.md")
     @ParameterizedTest
     @CsvSource({"IN_PROCESS,onHeaders", "IN_PROCESS,onMessage", "IN_PROCESS,onReady"})
     void aListenerThatThrowsGetsGrpcJavasCloseDescription(Transport t, String callback) throws Exception {
@@ -859,10 +846,6 @@ class ClientCallUsageSideBySideTest extends UsageRig {
      * echo was heard, the server answers the half-close only after 2 s): grpc-java refuses the message
      * (IllegalStateException) and the call goes on to its OK.
      */
-    @Disabled("finding: once the call passes through, a message after the half-close is sent to the attempt's call,"
-            + " whose IllegalStateException the engine takes for a failure to send: it swallows it and cancels the whole"
-            + " call CANCELLED \"Failed to stream message\" (grpc-java: the application gets the IllegalStateException,"
-            + " the call ends OK); before the pass-through the engine refuses it as grpc-java does")
     @Test
     void aMessageAfterTheHalfCloseOfACallPassingThroughIsRefusedAndTheCallGoesOn() throws Exception {
         Map<Engine, String> seen = both(Transport.IN_PROCESS, FAST, a -> Action.ok().delay(2_000), (c, server) -> {

@@ -1,7 +1,7 @@
 // The waterfall of the last retried or hedged calls (docs/observability.md): polls /api/demo/waterfall once
 // a second and draws one row per call, one bar per attempt on a time axis (ms since the call started):
 // waits between retries are gaps, hedges overlap, the winner is outlined and starred, retries the engine
-// did not make are ticks with their reason. Drawn with uPlot (the dashboard's chart library) in a draw hook.
+// did not make are ticks with their reason; each row names the backend (port) of each attempt. Drawn with uPlot (the dashboard's chart library) in a draw hook.
 // window.waterfall exposes the rows and what the last draw put on the canvas (the browser test reads them).
 (function () {
   'use strict';
@@ -49,6 +49,10 @@
         ctx.globalAlpha = a.kind === 'hedge' ? 0.75 : 1;
         ctx.fillRect(x0, top, x1 - x0, h);
         ctx.globalAlpha = 1;
+        if (a.port > 0 && x1 - x0 > 40 * devicePixelRatio) { // the backend the attempt reached, inside its bar
+          ctx.fillStyle = '#ffffff';
+          ctx.fillText(':' + a.port, x0 + 3 * devicePixelRatio, top + h / 2);
+        }
         if (a.winner) {
           ctx.strokeStyle = '#1d2330';
           ctx.lineWidth = 2 * devicePixelRatio;
@@ -78,7 +82,10 @@
   }
 
   function rowLabel(r) {
-    return r.channel + ' ' + r.attempts.length + '× ' + (r.status || '…') + (r.traceId ? ' ' + r.traceId.slice(0, 8) : '');
+    // the backend (port) of each attempt, in order: the sample's channels have one backend, several would show here
+    const ports = r.attempts.map(a => a.port > 0 ? ':' + a.port : '?').join(' ');
+    return r.channel + ' ' + r.attempts.length + '× ' + (r.status || '…') + ' ' + ports
+        + (r.traceId ? ' ' + r.traceId.slice(0, 8) : '');
   }
 
   function create() {
@@ -89,7 +96,7 @@
       series: [{}, { label: 'attempts', stroke: 'transparent', points: { show: false } }],
       axes: [
         { label: 'ms since the call started' },
-        { size: 260, values: (u, splits) => splits.map(() => ''), grid: { show: false } }, // labels: drawRows
+        { size: 320, values: (u, splits) => splits.map(() => ''), grid: { show: false } }, // labels: drawRows
       ],
       legend: { show: false },
       cursor: { show: false },

@@ -20,7 +20,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
  * The sample's span filter on OpenTelemetry's real SDK: a call with two attempt spans reaches the logging
- * exporter whole, a call with one does not; the summary names each attempt, its status and the wait. The
+ * exporter whole, a call with one does not; the summary names each attempt, its status, the wait and the backend's port. The
  * trace log is opt-in ({@code sample.traces.log=true}).
  */
 class RetriedCallSpanExporterTest {
@@ -39,7 +39,7 @@ class RetriedCallSpanExporterTest {
             Span attempt = tracer.spanBuilder("Attempt.sample.flaky.Flaky.Call").setSpanKind(SpanKind.CLIENT)
                     .setParent(Context.root().with(call)).setStartTimestamp(t, TimeUnit.MILLISECONDS)
                     .setAttribute("previous-rpc-attempts", String.valueOf(i))
-                    .setAttribute("grpc.status_code", statuses[i]).startSpan();
+                    .setAttribute("grpc.status_code", statuses[i]).setAttribute("network.peer.port", "9090").startSpan();
             attempt.end(t + 2, TimeUnit.MILLISECONDS);
             t += 2 + 20; // 20 ms of backoff
         }
@@ -62,7 +62,7 @@ class RetriedCallSpanExporterTest {
         List<SpanData> attempts = logged.getFinishedSpanItems().stream()
                 .filter(s -> s.getName().startsWith("Attempt.")).toList();
         assertThat(RetriedCallSpanExporter.summary(attempts))
-                .isEqualTo("attempt 1 UNAVAILABLE 2 ms | +20 ms attempt 2 OK 2 ms");
+                .isEqualTo("attempt 1 UNAVAILABLE 2 ms :9090 | +20 ms attempt 2 OK 2 ms :9090");
     }
 
     @Test

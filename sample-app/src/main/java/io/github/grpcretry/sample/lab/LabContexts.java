@@ -148,6 +148,11 @@ public final class LabContexts {
         }
 
         @Override
+        public io.micrometer.core.instrument.MeterRegistry meters() {
+            return context.getBeanProvider(io.micrometer.core.instrument.MeterRegistry.class).getIfAvailable();
+        }
+
+        @Override
         public void close() {
             logged.detach();
             context.close();

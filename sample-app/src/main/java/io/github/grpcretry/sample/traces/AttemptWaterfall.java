@@ -15,7 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The dashboard's waterfall: the last {@value #CAPACITY} calls that the engine retried or hedged (two or
  * more attempts), each with its attempts on a time axis, the waits between them, the winner and the
- * retries it did not make. Fed by the engine's per-attempt observations ({@code grpc.client.attempt},
+ * retries it did not make, and the backend each attempt reached (its port: the sample's channels have one backend,
+ * the sample's own gRPC server, so the port is all that tells attempts apart when a channel has several). Fed by the engine's per-attempt observations ({@code grpc.client.attempt},
  * children of net.devh's call observation) and the suppression events on the call's observation, kept in
  * a bounded in-memory ring: no tracing backend.
  */
@@ -28,8 +29,12 @@ public class AttemptWaterfall implements ObservationHandler<Observation.Context>
     private final Map<Observation.ContextView, Call> open = new ConcurrentHashMap<>();
     private final ArrayDeque<Call> ring = new ArrayDeque<>(CAPACITY);
 
-    /** One attempt as drawn: times in ms from the call's start; {@code endMs} null while it runs. */
-    public record AttemptBar(int number, String kind, double startMs, Double endMs, String status, boolean winner) {
+    /**
+     * One attempt as drawn: times in ms from the call's start; {@code endMs} null while it runs; {@code port} the
+     * backend's ({@code network.peer.port}), -1 while not known (the attempt has not reached a backend).
+     */
+    public record AttemptBar(int number, String kind, double startMs, Double endMs, String status, boolean winner,
+            int port) {
     }
 
     /** A retry or hedge the engine did not make, and when. */
@@ -65,7 +70,8 @@ public class AttemptWaterfall implements ObservationHandler<Observation.Context>
                 long[] t = times.get(i);
                 Status.Code code = c.getStatusCode();
                 bars.add(new AttemptBar(c.getAttemptNumber(), c.getAttemptKind().tagValue(), ms(t[0]),
-                        t[1] < 0 ? null : ms(t[1]), code == null ? "running" : code.name(), c.isCommitted()));
+                        t[1] < 0 ? null : ms(t[1]), code == null ? "running" : code.name(), c.isCommitted(),
+                        c.getPeerPort()));
             }
             return new Row(traceId, channel, method, startEpochMs, endNanos < 0 ? null : ms(endNanos), status, bars,
                     List.copyOf(suppressed));

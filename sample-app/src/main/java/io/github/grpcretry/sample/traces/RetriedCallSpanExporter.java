@@ -101,29 +101,37 @@ public class RetriedCallSpanExporter implements SpanExporter {
         return loggedThisSecond++ < PER_SECOND;
     }
 
-    /** "#1 UNAVAILABLE 3 ms | +21 ms #2 OK 2 ms": each attempt, the wait before it, its status and length. */
+    /**
+     * "attempt 1 UNAVAILABLE 3 ms :9090 | +21 ms attempt 2 OK 2 ms :9090": each attempt, the wait before it, its
+     * status, length and the backend it reached (its port, {@code network.peer.port}; the sample's channels have
+     * one backend, its own gRPC server).
+     */
     public static String summary(List<SpanData> attempts) {
         StringBuilder b = new StringBuilder();
         long previousEnd = -1;
         long previousStart = -1;
         for (SpanData a : attempts) {
-            String n = a.getAttributes().asMap().entrySet().stream()
-                    .filter(e -> e.getKey().getKey().equals("previous-rpc-attempts")).map(e -> String.valueOf(e.getValue()))
-                    .collect(Collectors.joining());
-            String status = a.getAttributes().asMap().entrySet().stream()
-                    .filter(e -> e.getKey().getKey().equals("grpc.status_code")).map(e -> String.valueOf(e.getValue()))
-                    .collect(Collectors.joining());
+            String n = attribute(a, "previous-rpc-attempts");
+            String status = attribute(a, "grpc.status_code");
             if (previousStart >= 0) {
                 long gap = a.getStartEpochNanos() < previousEnd ? a.getStartEpochNanos() - previousStart
                         : a.getStartEpochNanos() - previousEnd;
                 b.append(a.getStartEpochNanos() < previousEnd ? " | hedge +" : " | +").append(gap / 1_000_000).append(" ms ");
             }
+            String port = attribute(a, "network.peer.port");
             b.append("attempt ").append(n.isEmpty() ? "?" : Integer.parseInt(n) + 1).append(' ').append(status)
-                    .append(' ').append((a.getEndEpochNanos() - a.getStartEpochNanos()) / 1_000_000).append(" ms");
+                    .append(' ').append((a.getEndEpochNanos() - a.getStartEpochNanos()) / 1_000_000).append(" ms")
+                    .append(port.isEmpty() ? "" : " :" + port);
             previousEnd = a.getEndEpochNanos();
             previousStart = a.getStartEpochNanos();
         }
         return b.toString();
+    }
+
+    /** The span's attribute of that name as text, empty when absent. */
+    private static String attribute(SpanData span, String key) {
+        return span.getAttributes().asMap().entrySet().stream().filter(e -> e.getKey().getKey().equals(key))
+                .map(e -> String.valueOf(e.getValue())).collect(Collectors.joining());
     }
 
     @Override

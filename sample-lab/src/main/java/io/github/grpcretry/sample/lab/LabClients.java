@@ -74,6 +74,9 @@ public interface LabClients {
         /** The effective configuration of every channel (the starter's bean). */
         ChannelRetryConfigs retryConfigs();
 
+        /** The application's meter registry (the starter's meters), null when it has none. */
+        io.micrometer.core.instrument.MeterRegistry meters();
+
         @Override
         void close();
     }

@@ -12,9 +12,17 @@ import java.util.SplittableRandom;
 public final class FaultScript {
 
     private final SplittableRandom random;
+    /** A sleep this server adds to every attempt, whatever the script says (a slow backend). */
+    private final long extraSleepMs;
 
     public FaultScript(long seed) {
+        this(seed, 0);
+    }
+
+    /** A server that also sleeps {@code extraSleepMs} before every answer (a slow backend among fast ones). */
+    public FaultScript(long seed, long extraSleepMs) {
         this.random = new SplittableRandom(seed);
+        this.extraSleepMs = extraSleepMs;
     }
 
     /** The outcome of one attempt: {@code null} status means success. */
@@ -28,7 +36,7 @@ public final class FaultScript {
      * @param attempt 1-based attempt number of this logical call as the server counts it
      */
     public Decision decide(Script script, int attempt) {
-        long sleep = script.getSleepMs() + (attempt == 1 ? script.getFirstAttemptSleepMs() : 0);
+        long sleep = extraSleepMs + script.getSleepMs() + (attempt == 1 ? script.getFirstAttemptSleepMs() : 0);
         if (script.getSlowProbability() > 0 && draw() < script.getSlowProbability()) {
             sleep += script.getSlowMs();
         }

@@ -25,11 +25,15 @@ public final class FlakyServer implements AutoCloseable {
     private final ArrivalLog arrivals = new ArrivalLog();
 
     private FlakyServer(long seed, FlakyService.Admission admission, boolean inProcess) {
-        this(seed, admission, inProcess, null);
+        this(new FaultScript(seed), admission, inProcess, null);
     }
 
     private FlakyServer(long seed, FlakyService.Admission admission, boolean inProcess, QueueingBackend queue) {
-        FlakyService service = new FlakyService(arrivals, new FaultScript(seed), admission, queue);
+        this(new FaultScript(seed), admission, inProcess, queue);
+    }
+
+    private FlakyServer(FaultScript faults, FlakyService.Admission admission, boolean inProcess, QueueingBackend queue) {
+        FlakyService service = new FlakyService(arrivals, faults, admission, queue);
         ServerServiceDefinition definition = ServerInterceptors.intercept(service, new AttemptHeaderInterceptor());
         if (inProcess) {
             this.inProcessName = "flaky-" + NAMES.incrementAndGet();
@@ -82,6 +86,11 @@ public final class FlakyServer implements AutoCloseable {
 
     public static FlakyServer start(long seed, FlakyService.Admission admission) {
         return new FlakyServer(seed, admission, false);
+    }
+
+    /** A slow backend on Netty: every attempt is answered {@code sleepMs} later than its script says. */
+    public static FlakyServer startSlow(long seed, long sleepMs) {
+        return new FlakyServer(new FaultScript(seed, sleepMs), () -> null, false, null);
     }
 
     /**

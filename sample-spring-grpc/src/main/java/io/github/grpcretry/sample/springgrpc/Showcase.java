@@ -24,7 +24,8 @@ import org.springframework.stereotype.Component;
  * The start-up showcase: 20 calls over each channel (every fourth call's first attempt fails with
  * UNAVAILABLE) and a table of what happened: calls that succeeded, arrivals at the server, the engine's
  * retries ({@code grpc.client.retry.attempts}, kind {@code retry}) and the throttle's tokens
- * ({@code grpc.client.retry.tokens}). The two retrying channels, one configured through
+ * ({@code grpc.client.retry.tokens}); then, per retrying channel, the attempts of its last retried call and the
+ * backend each reached ({@link AttemptBackends}: the port, the sample's channels having one backend). The two retrying channels, one configured through
  * {@code grpc.retry.*} and one only through Spring Boot's service config, show the same figures.
  */
 @Component
@@ -44,15 +45,17 @@ public class Showcase implements ApplicationRunner {
     private final MeterRegistry meters;
     private final Environment environment;
     private final ConfigurableApplicationContext context;
+    private final AttemptBackends backends;
     private volatile List<Row> rows = List.of();
 
     public Showcase(GrpcChannelFactory channels, FlakyService service, MeterRegistry meters, Environment environment,
-            ConfigurableApplicationContext context) {
+            ConfigurableApplicationContext context, AttemptBackends backends) {
         this.channels = channels;
         this.service = service;
         this.meters = meters;
         this.environment = environment;
         this.context = context;
+        this.backends = backends;
     }
 
     @Override
@@ -83,6 +86,12 @@ public class Showcase implements ApplicationRunner {
         }
         table.append("\n  via-properties: grpc.retry.clients.via-properties.*;"
                 + " via-boot: spring.grpc.client.channel.via-boot.service-config, run by the engine.\n");
+        for (String channel : CHANNELS) {
+            String attempts = backends.lastRetried(channel);
+            if (attempts != null) {
+                table.append(String.format("  %-16s last retried call: %s%n", channel, attempts));
+            }
+        }
         log.info(table);
         if (environment.getProperty("showcase.exit", Boolean.class, false)) {
             int code = expected() ? 0 : 1;
@@ -101,6 +110,11 @@ public class Showcase implements ApplicationRunner {
             }
         }
         return rows.size() == CHANNELS.size();
+    }
+
+    /** The attempts of {@code channel}'s last retried call and their backends' ports, or null when none was retried. */
+    public String lastRetried(String channel) {
+        return backends.lastRetried(channel);
     }
 
     public List<Row> rows() {

@@ -32,6 +32,12 @@ public class SpringGrpcSampleApplication {
         return new FlakyService();
     }
 
+    /** The showcase's attempts and their backends (an ObservationHandler bean: Spring Boot registers it). */
+    @Bean
+    AttemptBackends attemptBackends() {
+        return new AttemptBackends();
+    }
+
     @Bean
     BindableService flakyServiceBinding(FlakyService flakyService) {
         return flakyService;

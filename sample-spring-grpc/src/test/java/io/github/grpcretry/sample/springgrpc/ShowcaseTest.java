@@ -14,7 +14,8 @@ import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * The sample as a user starts it: the showcase's figures, Actuator answering on the web port (health and the
+ * The sample as a user starts it: the showcase's figures and the backend (port) of each attempt of a retried call,
+ * Actuator answering on the web port (health and the
  * Prometheus scrape), and both ports on loopback only.
  */
 class ShowcaseTest {
@@ -34,6 +35,11 @@ class ShowcaseTest {
             assertThat(showcase.rows().get(1)).isEqualTo(new Showcase.Row("via-properties", 20, 25, 5.0, 6.7));
             assertThat(showcase.rows().get(2)).isEqualTo(new Showcase.Row("via-boot", 20, 25, 5.0, 6.7));
             assertThat(showcase.expected()).isTrue();
+            // each retried call's attempts and the backend each reached: the sample's one backend, its gRPC server
+            String twoAttempts = "attempt 1 UNAVAILABLE :" + grpcPort + " | attempt 2 OK :" + grpcPort;
+            assertThat(showcase.lastRetried("via-properties")).isEqualTo(twoAttempts);
+            assertThat(showcase.lastRetried("via-boot")).isEqualTo(twoAttempts);
+            assertThat(showcase.lastRetried("no-retry")).isNull();
 
             int port = ((WebServerApplicationContext) ctx).getWebServer().getPort();
             HttpResponse<String> health = HttpClient.newHttpClient().send(HttpRequest.newBuilder(

@@ -180,6 +180,11 @@ public final class SpringGrpcLabClients implements LabClients {
         }
 
         @Override
+        public io.micrometer.core.instrument.MeterRegistry meters() {
+            return context.getBeanProvider(io.micrometer.core.instrument.MeterRegistry.class).getIfAvailable();
+        }
+
+        @Override
         public void close() {
             logged.detach();
             context.close();

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Runs the Spring Boot 4.1 sample's lab as {@code --lab} does (R1 and R2, through {@code grpc.retry.*} and
- * through Spring Boot's own service config) and checks its rows: deterministic rows exactly, random rows
+ * through Spring Boot's own service config; R7 small, 120 calls per row) and checks its rows: deterministic rows exactly, random rows
  * within their tolerance, the timing rows' lower bounds, and R2's figures by name on both routes.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -28,7 +28,8 @@ class SpringGrpcLabTest {
 
     @BeforeAll
     void runLab() {
-        report = SpringGrpcLab.run(SpringGrpcLab.Options.parse(new String[] {"--lab", "--lab.out=" + out}));
+        report = SpringGrpcLab.run(SpringGrpcLab.Options.parse(new String[] {"--lab", "--lab.out=" + out,
+                "--lab.r7.calls=120"}));
         report.write(out);
         System.out.println(report.console());
     }
@@ -44,7 +45,7 @@ class SpringGrpcLabTest {
     @Test
     void bothRoutesHaveR1AndR2OnTheInterceptorEngine() {
         assertThat(report.engine()).isEqualTo("interceptor");
-        assertThat(report.tables()).extracting(LabTable::id).containsExactly("R1", "R2", "R1-boot", "R2-boot");
+        assertThat(report.tables()).extracting(LabTable::id).containsExactly("R1", "R2", "R1-boot", "R2-boot", "R7");
         assertThat(table("R1").title()).endsWith("through grpc.retry.*");
         assertThat(table("R1-boot").title()).endsWith("through spring.grpc.client.channel.*.service-config");
         assertThat(report.rows()).noneMatch(r -> r.check() == LabRow.Check.NOT_AVAILABLE);
@@ -61,6 +62,15 @@ class SpringGrpcLabTest {
         assertThat(report.failedExact()).as("exact rows that deviate").isEmpty();
         assertThat(report.failedRule()).as("rule rows that break their rule").isEmpty();
         assertThat(report.exitCode()).isZero();
+    }
+
+    /** R7's "on" rows keep their rule: no retry or hedge to a tried backend, no failed call (the failing backend). */
+    @Test
+    void r7NoRetryOrHedgeGoesToATriedBackend() {
+        LabTable r7 = table("R7");
+        assertThat(r7.rows()).hasSize(4).allSatisfy(r -> assertThat(r.measured()).startsWith("120 calls: "));
+        assertThat(r7.rows().stream().filter(r -> r.check() == LabRow.Check.RULE)).hasSize(2)
+                .allSatisfy(r -> assertThat(r.pass()).as(r.caseName() + " → " + r.measured()).isTrue());
     }
 
     @Test

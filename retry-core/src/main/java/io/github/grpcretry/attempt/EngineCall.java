@@ -530,7 +530,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (a.phase == AttemptPhase.CLOSED) {
                 return;
             }
-            boolean startFailed = a.cancel == attemptStatus && a.phase != AttemptPhase.CANCEL_SENT; // else ends at its cancel
+            boolean startFailed = a.cancel == attemptStatus && a.phase != AttemptPhase.CANCEL_SENT; // else: at its cancel
             a.phase = a.phase.close();
             CallState s = state;
             followed = extra == null ? null : extra.observed;
@@ -1115,9 +1115,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
 
         /**
-         * Cancels it (by its drain's owner) after demand up to MAX_VALUE: in-process holds a close behind it. A call that
-         * refuses that request never started ("Not started": an interceptor below dropped its start) and never closes:
-         * its end is reported here.
+         * Cancels it (by its drain's owner) after demand up to MAX_VALUE: in-process holds a close behind it. A call
+         * that refuses that request never started ("Not started": an interceptor below dropped its start) and never
+         * closes: its end is reported here.
          */
         void cancelNow() {
             int demanded;

@@ -284,6 +284,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             cancelWith(failure); // may find the call ended already: a's cancel is issued below all the same
             drain(a, owner);
+            if (owner) { // its cancel is issued: a call that threw may never close (one never started never does)
+                closed(a, failure, new Metadata());
+            }
             if (e instanceof Error err) {
                 throw err;
             }
@@ -306,12 +309,15 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return false;
     }
 
-    /** The attributes of the oldest attempt that is or may become the call's. */
+    /**
+     * The committed attempt's attributes (also once the call ended, as grpc-java's committed stream's: logging
+     * interceptors read the peer in onClose), else those of the oldest attempt that may become the call's.
+     */
     @Override
     public final Attributes getAttributes() {
         CallState s = state;
-        Attempt oldest = s.passThrough() ? attempt(s.committed()) : null;
-        for (Attempt a = s.passThrough() ? null : newest; a != null; a = a.prev) {
+        Attempt oldest = s.committed() == 0 ? null : attempt(s.committed());
+        for (Attempt a = oldest == null ? newest : null; a != null; a = a.prev) {
             oldest = candidate(a) ? a : oldest;
         }
         return oldest == null ? Attributes.EMPTY : oldest.call.getAttributes();
@@ -524,11 +530,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (a.phase == AttemptPhase.CLOSED) {
                 return;
             }
+            boolean startFailed = a.cancel == attemptStatus && a.phase != AttemptPhase.CANCEL_SENT; // else: at its cancel
             a.phase = a.phase.close();
             CallState s = state;
             followed = extra == null ? null : extra.observed;
             wasCommitted = s.committed() == a.number;
-            boolean startFailed = a.cancel == attemptStatus;
             cancelledHere = a.cancel != null && !startFailed;
             end = !s.phase().ended() && (s.committed() == 0 || wasCommitted); // else settled: it only reports its end
             if (!end || startFailed || status.isOk() && !wasCommitted) {
@@ -560,6 +566,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 watch = !end && shutdownWatchLocked();
             }
             if (end) {
+                if (s.committed() == 0 && !startFailed) {
+                    state = state.commit(a.number); // the call's answer is a's, as grpc-java commits its last stream
+                }
                 finishLocked();
                 deliver = BUSY.compareAndSet(this, (byte) 0, (byte) 1); // nothing but its close is delivered now
             }
@@ -1105,7 +1114,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             this.prev = prev;
         }
 
-        /** Cancels it (by its drain's owner) after demand up to MAX_VALUE: in-process holds a close behind it. */
+        /**
+         * Cancels it (by its drain's owner) after demand up to MAX_VALUE: in-process holds a close behind it. A call
+         * that refuses that request never started ("Not started": an interceptor below dropped its start) and never
+         * closes: its end is reported here.
+         */
         void cancelNow() {
             int demanded;
             Status why;
@@ -1113,14 +1126,19 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 demanded = sentDemand;
                 why = Objects.requireNonNull(cancel); // issued only once marked
             }
+            boolean refused = false;
             try {
                 if (demanded < Integer.MAX_VALUE) {
                     call.request(Integer.MAX_VALUE - demanded);
                 }
             } catch (RuntimeException e) {
+                refused = true;
                 LOG.log(System.Logger.Level.DEBUG, "request() of an attempt being cancelled threw", e);
             } finally {
                 call.cancel(why.getDescription(), why.getCause());
+            }
+            if (refused) {
+                closed(this, why, new Metadata());
             }
         }
 

@@ -38,7 +38,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -428,10 +427,6 @@ class ClientCallUsageSideBySideTest extends UsageRig {
      * while the application's half-close is still on its way down (below our engine an interceptor returns from
      * halfClose only once its attempt closed; grpc-java has nothing below its retry to hold, its call is the same).
      */
-    @Disabled("finding: getAttributes() in onClose and after the close returns Attributes.EMPTY when the call ended"
-            + " before it began passing through (here: the answer came while the half-close's drain was still owned);"
-            + " the attributes come only from a pass-through or an open candidate attempt; grpc-java returns the"
-            + " committed stream's attributes. Seen once by chance in 4 plain runs on the rewrite; forced here")
     @Test
     void attributesInOnCloseAndAfterTheClose() throws Exception {
         ClientInterceptor holdsHalfClose = new ClientInterceptor() {
@@ -468,6 +463,21 @@ class ClientCallUsageSideBySideTest extends UsageRig {
         assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").startsWith("[before start no remote address,"
                 + " uncommitted no remote address, in onHeaders remote address, in onClose remote address, closed"
                 + " remote address]");
+        assertOursAsGrpcJavas(seen);
+    }
+
+    /**
+     * As above, when the call ends with a failure that is not retried and no response came before it (nothing was
+     * committed until the close): grpc-java commits the stream whose close ends the call, its attributes stay the
+     * call's.
+     */
+    @Test
+    void attributesInOnCloseOfAFailureThatIsNotRetried() throws Exception {
+        Map<Engine, String> seen = both(Transport.NETTY, FAST, a -> Action.failOnHalfClose(Status.Code.INVALID_ARGUMENT),
+                (c, server) -> attributesSeen(c, server, true));
+        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").startsWith("[before start no remote address,"
+                + " uncommitted no remote address, in onClose remote address, closed remote address] | close"
+                + " INVALID_ARGUMENT");
         assertOursAsGrpcJavas(seen);
     }
 

@@ -24,7 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -191,15 +190,30 @@ class HedgedUsageSideBySideTest extends UsageRig {
     }
 
     /** As above: the attempt the engine reported started is reported ended too (its call below never closes). */
-    @Disabled("finding: when the attempt's call below never starts (an interceptor below forgets super.start), the"
-            + " engine cancels it but reports attemptStarted without ever reporting attemptEnded (the call below never"
-            + " calls onClose): the attempt stays in flight for listeners and observers")
     @Test
     void anAttemptWhoseCallBelowNeverStartedIsReportedEnded() throws Exception {
         try (Engines.Client c = forgotStart()) {
             unaryCall(c);
             RetryEngineTest.waitFor(() -> c.events().callsEnded.get() == 1);
             RetryEngineTest.waitFor(() -> c.events().attemptsEnded.get() == 1);
+        }
+    }
+
+    /**
+     * As above, when the application cancels right after start: the engine's cancel of the attempt first asks for
+     * the messages it may still hold, which the call below refuses ("Not started"), so it never closes: the attempt
+     * is reported ended at its cancel.
+     */
+    @Test
+    void anAttemptWhoseCallBelowNeverStartedIsReportedEndedAfterTheApplicationsCancel() throws Exception {
+        try (Engines.Client c = forgotStart()) {
+            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.UNARY, CallOptions.DEFAULT);
+            Recorder r = new Recorder().start(call, new Metadata());
+            call.cancel("gave up", null);
+            assertThat(r.awaitClose()).startsWith("close CANCELLED \"gave up\"");
+            RetryEngineTest.waitFor(() -> c.events().callsEnded.get() == 1);
+            RetryEngineTest.waitFor(() -> c.events().attemptsEnded.get() == 1);
+            assertThat(SERVERS.server(Transport.IN_PROCESS).arrivalCount()).isZero();
         }
     }
 

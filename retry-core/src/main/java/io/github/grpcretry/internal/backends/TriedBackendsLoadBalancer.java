@@ -90,14 +90,18 @@ final class TriedBackendsLoadBalancer extends LoadBalancer {
                 return result;
             }
             Subchannel first = chosen;
-            boolean cycled = false; // the child came back to the first subchannel: it has shown all it would
+            // the child came back to the first subchannel: it has likely shown all it has ready. The picks go on all
+            // the same: under concurrent calls a round_robin's index moves between two picks of this one, so the
+            // same subchannel again says little, and a pick costs next to nothing beside a retry
+            boolean cycled = false;
             for (int pick = 2; pick <= picks; pick++) {
                 PickResult again = child.pickSubchannel(args);
                 Subchannel other = again.getSubchannel();
-                if (other == null || other == first) {
-                    cycled = true; // nothing else ready (a drop, an error, no result, or the same one again)
+                if (other == null) {
+                    cycled = true; // a drop, an error or no result: the tried one at hand rather than a wait
                     break;
                 }
+                cycled |= other == first;
                 if (!attempt.triedEarlier(other)) {
                     attempt.picked(other, TriedBackends.notReused());
                     return again;

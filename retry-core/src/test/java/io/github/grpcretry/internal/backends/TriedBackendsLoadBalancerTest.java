@@ -109,10 +109,27 @@ class TriedBackendsLoadBalancerTest {
 
         PickResult result = new TriedBackendsLoadBalancer.AvoidingPicker(child).pickSubchannel(args(retry));
 
-        assertThat(child.asked).isEqualTo(2); // pick_first, a consistent hash: one more pick shows it
-        assertThat(result).isSameAs(child.given.get(0));
+        assertThat(child.asked).as("pick_first, a consistent hash: every pick the same").isEqualTo(5);
+        assertThat(result).isSameAs(child.given.get(1));
         assertThat(retry.picked()).isSameAs(a);
         assertThat(retry.reused()).isEqualTo(TriedBackends.NO_OTHER_READY);
+    }
+
+    @Test
+    void theSameTriedSubchannelTwiceDoesNotEndTheSearchForAnUntriedOne() {
+        // under concurrent calls round_robin's index moves between two picks of one call: a, a, then b
+        FakeSubchannel a = new FakeSubchannel("a");
+        FakeSubchannel b = new FakeSubchannel("b");
+        Attempt retry = new Attempt(attemptOn(a), 5);
+        Script child = new Script(PickResult.withSubchannel(a), PickResult.withSubchannel(a),
+                PickResult.withSubchannel(b));
+
+        PickResult result = new TriedBackendsLoadBalancer.AvoidingPicker(child).pickSubchannel(args(retry));
+
+        assertThat(child.asked).isEqualTo(3);
+        assertThat(result).isSameAs(child.given.get(2));
+        assertThat(retry.picked()).isSameAs(b);
+        assertThat(retry.reused()).isNull();
     }
 
     @Test

@@ -6,17 +6,18 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Hands every event to several listeners, in order, so the engine holds one. A listener that throws
- * is logged once per listener and kind of event, then counted (docs/design.md §14); the others and the
- * call go on.
+ * Made by {@link RetryEventListener#composite}: hands every event to several listeners, in order, so the
+ * engine holds one. A listener that throws is logged once per listener and kind of event, then counted
+ * (docs/design.md §14); the others and the call go on.
  */
-public final class CompositeRetryEventListener implements RetryEventListener {
+final class CompositeRetryEventListener implements RetryEventListener {
 
     private final RetryEventListener[] delegates;
 
-    public CompositeRetryEventListener(List<? extends RetryEventListener> listeners) {
+    CompositeRetryEventListener(List<? extends @Nullable RetryEventListener> listeners) {
         List<RetryEventListener> flat = new ArrayList<>();
         for (RetryEventListener l : listeners) {
             add(flat, l);
@@ -24,30 +25,7 @@ public final class CompositeRetryEventListener implements RetryEventListener {
         this.delegates = flat.toArray(new RetryEventListener[0]);
     }
 
-    /** One listener for all of {@code listeners}: NOOP for none, the listener itself for one. */
-    public static RetryEventListener of(RetryEventListener... listeners) {
-        CompositeRetryEventListener c = new CompositeRetryEventListener(Arrays.asList(listeners));
-        if (c.delegates.length == 0) {
-            return RetryEventListener.NOOP;
-        }
-        return c.delegates.length == 1 ? c.delegates[0] : c;
-    }
-
-    /**
-     * The composite the Spring Boot lines give the engine: every listener bean, in order, but other
-     * composites (the {@code grpcRetryEventListener} bean itself is one of the listener beans).
-     */
-    public static CompositeRetryEventListener ofOthers(List<? extends RetryEventListener> listeners) {
-        List<RetryEventListener> others = new ArrayList<>(listeners.size());
-        for (RetryEventListener l : listeners) {
-            if (!(l instanceof CompositeRetryEventListener)) {
-                others.add(l);
-            }
-        }
-        return new CompositeRetryEventListener(others);
-    }
-
-    private static void add(List<RetryEventListener> out, RetryEventListener l) {
+    private static void add(List<RetryEventListener> out, @Nullable RetryEventListener l) {
         if (l == null || l == RetryEventListener.NOOP) {
             return;
         }
@@ -59,7 +37,7 @@ public final class CompositeRetryEventListener implements RetryEventListener {
     }
 
     /** The listeners, flattened, in call order. */
-    public List<RetryEventListener> delegates() {
+    List<RetryEventListener> delegates() {
         return Collections.unmodifiableList(Arrays.asList(delegates));
     }
 

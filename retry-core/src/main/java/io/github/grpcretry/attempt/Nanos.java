@@ -1,6 +1,6 @@
 package io.github.grpcretry.attempt;
 
-import io.github.grpcretry.policy.Durations;
+import io.github.grpcretry.internal.time.Durations;
 import java.time.Duration;
 
 /**

@@ -17,7 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
 /**
- * Observes grpc-java's own retries (the {@code native} engine) and reports them to a
+ * Made by {@link RetryingClientInterceptor#nativeAttempts}: observes grpc-java's own retries (the {@code native} engine) and reports them to a
  * {@link RetryEventListener} like the interceptor engine does: {@code callStarted},
  * {@code attemptStarted}, {@code attemptEnded} and {@code callEnded}.
  *
@@ -48,23 +48,18 @@ import java.util.concurrent.ConcurrentMap;
  * The native engine exposes no throttle tokens and no reasons for retries it did not make, so this
  * interceptor reports no {@code retrySuppressed} and never invents token values.
  */
-public final class NativeAttemptInterceptor implements ClientInterceptor {
+final class NativeAttemptInterceptor implements ClientInterceptor {
 
     private final String channel;
     private final String target;
     private final RetryEventListener listener;
     private final ConcurrentMap<String, CallTarget> targets = new ConcurrentHashMap<>();
 
-    /** For a channel whose target is not known: its name stands for it in {@link CallTarget#target()}. */
-    public NativeAttemptInterceptor(String channel, RetryEventListener listener) {
-        this(channel, channel, listener);
-    }
-
     /**
      * @param target the channel's target as grpc-java canonicalized it when it built the channel
      *     ({@link CallTarget#target()})
      */
-    public NativeAttemptInterceptor(String channel, String target, RetryEventListener listener) {
+    NativeAttemptInterceptor(String channel, String target, RetryEventListener listener) {
         this.channel = Objects.requireNonNull(channel, "channel");
         this.target = Objects.requireNonNull(target, "target");
         this.listener = Objects.requireNonNull(listener, "listener");

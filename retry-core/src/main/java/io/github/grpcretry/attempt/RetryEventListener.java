@@ -1,6 +1,8 @@
 package io.github.grpcretry.attempt;
 
 import io.grpc.Status;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Everything the retry engine does, as events: the one seam through which meters, the Actuator
@@ -16,6 +18,18 @@ public interface RetryEventListener {
 
     RetryEventListener NOOP = new RetryEventListener() {
     };
+
+    /**
+     * One listener for all of {@code listeners}, so an engine can be given several: each event goes to every
+     * one, in order. One that throws is logged once per listener and kind of event, then counted
+     * (docs/design.md §14); the others and the call go on. Listeners made by this method are taken apart
+     * (their listeners are taken in their place), {@link #NOOP} and nulls are left out. Always a new
+     * listener, also for one or none (both Spring Boot lines make their {@code grpcRetryEventListener} bean
+     * with it).
+     */
+    static RetryEventListener composite(List<? extends @Nullable RetryEventListener> listeners) {
+        return new CompositeRetryEventListener(listeners);
+    }
 
     /** A logical call started (before its first attempt). */
     default void callStarted(CallTarget target) {

@@ -145,6 +145,22 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         return TriedBackendsLoadBalancerProvider.wrap(serviceConfig, defaultPolicy);
     }
 
+    /**
+     * For a channel that runs grpc-java's own retry (the {@code native} engine) instead of this engine: an
+     * interceptor that reports each attempt grpc-java makes to {@code listener} as this engine reports its own
+     * ({@code callStarted}, {@code attemptStarted}, {@code attemptEnded}, {@code callEnded}), through a stream
+     * tracer. Install it on the channel builder ({@code builder.intercept(...)}) so it sees each call above
+     * grpc-java's retries. It reports no {@code retrySuppressed}: grpc-java exposes no reasons for retries it
+     * did not make.
+     *
+     * @param channel the channel's name ({@link CallTarget#channel()})
+     * @param target the channel's target as grpc-java canonicalized it when it built the channel
+     *     ({@link CallTarget#target()}); the channel's name when it is not known
+     */
+    public static ClientInterceptor nativeAttempts(String channel, String target, RetryEventListener listener) {
+        return new NativeAttemptInterceptor(channel, target, listener);
+    }
+
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
             CallOptions callOptions, Channel next) {

@@ -326,7 +326,7 @@ public final class RetryBudget {
     }
 
     private static long saturatedNanos(java.time.Duration d) {
-        return io.github.grpcretry.policy.Durations.saturatedNanos(d);
+        return io.github.grpcretry.internal.time.Durations.saturatedNanos(d);
     }
 
     @Override

@@ -13,6 +13,7 @@ import io.github.grpcretry.internal.config.ServiceConfigDraft;
 import io.github.grpcretry.internal.config.ServiceConfigJson;
 import io.github.grpcretry.internal.config.Sourced;
 import io.github.grpcretry.internal.config.StatusCodes;
+import io.github.grpcretry.internal.time.Durations;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
@@ -364,6 +365,23 @@ public final class RetryConfigResolver {
      */
     public static io.grpc.Status.Code statusCode(String text) {
         return StatusCodes.parse(text);
+    }
+
+    /**
+     * {@code d} as a user writes it in {@code application.yml}: a whole number in the largest unit that holds
+     * it exactly ({@code "50ms"}, {@code "1500ms"}, {@code "2m"}), the form Spring Boot reads back; how problems
+     * and the endpoint show a duration.
+     */
+    public static String durationText(Duration d) {
+        return Durations.toText(d);
+    }
+
+    /**
+     * Whether {@code d} is within the longest duration accepted anywhere, in either direction: 2<sup>63</sup>-1
+     * nanoseconds (about 292 years), the unit grpc-java and the engine work in.
+     */
+    public static boolean fitsInNanos(Duration d) {
+        return Durations.fitsInNanos(d);
     }
 
     private static @Nullable ServiceConfigDraft parseMap(BaseLayer base, List<ConfigProblem> problems) {

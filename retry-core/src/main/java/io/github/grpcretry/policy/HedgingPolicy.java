@@ -1,5 +1,6 @@
 package io.github.grpcretry.policy;
 
+import io.github.grpcretry.internal.time.Durations;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.Collections;
@@ -10,7 +11,7 @@ import java.util.Set;
 /**
  * gRFC A6 {@code hedgingPolicy}. The record checks its own invariants (at least one attempt, a delay
  * &ge; 0, no OK among the non-fatal codes) and throws {@link IllegalArgumentException} otherwise; the
- * configuration rules on top (at least 2 attempts as configured, a delay of at most {@link Durations#MAX})
+ * configuration rules on top (at least 2 attempts as configured, a delay of at most 2<sup>63</sup>-1 nanoseconds, about 292 years)
  * are reported with their path where the values are read (docs/design.md §13).
  */
 public record HedgingPolicy(int maxAttempts, Duration hedgingDelay, Set<Status.Code> nonFatalStatusCodes) {

@@ -1,5 +1,6 @@
 package io.github.grpcretry.policy;
 
+import io.github.grpcretry.internal.time.Durations;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.Collections;
@@ -16,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * backoffs, a multiplier that is not negative or zero, a non-empty set of retryable codes without OK, a positive per-attempt
  * timeout when there is one; it throws {@link IllegalArgumentException} otherwise. The configuration
  * rules on top of these (at least 2 attempts as configured, a finite multiplier, durations of at most
- * {@link Durations#MAX})
+ * 2<sup>63</sup>-1 nanoseconds, about 292 years)
  * are checked where the values are read, and reported with their property or JSON path
  * (docs/design.md §13).
  *

@@ -1,5 +1,6 @@
 package io.github.grpcretry.policy;
 
+import io.github.grpcretry.internal.time.Durations;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.time.Duration;

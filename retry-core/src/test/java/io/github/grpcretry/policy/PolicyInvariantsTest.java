@@ -3,6 +3,7 @@ package io.github.grpcretry.policy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.grpcretry.internal.time.Durations;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.Set;

@@ -1,7 +1,6 @@
 package io.github.grpcretry.reliability;
 
 import io.github.grpcretry.attempt.EngineTestAccess;
-import io.github.grpcretry.attempt.NativeAttemptInterceptor;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.internal.commit.RetryBufferPool;
@@ -91,7 +90,7 @@ final class Fixtures {
      * A channel through one engine, with its events and each call's attempts: for the interceptor
      * engine counted below it; for the native engine ({@code engine} null) counted as grpc-java's
      * streams, transparent retries aside ({@link SimpleCalls.AttemptCounter#ofStreams()}), with the
-     * events of {@link NativeAttemptInterceptor}.
+     * events of {@link RetryingClientInterceptor#nativeAttempts}.
      */
     record Client(ManagedChannel channel, RetryingClientInterceptor engine, CountingEvents events,
             SimpleCalls.AttemptCounter attempts, Engine kind) implements AutoCloseable {
@@ -137,7 +136,7 @@ final class Fixtures {
      * A channel of {@code kind}: the interceptor engine on {@code scheduler}, or grpc-java's own
      * engine configured as the starter does with {@code engine: native} (the service config with its
      * policies, {@code enableRetry}, the channel's caps and buffer limits) and observed by
-     * {@link NativeAttemptInterceptor}. With {@code live}, its trackers go above and below the engine.
+     * {@link RetryingClientInterceptor#nativeAttempts}. With {@code live}, its trackers go above and below the engine.
      */
     static Client client(Engine kind, ManagedChannelBuilder<?> builder, ChannelRetryConfig config,
             RetryScheduler scheduler, LiveObjects live) {
@@ -155,7 +154,7 @@ final class Fixtures {
             builder.defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false));
         } else {
             attempts = SimpleCalls.AttemptCounter.ofStreams();
-            retrying = new NativeAttemptInterceptor(config.channel(), events);
+            retrying = RetryingClientInterceptor.nativeAttempts(config.channel(), config.channel(), events);
             builder.defaultServiceConfig(config.serviceConfig().toServiceConfigMap(true))
                     .enableRetry()
                     .maxRetryAttempts(config.maxAttemptsCap())

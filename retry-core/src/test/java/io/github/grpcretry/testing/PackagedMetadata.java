@@ -7,7 +7,7 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.github.grpcretry.policy.AdaptiveHedgingPolicy;
 import io.github.grpcretry.policy.ChannelRetryConfig;
-import io.github.grpcretry.policy.Durations;
+import io.github.grpcretry.internal.time.Durations;
 import io.github.grpcretry.policy.RetryBudgetPolicy;
 import io.grpc.Status;
 import java.io.IOException;

@@ -2,7 +2,7 @@ package io.github.grpcretry.springgrpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.attempt.CompositeRetryEventListener;
+import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryScheduler;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
@@ -36,7 +36,7 @@ class GrpcRetryAutoConfigurationTest {
                     .hasSingleBean(SpringGrpcChannelStates.class).hasSingleBean(RetryLimiterRegistry.class)
                     .hasSingleBean(RetryScheduler.class).hasSingleBean(RetryStatistics.class);
             assertThat(context).getBean(GrpcRetryAutoConfiguration.EVENT_LISTENER_BEAN)
-                    .isInstanceOf(CompositeRetryEventListener.class);
+                    .isInstanceOf(RetryEventListener.class).isNotSameAs(context.getBean(RetryStatistics.class));
         });
     }
 

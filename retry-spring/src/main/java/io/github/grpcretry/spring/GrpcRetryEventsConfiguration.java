@@ -1,6 +1,5 @@
 package io.github.grpcretry.spring;
 
-import io.github.grpcretry.attempt.CompositeRetryEventListener;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.spring.report.RetryStatistics;
 import org.springframework.beans.factory.ObjectProvider;
@@ -30,13 +29,15 @@ public class GrpcRetryEventsConfiguration {
 
     /**
      * Every other {@link RetryEventListener} bean (the statistics, the Micrometer listener, the
-     * application's own), in {@code @Order}, behind one listener. Primary, so injecting a
-     * {@code RetryEventListener} by type gets this one.
+     * application's own), in {@code @Order}, behind one listener ({@link RetryEventListener#composite}:
+     * always a listener of its own, never one of the beans it holds). Spring leaves the bean being made out
+     * of the listeners it is given, and an application's bean made by {@code composite} is taken apart, so
+     * each listener is called once. Primary, so injecting a {@code RetryEventListener} by type gets this one.
      */
     @Bean(name = EVENT_LISTENER_BEAN)
     @Primary
     @ConditionalOnMissingBean(name = EVENT_LISTENER_BEAN)
-    public CompositeRetryEventListener grpcRetryEventListener(ObjectProvider<RetryEventListener> listeners) {
-        return CompositeRetryEventListener.ofOthers(listeners.orderedStream().toList());
+    public RetryEventListener grpcRetryEventListener(ObjectProvider<RetryEventListener> listeners) {
+        return RetryEventListener.composite(listeners.orderedStream().toList());
     }
 }

@@ -14,7 +14,7 @@ import org.apache.commons.logging.LogFactory;
 
 /**
  * One listener for several, for the deadline interceptor and the guard on both lines (the engine's is
- * {@code CompositeRetryEventListener}). A listener that throws is logged once per listener and event
+ * {@code RetryEventListener.composite}). A listener that throws is logged once per listener and event
  * (WARN, with the exception), then skipped for that event; the call and the other listeners go on.
  */
 public final class RetryEventListeners {

@@ -3,7 +3,6 @@ package io.github.grpcretry.attempt;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.github.grpcretry.attempt.CompositeRetryEventListener;
 import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.internal.callback.CallbackFailures;
 import io.github.grpcretry.policy.ChannelRetryConfig;
@@ -38,7 +37,7 @@ class UserCodeFailureInGlueTest extends UserCodeFailureHarness {
         server.script(ScriptedServer.failFirst(1, Status.Code.UNAVAILABLE));
         ThrowingListener listener = new ThrowingListener();
         RecordingEvents healthy = new RecordingEvents();
-        CompositeRetryEventListener composite = new CompositeRetryEventListener(List.of(listener, healthy));
+        RetryEventListener composite = RetryEventListener.composite(List.of(listener, healthy));
         RetryingClientInterceptor engine = RetryingClientInterceptor.builder(Configs.channel(Configs.service(Configs.fast(3), null)))
                 .eventListener(composite).scheduler(scheduler).build();
 

@@ -3,7 +3,6 @@ package io.github.grpcretry.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.CallTarget;
-import io.github.grpcretry.attempt.CompositeRetryEventListener;
 import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
@@ -102,8 +101,25 @@ class SharedSpringGlueTest {
                 .run(context -> {
                     RetryEventListener engineListener = context.getBean(RetryEventListener.class);
                     assertThat(engineListener).isSameAs(context.getBean(GrpcRetryEventsConfiguration.EVENT_LISTENER_BEAN))
-                            .isInstanceOf(CompositeRetryEventListener.class);
+                            .isNotSameAs(context.getBean(Recording.class));
                     engineListener.callStarted(new CallTarget("inventory", "shop.Inventory/Reserve"));
+                    assertThat(context.getBean(Recording.class).calls).containsExactly("inventory");
+                    assertThat(context.getBean(RetryStatistics.class).counts("inventory").calls()).isEqualTo(1);
+                });
+    }
+
+    @Test
+    void anApplicationsCompositeBeanIsTakenApartSoEachListenerHearsAnEventOnce() {
+        Recording inside = new Recording();
+        new ApplicationContextRunner().withUserConfiguration(GrpcRetryEventsConfiguration.class)
+                .withBean("recording", Recording.class, Recording::new)
+                .withBean("applicationComposite", RetryEventListener.class,
+                        () -> RetryEventListener.composite(List.of(inside)))
+                .run(context -> {
+                    RetryEventListener engineListener = context.getBean(RetryEventListener.class);
+                    assertThat(engineListener).isSameAs(context.getBean(GrpcRetryEventsConfiguration.EVENT_LISTENER_BEAN));
+                    engineListener.callStarted(new CallTarget("inventory", "shop.Inventory/Reserve"));
+                    assertThat(inside.calls).containsExactly("inventory");
                     assertThat(context.getBean(Recording.class).calls).containsExactly("inventory");
                     assertThat(context.getBean(RetryStatistics.class).counts("inventory").calls()).isEqualTo(1);
                 });

@@ -3,7 +3,7 @@ package io.github.grpcretry.internal.config;
 import io.github.grpcretry.policy.AdaptiveHedgingPolicy;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ConfigProblem;
-import io.github.grpcretry.policy.Durations;
+import io.github.grpcretry.internal.time.Durations;
 import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.policy.MethodConfig;
 import io.github.grpcretry.policy.MethodName;

@@ -1,6 +1,6 @@
 package io.github.grpcretry.internal.config;
 
-import io.github.grpcretry.policy.Durations;
+import io.github.grpcretry.internal.time.Durations;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.grpc.Status;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package io.github.grpcretry.internal.config;
 
-import io.github.grpcretry.policy.Durations;
+import io.github.grpcretry.internal.time.Durations;
 import java.time.Duration;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;

@@ -2,7 +2,6 @@ package io.github.grpcretry.spring.channel;
 
 import io.github.grpcretry.attempt.AdaptiveHedgingRegistry;
 import io.github.grpcretry.attempt.AttemptObserver;
-import io.github.grpcretry.attempt.NativeAttemptInterceptor;
 import io.github.grpcretry.attempt.RetryDecider;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.attempt.RetryEventListener;
@@ -221,7 +220,7 @@ public final class ChannelSetup {
             @Nullable AdaptiveHedgingRegistry adaptiveHedging,
             @Nullable RetryingClientInterceptor previous, @Nullable String target) {
         if (engine == Engine.NATIVE) {
-            return new NativeAttemptInterceptor(config.channel(), target != null ? target : config.channel(), events);
+            return RetryingClientInterceptor.nativeAttempts(config.channel(), target != null ? target : config.channel(), events);
         }
         Function<MethodDescriptor<?, ?>, RetryDecider> fallback = null;
         for (RetryDeciderSource source : deciderSources) {

@@ -1,7 +1,7 @@
 package io.github.grpcretry.spring.config;
 
+import io.github.grpcretry.config.RetryConfigResolver;
 import io.github.grpcretry.policy.ConfigProblem;
-import io.github.grpcretry.policy.Durations;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -85,7 +85,7 @@ public final class DeadlinePropertyChecks {
     }
 
     private static boolean fits(List<ConfigProblem> problems, String property, @Nullable Duration d) {
-        if (d != null && !Durations.fitsInNanos(d)) {
+        if (d != null && !RetryConfigResolver.fitsInNanos(d)) {
             problems.add(new ConfigProblem(PREFIX + property, text(d),
                     "must be at most 292 years (the longest duration in nanoseconds)", "give a duration such as 5s"));
             return false;
@@ -94,7 +94,7 @@ public final class DeadlinePropertyChecks {
     }
 
     private static String text(@Nullable Duration d) {
-        return d == null ? "(none)" : Durations.toText(d);
+        return d == null ? "(none)" : RetryConfigResolver.durationText(d);
     }
 
     private static boolean positive(Duration d) {

@@ -7,7 +7,6 @@ import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.AdaptiveHedgingPolicy;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
-import io.github.grpcretry.policy.Durations;
 import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.policy.MethodConfig;
 import io.github.grpcretry.policy.MethodName;
@@ -319,17 +318,17 @@ public final class RetryReport {
         putIfSet(out, "connectTimeout", duration(config.connectTimeout()));
         putIfSet(out, "resilience4jRetry", config.resilience4jRetry());
         out.put("retryInfo", config.retryInfo());
-        out.put("retryInfoMaxDelay", Durations.toText(config.retryInfoMaxDelay()));
+        out.put("retryInfoMaxDelay", RetryConfigResolver.durationText(config.retryInfoMaxDelay()));
         out.put("avoidTriedBackends", config.avoidTriedBackends());
         out.put("backendPicks", config.backendPicks());
         AdaptiveHedgingPolicy a = config.adaptiveHedging();
         if (a != null) {
             Map<String, Object> adaptive = new LinkedHashMap<>();
             adaptive.put("maxExtraLoad", a.maxExtraLoad());
-            adaptive.put("minDelay", Durations.toText(a.minDelay()));
+            adaptive.put("minDelay", RetryConfigResolver.durationText(a.minDelay()));
             putIfSet(adaptive, "maxDelay", duration(a.maxDelay()));
             adaptive.put("minSamples", a.minSamples());
-            adaptive.put("window", Durations.toText(a.window()));
+            adaptive.put("window", RetryConfigResolver.durationText(a.window()));
             out.put("adaptiveHedging", adaptive);
         }
         RetryBudgetPolicy b = config.budget();
@@ -337,7 +336,7 @@ public final class RetryReport {
             Map<String, Object> budget = new LinkedHashMap<>();
             budget.put("ratio", b.ratio());
             budget.put("minRetriesPerSecond", b.minRetriesPerSecond());
-            budget.put("ttl", Durations.toText(b.ttl()));
+            budget.put("ttl", RetryConfigResolver.durationText(b.ttl()));
             out.put("budget", budget);
         }
         RetryThrottlingPolicy t = config.serviceConfig().retryThrottling();
@@ -378,7 +377,7 @@ public final class RetryReport {
         if (h != null) {
             Map<String, Object> hedging = new LinkedHashMap<>();
             hedging.put("maxAttempts", h.maxAttempts());
-            hedging.put("delay", Durations.toText(h.hedgingDelay()));
+            hedging.put("delay", RetryConfigResolver.durationText(h.hedgingDelay()));
             hedging.put("nonFatalStatusCodes", codes(h.nonFatalStatusCodes()));
             out.put("hedging", hedging);
         }
@@ -453,7 +452,7 @@ public final class RetryReport {
     }
 
     private static @Nullable String duration(@Nullable Duration d) {
-        return d == null ? null : Durations.toText(d);
+        return d == null ? null : RetryConfigResolver.durationText(d);
     }
 
     private static List<String> codes(Collection<Status.Code> codes) {
@@ -467,10 +466,10 @@ public final class RetryReport {
     /**
      * A measured duration as people read it: three significant digits at most in the largest unit that
      * holds it ({@code 45.1ms} for 45,056 microseconds, {@code 1.5s}, {@code 850us}), where a configured
-     * one keeps its exact form ({@link Durations#toText}).
+     * one keeps its exact form ({@link RetryConfigResolver#durationText}).
      */
     static String measured(Duration d) {
-        long nanos = Durations.saturatedNanos(d);
+        long nanos = RetryConfigResolver.fitsInNanos(d) ? d.toNanos() : d.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
         if (nanos == 0) {
             return "0s";
         }

@@ -3,9 +3,8 @@ package io.github.grpcretry.spring.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.github.grpcretry.attempt.CompositeRetryEventListener;
-import io.github.grpcretry.attempt.NativeAttemptInterceptor;
 import io.github.grpcretry.attempt.RetryEventListener;
+import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import io.github.grpcretry.testing.RefusingHttp2Server;
 import io.github.grpcretry.testing.ScriptedServer;
@@ -36,7 +35,7 @@ class NativeAttemptInterceptorTest {
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final RetryStatistics stats = new RetryStatistics();
     private final RetryEventListener listener =
-            CompositeRetryEventListener.of(new MicrometerRetryEventListener(registry), stats);
+            RetryEventListener.composite(List.of(new MicrometerRetryEventListener(registry), stats));
     private ManagedChannel channel;
 
     @AfterEach
@@ -67,7 +66,7 @@ class NativeAttemptInterceptorTest {
                 .enableRetry()
                 .maxRetryAttempts(5)
                 .maxHedgedAttempts(5)
-                .intercept(new NativeAttemptInterceptor("inventory", listener))
+                .intercept(RetryingClientInterceptor.nativeAttempts("inventory", "inventory", listener))
                 .build();
         return channel;
     }

@@ -3,7 +3,7 @@ package io.github.grpcretry.spring.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.github.grpcretry.attempt.CompositeRetryEventListener;
+import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
 import io.github.grpcretry.observation.AttemptObservationContext;
@@ -104,7 +104,7 @@ class TransparentRetryTest {
         ChannelSetup.configure(builder, config, engine);
         ChannelSetup.interceptWithTarget(builder, "inventory", target -> ChannelSetup.engineInterceptor(config,
                 engine, new RetryLimiterRegistry(),
-                CompositeRetryEventListener.of(new MicrometerRetryEventListener(meters), stats), null, List.of(),
+                RetryEventListener.composite(List.of(new MicrometerRetryEventListener(meters), stats)), null, List.of(),
                 new ObservationAttemptObserver(observations), null, null, target));
         channel = builder.build();
         Observation call = Observation.start("call", observations);

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.github.grpcretry.attempt.NativeAttemptInterceptor;
 import io.github.grpcretry.spring.report.RetryStatistics;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.Status;
@@ -31,7 +30,7 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * The native engine end to end: a net.devh channel whose builder gets the rendered service config
- * with grpc-java retries on and the {@link NativeAttemptInterceptor} reporting to the
+ * with grpc-java retries on and the native-engine interceptor ({@code RetryingClientInterceptor.nativeAttempts}) reporting to the
  * {@code grpcRetryEventListener} bean (what the integration will do); real calls against the
  * scripted server over Netty; meters, endpoint and health read over real HTTP.
  */

@@ -1,4 +1,4 @@
-package io.github.grpcretry.policy;
+package io.github.grpcretry.internal.time;
 
 import java.time.Duration;
 

@@ -10,7 +10,7 @@ import java.util.Set;
 
 /**
  * Lab mode: replays every experiment of the source articles (R1–R3) and
- * the retry storm (R6, docs/metastable.md) and the avoidance of tried backends (R7, issue 37) through the starter's public
+ * the retry storm (R6, docs/metastable.md) and the avoidance of tried backends (R7) through the starter's public
  * configuration (Spring Boot contexts configured with grpc.retry.* properties) against real gRPC
  * servers, and prints each table with the source article's figure next to what this engine measured
  * now. Deterministic rows (exact: equal to the article's figure; rule: judged by a rule of this starter,

@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * R7 (issue 37): three Netty backends on 127.0.0.1 behind one channel (a name resolver answering with their three
+ * R7: three Netty backends on 127.0.0.1 behind one channel (a name resolver answering with their three
  * addresses, the line's default {@code round_robin}), 8 concurrent callers; first one backend answers UNAVAILABLE to
  * everything (retry, max-attempts 3, 1 ms backoff), then one answers {@link #SLOW_MS} late (hedging, max-attempts 3,
  * delay {@link #HEDGING_DELAY}). Each scenario runs with {@code avoid-tried-backends: false} and with the default
@@ -35,7 +35,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class R7TriedBackends {
 
     public static final int CALLERS = 8;
-    /** Calls per row in the lab (at least 2,000, as issue 37 asks). */
+    /** Calls per row in the lab (at least 2,000). */
     public static final int CALLS = 2400;
     static final long SLOW_MS = 200;
     static final String HEDGING_DELAY = "30ms";
@@ -100,7 +100,7 @@ public final class R7TriedBackends {
 
     /** R7 with {@code calls} calls per row (the test of the build runs it small). */
     public static LabTable run(LabClients clients, long seed, int calls) {
-        LabTable t = LabTable.of("R7", String.format(Locale.ROOT, "avoiding tried backends (issue 37): 3 Netty backends on 127.0.0.1, "
+        LabTable t = LabTable.of("R7", String.format(Locale.ROOT, "avoiding tried backends: 3 Netty backends on 127.0.0.1, "
                 + "round_robin, %d callers, %d calls per row", CALLERS, calls), "rule", clients);
         boolean available = "interceptor".equals(clients.engine());
         for (Scenario s : Scenario.values()) {

@@ -15,7 +15,7 @@ import java.util.List;
  * the same experiments as the Spring Boot 3.5 sample's lab, run on Spring Boot 4.1 clients whose Spring
  * gRPC channels are configured twice: through {@code grpc.retry.*} (tables R1, R2) and through Spring
  * Boot's own {@code spring.grpc.client.channel.<name>.service-config}, which the engine takes over
- * (tables R1-boot, R2-boot); then R7 (avoiding tried backends, issue 37) on the first route. Deterministic rows that deviate make {@link #main} exit with status 1.
+ * (tables R1-boot, R2-boot); then R7 (avoiding tried backends) on the first route. Deterministic rows that deviate make {@link #main} exit with status 1.
  *
  * <p>Arguments: {@code --lab} (selects this mode in the sample's main), {@code --lab.engine=interceptor|native}
  * (default interceptor; {@code auto} means interceptor, which is always in this line's build),

@@ -34,7 +34,6 @@ public final class CallBuffer {
     private Object @Nullable [] log;
     private int size;
     private int demand; // up to MAX_VALUE
-    private boolean halfClosed;
     private long held;
     private boolean exceeded;
 
@@ -69,7 +68,6 @@ public final class CallBuffer {
         Object[] l = log;
         log = l = l == null ? new Object[4] : size == l.length ? Arrays.copyOf(l, size * 2) : l;
         l[size++] = Objects.requireNonNull(entry);
-        halfClosed |= entry == HALF_CLOSE;
     }
 
     /** {@code demand + more}, up to MAX_VALUE. */
@@ -90,10 +88,6 @@ public final class CallBuffer {
     /** Entry {@code i} (0-based) of those recorded. */
     public Object entry(int i) {
         return Objects.requireNonNull(log)[i];
-    }
-
-    public boolean halfClosed() {
-        return halfClosed;
     }
 
     /** Sends {@code entry} to {@code call}. */

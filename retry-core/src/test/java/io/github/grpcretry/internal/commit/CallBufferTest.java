@@ -70,7 +70,7 @@ class CallBufferTest {
                 "message on 2 (String)", "message on 3 (String)", "message on 4 (String)", "message 7 (Integer)",
                 "message true (Boolean)", "halfClose");
         assertThat(b.size()).as("requests are counted, not logged").isEqualTo(12);
-        assertThat(b.halfClosed()).isTrue();
+        assertThat(b.entry(b.size() - 1)).isSameAs(CallBuffer.HALF_CLOSE);
     }
 
     @Test
@@ -86,7 +86,7 @@ class CallBufferTest {
     }
 
     @Test
-    void releaseDropsTheLogAndItsBytesButKeepsWhetherTheCallHalfClosed() {
+    void releaseDropsTheLogAndItsBytes() {
         RetryBufferPool pool = new RetryBufferPool(100);
         CallBuffer b = new CallBuffer();
         b.add(CallBuffer.message("a"));
@@ -94,7 +94,6 @@ class CallBufferTest {
         assertThat(b.tryAdd(10, 50, pool)).isTrue();
         b.release(pool);
         assertThat(b.size()).isZero();
-        assertThat(b.halfClosed()).isTrue();
         assertThat(pool.used()).isZero();
     }
 

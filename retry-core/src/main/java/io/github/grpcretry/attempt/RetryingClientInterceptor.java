@@ -17,6 +17,7 @@ import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -277,6 +278,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
         private @Nullable Function<MethodDescriptor<?, ?>, @Nullable RetryDecider> fallbackDecider;
         private @Nullable AdaptiveHedgingRegistry adaptiveHedging;
         private @Nullable String target;
+        private final Map<String, StreamResumption<?, ?>> resumptions = new LinkedHashMap<>();
 
         private Builder(ChannelRetryConfig config) {
             this.config = Objects.requireNonNull(config, "config");
@@ -358,6 +360,30 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
          */
         public Builder adaptiveHedging(@Nullable AdaptiveHedgingRegistry registry) {
             this.adaptiveHedging = registry;
+            return this;
+        }
+
+        /**
+         * Resumes the server-streaming methods these describe after a break that follows their first response,
+         * up to the channel's {@code streams.max-resumes} times per call (see {@link StreamResumption}).
+         *
+         * @throws IllegalArgumentException when a method is not server-streaming, or two resumptions name the
+         *     same method
+         */
+        public Builder streamResumptions(Iterable<? extends StreamResumption<?, ?>> streamResumptions) {
+            for (StreamResumption<?, ?> r : streamResumptions) {
+                MethodDescriptor<?, ?> m = r.method();
+                if (m.getType() != MethodDescriptor.MethodType.SERVER_STREAMING) {
+                    throw new IllegalArgumentException("StreamResumption " + r.getClass().getName() + " names "
+                            + m.getFullMethodName() + ", a " + m.getType() + " method: only a server-streaming "
+                            + "call (one request that describes the whole stream) can be resumed");
+                }
+                StreamResumption<?, ?> earlier = resumptions.putIfAbsent(m.getFullMethodName(), r);
+                if (earlier != null && earlier != r) {
+                    throw new IllegalArgumentException("Two StreamResumptions for " + m.getFullMethodName() + ": "
+                            + earlier.getClass().getName() + " and " + r.getClass().getName());
+                }
+            }
             return this;
         }
 

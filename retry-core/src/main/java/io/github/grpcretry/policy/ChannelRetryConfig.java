@@ -20,6 +20,7 @@ import org.jspecify.annotations.Nullable;
  *     tried when the channel's load balancer has one ready ({@code avoid-tried-backends})
  * @param backendPicks how many picks the balancer is asked for, at most, before such an attempt goes to a tried
  *     backend anyway, 1 to 10 ({@code backend-picks})
+ * @param streams the interceptor engine's settings for streaming calls ({@code streams.*})
  */
 public record ChannelRetryConfig(
         String channel,
@@ -34,7 +35,8 @@ public record ChannelRetryConfig(
         Duration retryInfoMaxDelay,
         @Nullable AdaptiveHedgingPolicy adaptiveHedging,
         boolean avoidTriedBackends,
-        int backendPicks) {
+        int backendPicks,
+        Streams streams) {
 
     public static final int DEFAULT_MAX_ATTEMPTS_CAP = 5;
     public static final long DEFAULT_PER_RPC_BUFFER_LIMIT = 1L << 20;
@@ -47,6 +49,7 @@ public record ChannelRetryConfig(
         Objects.requireNonNull(channel, "channel");
         Objects.requireNonNull(serviceConfig, "serviceConfig");
         Objects.requireNonNull(retryInfoMaxDelay, "retryInfoMaxDelay");
+        Objects.requireNonNull(streams, "streams");
         if (backendPicks < 1 || backendPicks > MAX_BACKEND_PICKS) {
             throw new IllegalArgumentException("backendPicks must be between 1 and " + MAX_BACKEND_PICKS + ": " + backendPicks);
         }
@@ -58,7 +61,7 @@ public record ChannelRetryConfig(
             @Nullable String resilience4jRetry, boolean retryInfo, Duration retryInfoMaxDelay,
             @Nullable AdaptiveHedgingPolicy adaptiveHedging) {
         this(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget, connectTimeout,
-                resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging, true, DEFAULT_BACKEND_PICKS);
+                resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging, true, DEFAULT_BACKEND_PICKS, Streams.DEFAULT);
     }
 
     /**
@@ -69,31 +72,66 @@ public record ChannelRetryConfig(
     public ChannelRetryConfig withServiceConfig(String channel, ServiceConfig serviceConfig) {
         return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
                 connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging, avoidTriedBackends,
-                backendPicks);
+                backendPicks, streams);
     }
 
     /** This channel with other RetryInfo settings. */
     public ChannelRetryConfig withRetryInfo(boolean honoured, Duration maxDelay) {
         return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
-                connectTimeout, resilience4jRetry, honoured, maxDelay, adaptiveHedging, avoidTriedBackends, backendPicks);
+                connectTimeout, resilience4jRetry, honoured, maxDelay, adaptiveHedging, avoidTriedBackends, backendPicks,
+                streams);
     }
 
     /** This channel with another adaptive hedging setting (absent = off). */
     public ChannelRetryConfig withAdaptiveHedging(@Nullable AdaptiveHedgingPolicy adaptive) {
         return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
-                connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptive, avoidTriedBackends, backendPicks);
+                connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptive, avoidTriedBackends, backendPicks,
+                streams);
     }
 
     /** This channel with other settings for avoiding tried backends ({@code picks}: 1 to 10). */
     public ChannelRetryConfig withTriedBackends(boolean avoid, int picks) {
         return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
-                connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging, avoid, picks);
+                connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging, avoid, picks, streams);
+    }
+
+    /** This channel with other settings for streaming calls. */
+    public ChannelRetryConfig withStreams(Streams settings) {
+        return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
+                connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging, avoidTriedBackends,
+                backendPicks, settings);
+    }
+
+    /**
+     * The interceptor engine's settings for streaming calls ({@code grpc.retry.clients.<channel>.streams.*}).
+     *
+     * @param idleTimeout how long an attempt of a server- or bidi-streaming call may receive nothing (headers or
+     *     a message) while the application waits for a response, before it is cancelled and ends as UNAVAILABLE;
+     *     absent = no limit
+     * @param maxResumes how many times one server-streaming call is resumed after its commit (methods with a
+     *     {@code StreamResumption}); 0 = never
+     */
+    public record Streams(@Nullable Duration idleTimeout, int maxResumes) {
+
+        public static final int DEFAULT_MAX_RESUMES = 3;
+
+        /** No idle timeout, {@link #DEFAULT_MAX_RESUMES} resumptions. */
+        public static final Streams DEFAULT = new Streams(null, DEFAULT_MAX_RESUMES);
+
+        public Streams {
+            if (idleTimeout != null && (idleTimeout.isNegative() || idleTimeout.isZero())) {
+                throw new IllegalArgumentException("idleTimeout must be positive: " + idleTimeout);
+            }
+            if (maxResumes < 0) {
+                throw new IllegalArgumentException("maxResumes must be >= 0: " + maxResumes);
+            }
+        }
     }
 
     /** A channel with the given service config and every other setting at its default. */
     public static ChannelRetryConfig of(String channel, ServiceConfig serviceConfig) {
         return new ChannelRetryConfig(channel, serviceConfig.capped(DEFAULT_MAX_ATTEMPTS_CAP), DEFAULT_MAX_ATTEMPTS_CAP,
                 DEFAULT_PER_RPC_BUFFER_LIMIT, DEFAULT_RETRY_BUFFER_SIZE, null, null, null, true,
-                DEFAULT_RETRY_INFO_MAX_DELAY, null, true, DEFAULT_BACKEND_PICKS);
+                DEFAULT_RETRY_INFO_MAX_DELAY, null, true, DEFAULT_BACKEND_PICKS, Streams.DEFAULT);
     }
 }

@@ -359,7 +359,7 @@ public final class RetryConfigValidator {
         }
         return new ChannelSettings(new ChannelRetryConfig(d.channel(), ServiceConfig.EMPTY, cap, perRpc, retryBuffer, budget,
                 connect, r4j, retryInfo, retryInfoMax, adaptiveHedging(d.adaptiveHedging()),
-                d.avoidTriedBackends() == null || d.avoidTriedBackends().value(), picks), capPath);
+                d.avoidTriedBackends() == null || d.avoidTriedBackends().value(), picks, ChannelRetryConfig.Streams.DEFAULT), capPath);
     }
 
     /**

@@ -173,8 +173,7 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
             }
         }
         warnCapped(channel, config, s);
-        // The one place a configured policy's attempts are capped (a name resolver's: PolicySources.layered).
-        return s.config().withServiceConfig(channel, config.capped(s.config().maxAttemptsCap()));
+        return s.config().withServiceConfig(channel, config); // the record caps the policies
     }
 
     private void warnCapped(String channel, ServiceConfig config, RetryConfigValidator.ChannelSettings s) {

@@ -41,7 +41,7 @@ class RetryConfigResolverBaseLayerTest {
         RetryProperties own = RetryProperties.of(Map.of("max-attempts", 2));
         ClientProperties client = new ClientProperties(new ServiceConfigProperties(
                 List.of(new MethodProperties(null, null, null, null, null, own, null)), null), null, null, null, null, null,
-                null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null);
         ChannelRetryConfig overlaid = RetryConfigResolver.create()
                 .client("inventory", client)
                 .baseServiceConfig("inventory", base(4), BOOT)

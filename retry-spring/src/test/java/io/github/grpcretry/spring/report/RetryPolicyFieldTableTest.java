@@ -61,7 +61,7 @@ class RetryPolicyFieldTableTest {
         MethodProperties method = new MethodProperties(null, null, null, null, null, RetryProperties.of(retry), null);
         return RetryConfigResolver.create()
                 .client("inventory", new ClientProperties(new ServiceConfigProperties(List.of(method), null), null, null,
-                        null, null, null, null, null, null, null, null, null, null))
+                        null, null, null, null, null, null, null, null, null, null, null))
                 .resolve().forChannel("inventory");
     }
 
@@ -178,7 +178,7 @@ class RetryPolicyFieldTableTest {
         GrpcRetryClientProperties.Method method = new GrpcRetryClientProperties.Method(
                 List.of(new GrpcRetryClientProperties.Name("shop.Inventory", null)), null, null, null, null, retry, null);
         return new GrpcRetryClientProperties(new GrpcRetryClientProperties.ServiceConfig(List.of(method), null), null,
-                null, null, null, null, null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     @Test
@@ -192,7 +192,7 @@ class RetryPolicyFieldTableTest {
         MethodProperties method = SpringBoundValues.method(List.of(new NameProperties("shop.Inventory", null)), null,
                 null, null, null, bootShape, null);
         RetryPolicy fromBootShape = policyOf(new ClientProperties(new ServiceConfigProperties(List.of(method), null),
-                null, null, null, null, null, null, null, null, null, null, null, null));
+                null, null, null, null, null, null, null, null, null, null, null, null, null));
         RetryPolicySamples.assertHasEverySample(fromBound);
         assertThat(fromBootShape).isEqualTo(fromBound);
     }

@@ -29,7 +29,7 @@ class RetryReportTest {
                 List.of(new MethodProperties(null, null, null, null, null, retry, null)),
                 new RetryThrottlingProperties(10.0, 0.1));
         return RetryConfigResolver.create()
-                .client("inventory", new ClientProperties(sc, null, null, null, null, null, null, null, null, null, null, null, null))
+                .client("inventory", new ClientProperties(sc, null, null, null, null, null, null, null, null, null, null, null, null, null))
                 .resolve();
     }
 

@@ -35,16 +35,16 @@ import org.jspecify.annotations.Nullable;
  *   <li>its typed properties are laid over its {@code service-config-file} (see
  *       {@link ServiceConfigDraft#overlay}): a typed method entry with the same set of names as a
  *       file entry overlays it field by field, other typed entries are added;</li>
- *   <li>every channel-wide setting it leaves unset (budget.*, max-attempts-cap, the buffer limits,
- *       connect-timeout, resilience4j-retry, retry-info, retry-info-max-delay, adaptive-hedging.*, retrythrottling
- *       fields) is taken from GLOBAL, field by field;</li>
+ *   <li>every channel-wide setting it leaves unset (each field of the channel-wide field table,
+ *       {@link RetryConfigResolver.ChannelField}, and the retrythrottling fields) is taken from GLOBAL, field by
+ *       field;</li>
  *   <li>everything is validated; all problems are thrown together as one
  *       {@link InvalidRetryConfigurationException};</li>
  *   <li>its method entries are layered over GLOBAL's ({@link ServiceConfig#layeredOver}): its own
  *       entries are matched first;</li>
  *   <li>the {@link ServiceConfigCustomizer}s run on the result, which is validated again;</li>
- *   <li>max-attempts above {@code max-attempts-cap} are capped, each reported once as a warning
- *       naming the property and the cap.</li>
+ *   <li>max-attempts above {@code max-attempts-cap} are reported once each as a warning naming the property
+ *       and the cap, and capped by the {@link ChannelRetryConfig} made.</li>
  * </ol>
  */
 final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {

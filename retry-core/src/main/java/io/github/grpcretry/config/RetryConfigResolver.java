@@ -4,7 +4,6 @@ import io.github.grpcretry.internal.config.ChannelNames;
 import io.github.grpcretry.internal.config.ConfigNaming;
 import io.github.grpcretry.internal.config.HedgingPolicyDraft;
 import io.github.grpcretry.internal.config.MethodConfigDraft;
-import io.github.grpcretry.internal.config.RetryPolicyDraft;
 import io.github.grpcretry.internal.config.RetryConfigValidator;
 import io.github.grpcretry.internal.config.RetryPolicyField;
 import io.github.grpcretry.internal.config.RetryThrottlingDraft;
@@ -268,8 +267,8 @@ public final class RetryConfigResolver {
         Set<String> channelsWithOwnPaths = new HashSet<>();
         for (Map.Entry<String, ChannelDraft> e : drafts.entrySet()) {
             for (MethodConfigDraft m : e.getValue().serviceConfig().methodConfigs()) {
-                RetryPolicyDraft r = m.retryPolicy();
-                Sourced<Object> timeout = r == null ? null : r.get(RetryPolicyField.PER_ATTEMPT_RECEIVE_TIMEOUT);
+                RetryPolicyField.Draft r = m.retryPolicy();
+                Sourced<Duration> timeout = r == null ? null : r.perAttemptReceiveTimeout();
                 if (timeout != null) {
                     places.add(timeout.path() + " = " + timeout.display());
                     channelsWithOwnPaths.add(e.getKey());
@@ -407,18 +406,17 @@ public final class RetryConfigResolver {
             // An entry without names applies to every method of the channel (gRPC's "name": [{}]).
             names.add(new Sourced<>(MethodName.DEFAULT, path + ".name", MethodName.DEFAULT.toString()));
         }
-        RetryPolicyDraft retry = null;
+        RetryPolicyField.Draft retry = null;
         RetryProperties r = m.retry();
         if (r != null) {
             String rp = path + ".retry";
-            Map<RetryPolicyField, Sourced<?>> values = new EnumMap<>(RetryPolicyField.class);
-            for (RetryPolicyField f : RetryPolicyField.values()) {
-                Sourced<?> v = Sourced.of(r.get(f.propertyName()), rp + "." + f.propertyName());
-                if (v != null) {
-                    values.put(f, v);
-                }
-            }
-            retry = new RetryPolicyDraft(rp, ConfigNaming.PROPERTIES, values);
+            retry = new RetryPolicyField.Draft(rp, ConfigNaming.PROPERTIES,
+                    Sourced.of(r.maxAttempts(), at(rp, RetryPolicyField.MAX_ATTEMPTS)),
+                    Sourced.of(r.initialBackoff(), at(rp, RetryPolicyField.INITIAL_BACKOFF)),
+                    Sourced.of(r.maxBackoff(), at(rp, RetryPolicyField.MAX_BACKOFF)),
+                    Sourced.of(r.backoffMultiplier(), at(rp, RetryPolicyField.BACKOFF_MULTIPLIER)),
+                    Sourced.of(r.retryableStatusCodes(), at(rp, RetryPolicyField.RETRYABLE_STATUS_CODES)),
+                    Sourced.of(r.perAttemptReceiveTimeout(), at(rp, RetryPolicyField.PER_ATTEMPT_RECEIVE_TIMEOUT)));
         }
         HedgingPolicyDraft hedging = null;
         HedgingProperties h = m.hedging();
@@ -435,6 +433,11 @@ public final class RetryConfigResolver {
                 bytes(m.maxRequestMessage(), path + ".max-request-message"),
                 bytes(m.maxResponseMessage(), path + ".max-response-message"),
                 retry, hedging);
+    }
+
+    /** The property path of {@code field} in the retry policy at {@code policyPath}. */
+    private static String at(String policyPath, RetryPolicyField field) {
+        return policyPath + "." + field.propertyName();
     }
 
     private static @Nullable Sourced<List<String>> codes(@Nullable List<String> codes, String path) {
@@ -466,44 +469,33 @@ public final class RetryConfigResolver {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 int cap = (Integer) s.value();
-                if (cap < 1) {
-                    v.problem(s.path(), s.display(), "max-attempts-cap must be >= 1",
-                            "use 1 to turn retries and hedging off for the channel, or a larger cap (default 5)");
-                    return null;
-                }
-                if (cap > MAX_ATTEMPTS_CAP_LIMIT) {
-                    v.problem(s.path(), s.display(), "max-attempts-cap must be at most " + MAX_ATTEMPTS_CAP_LIMIT
-                            + ": each failing call would send up to this many attempts",
-                            "use a cap such as 5 (the default); let the call's deadline, not the attempt count, bound a long wait");
-                    return null;
-                }
-                return cap;
+                return cap < 1 ? valid(s, v, false, "must be >= 1",
+                                "use 1 to turn retries and hedging off for the channel, or a larger cap (default 5)")
+                        : valid(s, v, cap <= MAX_ATTEMPTS_CAP_LIMIT, "must be at most " + MAX_ATTEMPTS_CAP_LIMIT
+                                + ": each failing call would send up to this many attempts",
+                                "use a cap such as 5 (the default); let the call's deadline, not the attempt count, bound a long wait");
             }
         },
         PER_RPC_BUFFER_LIMIT("per-rpc-buffer-limit", ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
                 ClientProperties::perRpcBufferLimit, null) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
-                return positiveSize(s, v, "e.g. 1MB (the default)");
+                return valid(s, v, (Long) s.value() > 0, "must be > 0", "e.g. 1MB (the default)");
             }
         },
         RETRY_BUFFER_SIZE("retry-buffer-size", ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE,
                 ClientProperties::retryBufferSize, null) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
-                return positiveSize(s, v, "e.g. 16MB (the default)");
+                return valid(s, v, (Long) s.value() > 0, "must be > 0", "e.g. 16MB (the default)");
             }
         },
         CONNECT_TIMEOUT("connect-timeout", null, ClientProperties::connectTimeout, null) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 Duration d = (Duration) s.value();
-                if (d.compareTo(Duration.ofMillis(1)) < 0 || d.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) > 0) {
-                    v.problem(s.path(), s.display(), "connect-timeout must be at least 1ms and at most 2147483647ms",
-                            "use a positive duration such as 2s");
-                    return null;
-                }
-                return d;
+                return valid(s, v, d.compareTo(Duration.ofMillis(1)) >= 0 && d.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) <= 0,
+                        "must be at least 1ms and at most 2147483647ms", "use a positive duration such as 2s");
             }
         },
         RESILIENCE4J_RETRY("resilience4j-retry", null, ClientProperties::resilience4jRetry, null) {
@@ -522,12 +514,8 @@ public final class RetryConfigResolver {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 double r = (Double) s.value();
-                if (!(r > 0) || r > MAX_BUDGET_RATIO) {
-                    v.problem(s.path(), s.display(), "budget.ratio must be in (0, 1]",
-                            "use a share of calls such as 0.1 (10 %); remove the property for no budget");
-                    return null;
-                }
-                return r;
+                return valid(s, v, r > 0 && r <= MAX_BUDGET_RATIO, "must be in (0, 1]",
+                        "use a share of calls such as 0.1 (10 %); remove the property for no budget");
             }
         },
         BUDGET_MIN_RETRIES_PER_SECOND("budget.min-retries-per-second", RetryBudgetPolicy.DEFAULT_MIN_RETRIES_PER_SECOND,
@@ -535,12 +523,8 @@ public final class RetryConfigResolver {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 double r = (Double) s.value();
-                if (!(r >= 0) || Double.isInfinite(r)) {
-                    v.problem(s.path(), s.display(), "budget.min-retries-per-second must be >= 0",
-                            "use 0 for no floor, or a small positive rate (default 10)");
-                    return null;
-                }
-                return r;
+                return valid(s, v, r >= 0 && !Double.isInfinite(r), "must be >= 0",
+                        "use 0 for no floor, or a small positive rate (default 10)");
             }
         },
         BUDGET_TTL("budget.ttl", RetryBudgetPolicy.DEFAULT_TTL, c -> c.budget() == null ? null : c.budget().ttl(),
@@ -548,12 +532,8 @@ public final class RetryConfigResolver {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 Duration ttl = (Duration) s.value();
-                if (ttl.compareTo(MIN_BUDGET_TTL) < 0 || ttl.compareTo(MAX_BUDGET_TTL) > 0) {
-                    v.problem(s.path(), s.display(), "budget.ttl must be between 1s and 60s",
-                            "use a window between 1s and 60s (default 10s)");
-                    return null;
-                }
-                return ttl;
+                return valid(s, v, ttl.compareTo(MIN_BUDGET_TTL) >= 0 && ttl.compareTo(MAX_BUDGET_TTL) <= 0,
+                        "must be between 1s and 60s", "use a window between 1s and 60s (default 10s)");
             }
         },
         RETRY_INFO("retry-info", true, ClientProperties::retryInfo, InterceptorOnly.RETRY_INFO),
@@ -571,12 +551,9 @@ public final class RetryConfigResolver {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 int picks = (Integer) s.value();
-                if (picks < 1 || picks > ChannelRetryConfig.MAX_BACKEND_PICKS) {
-                    v.problem(s.path(), s.display(), "backend-picks must be between 1 and " + ChannelRetryConfig.MAX_BACKEND_PICKS,
-                            "use a small count such as 5 (the default); avoid-tried-backends: false turns the avoidance off");
-                    return null;
-                }
-                return picks;
+                return valid(s, v, picks >= 1 && picks <= ChannelRetryConfig.MAX_BACKEND_PICKS,
+                        "must be between 1 and " + ChannelRetryConfig.MAX_BACKEND_PICKS,
+                        "use a small count such as 5 (the default); avoid-tried-backends: false turns the avoidance off");
             }
         },
         ADAPTIVE_HEDGING_ENABLED("adaptive-hedging.enabled", false, c -> adaptive(c, AdaptiveHedgingProperties::enabled),
@@ -586,25 +563,16 @@ public final class RetryConfigResolver {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 double load = (Double) s.value();
-                if (!(load > 0) || load > 0.5) {
-                    v.problem(s.path(), s.display(), "adaptive-hedging.max-extra-load must be in (0, 0.5]",
-                            "use a share of calls such as 0.05 (5 %, the default)");
-                    return null;
-                }
-                return load;
+                return valid(s, v, load > 0 && load <= 0.5, "must be in (0, 0.5]",
+                        "use a share of calls such as 0.05 (5 %, the default)");
             }
         },
         ADAPTIVE_HEDGING_MIN_DELAY("adaptive-hedging.min-delay", AdaptiveHedgingPolicy.DEFAULT_MIN_DELAY,
                 c -> adaptive(c, AdaptiveHedgingProperties::minDelay), InterceptorOnly.ADAPTIVE_HEDGING) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
-                Duration min = (Duration) s.value();
-                if (min.isNegative()) {
-                    v.problem(s.path(), s.display(), "adaptive-hedging.min-delay must be >= 0",
-                            "use a small duration such as 1ms (the default)");
-                    return null;
-                }
-                return min;
+                return valid(s, v, !((Duration) s.value()).isNegative(), "must be >= 0",
+                        "use a small duration such as 1ms (the default)");
             }
         },
         ADAPTIVE_HEDGING_MAX_DELAY("adaptive-hedging.max-delay", null, c -> adaptive(c, AdaptiveHedgingProperties::maxDelay),
@@ -613,26 +581,17 @@ public final class RetryConfigResolver {
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 Duration max = (Duration) s.value();
                 Duration min = (Duration) Objects.requireNonNull(earlier.get(ADAPTIVE_HEDGING_MIN_DELAY));
-                if (max.compareTo(min) < 0 || max.isZero()) {
-                    v.problem(s.path(), s.display(),
-                            "adaptive-hedging.max-delay must be > 0 and at least min-delay (" + Durations.toJson(min) + ")",
-                            "raise it, lower min-delay, or remove it for no upper bound");
-                    return null;
-                }
-                return max;
+                return valid(s, v, max.compareTo(min) >= 0 && !max.isZero(),
+                        "must be > 0 and at least min-delay (" + Durations.toJson(min) + ")",
+                        "raise it, lower min-delay, or remove it for no upper bound");
             }
         },
         ADAPTIVE_HEDGING_MIN_SAMPLES("adaptive-hedging.min-samples", AdaptiveHedgingPolicy.DEFAULT_MIN_SAMPLES,
                 c -> adaptive(c, AdaptiveHedgingProperties::minSamples), InterceptorOnly.ADAPTIVE_HEDGING) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
-                int samples = (Integer) s.value();
-                if (samples < 1) {
-                    v.problem(s.path(), s.display(), "adaptive-hedging.min-samples must be >= 1",
-                            "use the number of calls to see before the delay adapts, e.g. 100 (the default)");
-                    return null;
-                }
-                return samples;
+                return valid(s, v, (Integer) s.value() >= 1, "must be >= 1",
+                        "use the number of calls to see before the delay adapts, e.g. 100 (the default)");
             }
         },
         ADAPTIVE_HEDGING_WINDOW("adaptive-hedging.window", AdaptiveHedgingPolicy.DEFAULT_WINDOW,
@@ -640,13 +599,8 @@ public final class RetryConfigResolver {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 Duration window = (Duration) s.value();
-                if (window.compareTo(MIN_ADAPTIVE_WINDOW) < 0
-                        || window.compareTo(MAX_ADAPTIVE_WINDOW) > 0) {
-                    v.problem(s.path(), s.display(), "adaptive-hedging.window must be between 1s and 1h",
-                            "use a window such as 30s (the default)");
-                    return null;
-                }
-                return window;
+                return valid(s, v, window.compareTo(MIN_ADAPTIVE_WINDOW) >= 0 && window.compareTo(MAX_ADAPTIVE_WINDOW) <= 0,
+                        "must be between 1s and 1h", "use a window such as 30s (the default)");
             }
         },
         STREAMS_IDLE_TIMEOUT("streams.idle-timeout", null, c -> c.streams() == null ? null : c.streams().idleTimeout(),
@@ -661,13 +615,8 @@ public final class RetryConfigResolver {
                 c -> c.streams() == null ? null : c.streams().maxResumes(), InterceptorOnly.STREAMS) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
-                int resumes = (Integer) s.value();
-                if (resumes < 0) {
-                    v.problem(s.path(), s.display(), "streams.max-resumes must be >= 0",
-                            "use 0 to never resume a stream, or a small count such as 3 (the default)");
-                    return null;
-                }
-                return resumes;
+                return valid(s, v, (Integer) s.value() >= 0, "must be >= 0",
+                        "use 0 to never resume a stream, or a small count such as 3 (the default)");
             }
         };
 
@@ -746,11 +695,6 @@ public final class RetryConfigResolver {
             return type.cast(values.get(field));
         }
 
-        /** The field's property name under the channel's prefix ({@code budget.min-retries-per-second}). */
-        String propertyName() {
-            return propertyName;
-        }
-
         /** The field's value in {@code properties} with its path under {@code channelPath}; null when not set. */
         @Nullable Sourced<?> sourced(ClientProperties properties, String channelPath) {
             Object value = accessor.apply(properties);
@@ -772,10 +716,13 @@ public final class RetryConfigResolver {
             return s.value();
         }
 
-        /** A size that must be &gt; 0. */
-        @Nullable Object positiveSize(Sourced<?> s, RetryConfigValidator v, String fix) {
-            if ((Long) s.value() <= 0) {
-                v.problem(s.path(), s.display(), propertyName + " must be > 0", fix);
+        /**
+         * The value of {@code s} when {@code valid}; else null, with the problem "{@code <property name> <rule>}"
+         * reported at its path.
+         */
+        @Nullable Object valid(Sourced<?> s, RetryConfigValidator v, boolean valid, String rule, String fix) {
+            if (!valid) {
+                v.problem(s.path(), s.display(), propertyName + " " + rule, fix);
                 return null;
             }
             return s.value();
@@ -784,11 +731,7 @@ public final class RetryConfigResolver {
         /** A duration that must be &gt; 0. */
         @Nullable Object positive(Sourced<?> s, RetryConfigValidator v, String fix) {
             Duration d = (Duration) s.value();
-            if (d.isNegative() || d.isZero()) {
-                v.problem(s.path(), s.display(), propertyName + " must be > 0", fix);
-                return null;
-            }
-            return d;
+            return valid(s, v, !d.isNegative() && !d.isZero(), "must be > 0", fix);
         }
 
         private static <T> @Nullable Object adaptive(ClientProperties c, Function<AdaptiveHedgingProperties, T> field) {
@@ -876,63 +819,35 @@ public final class RetryConfigResolver {
     }
 
     /**
-     * {@code service-config.method[i].retry}: the fields that are set, keyed by property name
-     * ({@code max-attempts}, ...: the property names of the retry-policy field table). Values
-     * are kept in the field's type: a whole number as {@code Integer}, a number as {@code Double} (a
-     * {@code Float} as the decimal written), a {@code Duration}, status codes as a list of names (a
-     * collection of {@code Status.Code} or of strings as written).
+     * {@code service-config.method[i].retry}: one component per field of the retry-policy field table, each may
+     * be unset (null). Status codes are kept as written (names or numbers), checked with the policy.
      */
-    public record RetryProperties(Map<String, Object> values) {
+    public record RetryProperties(
+            @Nullable Integer maxAttempts,
+            @Nullable Duration initialBackoff,
+            @Nullable Duration maxBackoff,
+            @Nullable Double backoffMultiplier,
+            @Nullable List<String> retryableStatusCodes,
+            @Nullable Duration perAttemptReceiveTimeout) {
 
         public RetryProperties {
-            Map<String, Object> checked = new LinkedHashMap<>();
-            for (Map.Entry<String, Object> e : values.entrySet()) {
-                RetryPolicyField f = RetryPolicyField.byPropertyName(e.getKey());
-                if (f == null) {
-                    List<String> known = new ArrayList<>();
-                    for (RetryPolicyField k : RetryPolicyField.values()) {
-                        known.add(k.propertyName());
-                    }
-                    throw new IllegalArgumentException("no retry property " + e.getKey() + "; the retry properties are " + known);
-                }
-                if (e.getValue() != null) {
-                    checked.put(f.propertyName(), f.kind().fromProperty(e.getValue()));
-                }
-            }
-            values = Collections.unmodifiableMap(checked);
+            retryableStatusCodes = retryableStatusCodes == null ? null : List.copyOf(retryableStatusCodes);
         }
 
         /**
-         * A retry policy: one value per field of the retry-policy field table (a {@code Float} multiplier is
-         * taken as the decimal written; status codes as a collection of {@code Status.Code} or of names).
+         * A retry policy from bound values: a {@code Float} multiplier is taken as the decimal written (0.1 rather
+         * than 0.10000000149), status codes as a collection of {@code Status.Code} or of names.
          */
         public static RetryProperties of(@Nullable Integer maxAttempts, @Nullable Duration initialBackoff,
                 @Nullable Duration maxBackoff, @Nullable Number backoffMultiplier,
                 @Nullable Collection<?> retryableStatusCodes, @Nullable Duration perAttemptReceiveTimeout) {
-            Map<String, @Nullable Object> set = new LinkedHashMap<>();
-            set.put(RetryPolicyField.MAX_ATTEMPTS.propertyName(), maxAttempts);
-            set.put(RetryPolicyField.INITIAL_BACKOFF.propertyName(), initialBackoff);
-            set.put(RetryPolicyField.MAX_BACKOFF.propertyName(), maxBackoff);
-            set.put(RetryPolicyField.BACKOFF_MULTIPLIER.propertyName(), backoffMultiplier);
-            set.put(RetryPolicyField.RETRYABLE_STATUS_CODES.propertyName(), retryableStatusCodes);
-            set.put(RetryPolicyField.PER_ATTEMPT_RECEIVE_TIMEOUT.propertyName(), perAttemptReceiveTimeout);
-            return of(set);
+            return new RetryProperties(maxAttempts, initialBackoff, maxBackoff, decimal(backoffMultiplier),
+                    codeNames(retryableStatusCodes), perAttemptReceiveTimeout);
         }
 
-        /** The fields given, by property name; null values count as not set. */
-        public static RetryProperties of(Map<String, ? extends @Nullable Object> values) {
-            Map<String, Object> copy = new LinkedHashMap<>();
-            values.forEach((k, v) -> {
-                if (v != null) {
-                    copy.put(k, v);
-                }
-            });
-            return new RetryProperties(copy);
-        }
-
-        /** The value of the property {@code propertyName} ({@code max-attempts}); null when not set. */
-        public @Nullable Object get(String propertyName) {
-            return values.get(propertyName);
+        @SuppressWarnings("unchecked")
+        private static @Nullable List<String> codeNames(@Nullable Collection<?> codes) {
+            return codes == null ? null : (List<String>) RetryPolicyField.Kind.CODES.fromProperty(codes);
         }
     }
 
@@ -948,10 +863,6 @@ public final class RetryConfigResolver {
         public static RetryThrottlingProperties of(@Nullable Number maxTokens, @Nullable Number tokenRatio) {
             return new RetryThrottlingProperties(decimal(maxTokens), decimal(tokenRatio));
         }
-
-        private static @Nullable Double decimal(@Nullable Number n) {
-            return n == null ? null : (Double) RetryPolicyField.Kind.NUMBER.fromProperty(n);
-        }
     }
 
     /** {@code grpc.retry.clients.<channel>.adaptive-hedging}: every field may be unset (null). */
@@ -966,6 +877,11 @@ public final class RetryConfigResolver {
 
     /** {@code grpc.retry.clients.<channel>.streams}: every field may be unset (null). */
     public record StreamsProperties(@Nullable Duration idleTimeout, @Nullable Integer maxResumes) {
+    }
+
+    /** A bound number as a {@code Double}: a {@code Float} as the decimal written (0.1 rather than 0.10000000149). */
+    private static @Nullable Double decimal(@Nullable Number n) {
+        return n == null ? null : (Double) RetryPolicyField.Kind.NUMBER.fromProperty(n);
     }
 
     /**

@@ -117,7 +117,7 @@ public final class RetryConfigValidator {
         Long maxResp = messageLimit(d.maxResponseMessageBytes());
         RetryPolicy retry = null;
         HedgingPolicy hedging = null;
-        RetryPolicyDraft retryDraft = d.retryPolicy();
+        RetryPolicyField.Draft retryDraft = d.retryPolicy();
         HedgingPolicyDraft hedgingDraft = d.hedgingPolicy();
         boolean hasRetry = retryDraft != null && !retryDraft.isEmpty();
         boolean hasHedging = hedgingDraft != null && !hedgingDraft.isEmpty();
@@ -155,11 +155,11 @@ public final class RetryConfigValidator {
         return s.value();
     }
 
-    private @Nullable RetryPolicy retryPolicy(RetryPolicyDraft d) {
+    private @Nullable RetryPolicy retryPolicy(RetryPolicyField.Draft d) {
         int before = problems.size();
         Map<RetryPolicyField, Object> values = new EnumMap<>(RetryPolicyField.class);
         for (RetryPolicyField f : RetryPolicyField.values()) {
-            Object v = f.validate(d.get(f), d.field(f.jsonName()), this);
+            Object v = f.validate(f.drafted(d), d.field(f.jsonName()), this);
             if (v != null) {
                 values.put(f, v);
             }
@@ -167,8 +167,8 @@ public final class RetryConfigValidator {
         if (problems.size() != before) {
             return null;
         }
-        Sourced<Object> initial = d.get(RetryPolicyField.INITIAL_BACKOFF);
-        Sourced<Object> max = d.get(RetryPolicyField.MAX_BACKOFF);
+        Sourced<Duration> initial = d.initialBackoff();
+        Sourced<Duration> max = d.maxBackoff();
         if (initial != null && max != null && values.get(RetryPolicyField.MAX_BACKOFF) instanceof Duration m
                 && values.get(RetryPolicyField.INITIAL_BACKOFF) instanceof Duration i && m.compareTo(i) < 0) {
             warnings.add(max.path() + " = " + max.display() + " is below " + initial.path() + " = " + initial.display()

@@ -57,9 +57,7 @@ final class BenchConfig {
     /** The channel as the starter would resolve it: defaults for cap and buffers, throttle and budget on. */
     static ChannelRetryConfig channel() {
         int cap = ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP;
-        return new ChannelRetryConfig("bench", serviceConfig().capped(cap), cap,
-                ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT, ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE,
-                budget(), null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        return ChannelRetryConfig.of("bench", serviceConfig().capped(cap)).withMaxAttemptsCap(cap).withBudget(budget());
     }
 
     /**

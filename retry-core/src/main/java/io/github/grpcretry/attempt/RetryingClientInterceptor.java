@@ -69,9 +69,10 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
 
     /**
      * What the engine does for one method: its retry policy or its hedging policy, or else the fallback's decider (all
-     * null = pass through), its tag values, and the attempts a call makes at most. This is the one place the channel's
-     * {@code max-attempts-cap} is applied in the engine, to whatever reaches it: a policy of a configuration or a name
-     * resolver, a call's own policy, a decider's {@code maxAttempts()} ({@link #of}).
+     * null = pass through), its tag values, and the attempts a call makes at most. The channel's policies (configured
+     * or a name resolver's) arrive capped ({@link ChannelRetryConfig} caps them); the engine applies the channel's
+     * {@code max-attempts-cap} only to what does not pass the configuration: a call's own policy and a decider's
+     * {@code maxAttempts()} ({@link #of}).
      */
     record MethodPlan(@Nullable RetryPolicy policy, @Nullable HedgingPolicy hedging, @Nullable RetryDecider decider,
             int maxAttempts, CallTarget target, @Nullable AdaptiveDelay adaptive) {

@@ -1,12 +1,10 @@
 package io.github.grpcretry.config;
 
-import io.github.grpcretry.internal.config.ChannelDraft;
 import io.github.grpcretry.internal.config.ChannelNames;
 import io.github.grpcretry.internal.config.ConfigNaming;
 import io.github.grpcretry.internal.config.HedgingPolicyDraft;
 import io.github.grpcretry.internal.config.MethodConfigDraft;
-import io.github.grpcretry.internal.config.ResolvedChannelRetryConfigs;
-import io.github.grpcretry.internal.config.RetryPolicyDraft;
+import io.github.grpcretry.internal.config.RetryConfigValidator;
 import io.github.grpcretry.internal.config.RetryPolicyField;
 import io.github.grpcretry.internal.config.RetryThrottlingDraft;
 import io.github.grpcretry.internal.config.ServiceConfigDraft;
@@ -14,11 +12,14 @@ import io.github.grpcretry.internal.config.ServiceConfigJson;
 import io.github.grpcretry.internal.config.Sourced;
 import io.github.grpcretry.internal.config.StatusCodes;
 import io.github.grpcretry.internal.time.Durations;
+import io.github.grpcretry.policy.AdaptiveHedgingPolicy;
+import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import io.github.grpcretry.policy.MethodConfig;
 import io.github.grpcretry.policy.MethodName;
+import io.github.grpcretry.policy.RetryBudgetPolicy;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
 import java.io.IOException;
@@ -26,7 +27,6 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -38,6 +38,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -266,8 +267,8 @@ public final class RetryConfigResolver {
         Set<String> channelsWithOwnPaths = new HashSet<>();
         for (Map.Entry<String, ChannelDraft> e : drafts.entrySet()) {
             for (MethodConfigDraft m : e.getValue().serviceConfig().methodConfigs()) {
-                RetryPolicyDraft r = m.retryPolicy();
-                Sourced<Object> timeout = r == null ? null : r.get(RetryPolicyField.PER_ATTEMPT_RECEIVE_TIMEOUT);
+                RetryPolicyField.Draft r = m.retryPolicy();
+                Sourced<Duration> timeout = r == null ? null : r.perAttemptReceiveTimeout();
                 if (timeout != null) {
                     places.add(timeout.path() + " = " + timeout.display());
                     channelsWithOwnPaths.add(e.getKey());
@@ -293,56 +294,22 @@ public final class RetryConfigResolver {
     }
 
     /**
-     * The start-up warnings for the native engine with settings only the interceptor engine applies: one for
-     * {@code retry-info}/{@code retry-info-max-delay} (grpc-java reads only {@code grpc-retry-pushback-ms}), one for
-     * {@code adaptive-hedging.*} (grpc-java's hedging delay is fixed), one for {@code budget.*} (grpc-java has no
-     * retry budget), one for {@code avoid-tried-backends}/{@code backend-picks} (grpc-java's picks do not know the
-     * call's earlier attempts), each naming every property that sets one.
+     * The start-up warnings for the native engine with settings only the interceptor engine applies: one per group
+     * of the channel-wide field table ({@link InterceptorOnly}: retry-info, adaptive-hedging, budget,
+     * avoid-tried-backends, streams), each naming every property that sets one.
      */
     static List<String> nativeIgnoresInterceptorOnlySettings(Map<String, ChannelDraft> drafts) {
-        List<String> retryInfo = new ArrayList<>();
-        List<String> adaptive = new ArrayList<>();
-        List<String> budget = new ArrayList<>();
-        List<String> backends = new ArrayList<>();
+        Map<InterceptorOnly, List<String>> places = new EnumMap<>(InterceptorOnly.class);
         for (ChannelDraft d : drafts.values()) {
-            for (Sourced<?> s : Arrays.asList(d.avoidTriedBackends(), d.backendPicks())) {
-                if (s != null) {
-                    backends.add(s.path() + " = " + s.display());
-                }
-            }
-            for (Sourced<?> s : Arrays.asList(d.retryInfo(), d.retryInfoMaxDelay())) {
-                if (s != null) {
-                    retryInfo.add(s.path() + " = " + s.display());
-                }
-            }
-            adaptive.addAll(d.adaptiveHedging().setPlaces());
-            for (Sourced<?> s : Arrays.asList(d.budgetRatio(), d.budgetMinRetriesPerSecond(), d.budgetTtl())) {
-                if (s != null) {
-                    budget.add(s.path() + " = " + s.display());
+            for (ChannelField f : ChannelField.values()) {
+                Sourced<?> s = f.sourced(d.properties(), d.path());
+                if (s != null && f.interceptorOnly != null) {
+                    places.computeIfAbsent(f.interceptorOnly, g -> new ArrayList<>()).add(s.path() + " = " + s.display());
                 }
             }
         }
-        List<String> out = new ArrayList<>(4);
-        if (!retryInfo.isEmpty()) {
-            out.add("retry-info is ignored: grpc.retry.engine=native (grpc-java's own retry) reads only the "
-                    + "grpc-retry-pushback-ms trailer, never a google.rpc.RetryInfo delay. Set at: "
-                    + String.join(", ", retryInfo) + ". Use grpc.retry.engine=interceptor to have it applied, or remove it");
-        }
-        if (!adaptive.isEmpty()) {
-            out.add("adaptive-hedging is ignored: grpc.retry.engine=native (grpc-java's own retry) hedges after the fixed "
-                    + "hedging.delay only. Set at: " + String.join(", ", adaptive)
-                    + ". Use grpc.retry.engine=interceptor to have it applied, or remove it");
-        }
-        if (!budget.isEmpty()) {
-            out.add("budget is ignored: grpc.retry.engine=native (grpc-java's own retry) limits retries only by"
-                    + " retrythrottling and max-attempts-cap, never by a retry budget. Set at: " + String.join(", ", budget)
-                    + ". Use grpc.retry.engine=interceptor to have it applied, or remove it");
-        }
-        if (!backends.isEmpty()) {
-            out.add("avoid-tried-backends is ignored: grpc.retry.engine=native (grpc-java's own retry) picks a backend"
-                    + " for each attempt without knowing where the call's earlier attempts went. Set at: "
-                    + String.join(", ", backends) + ". Use grpc.retry.engine=interceptor to have it applied, or remove it");
-        }
+        List<String> out = new ArrayList<>(places.size());
+        places.forEach((group, where) -> out.add(group.warning(where)));
         return out;
     }
 
@@ -402,33 +369,7 @@ public final class RetryConfigResolver {
                 file = ServiceConfigJson.parseFile(f.text(), f.name(), problems);
             }
         }
-        ServiceConfigDraft merged = typed.overlay(file);
-        BudgetProperties b = c.budget() == null ? BudgetProperties.NONE : c.budget();
-        String bp = path + ".budget";
-        return new ChannelDraft(channel, path, merged,
-                Sourced.of(b.ratio(), bp + ".ratio"),
-                Sourced.of(b.minRetriesPerSecond(), bp + ".min-retries-per-second"),
-                Sourced.of(b.ttl(), bp + ".ttl"),
-                Sourced.of(c.maxAttemptsCap(), path + ".max-attempts-cap"),
-                bytes(c.perRpcBufferLimit(), path + ".per-rpc-buffer-limit"),
-                bytes(c.retryBufferSize(), path + ".retry-buffer-size"),
-                Sourced.of(c.connectTimeout(), path + ".connect-timeout"),
-                Sourced.of(c.resilience4jRetry(), path + ".resilience4j-retry"),
-                Sourced.of(c.retryInfo(), path + ".retry-info"),
-                Sourced.of(c.retryInfoMaxDelay(), path + ".retry-info-max-delay"),
-                adaptiveHedging(c.adaptiveHedging(), path + ".adaptive-hedging"),
-                Sourced.of(c.avoidTriedBackends(), path + ".avoid-tried-backends"),
-                Sourced.of(c.backendPicks(), path + ".backend-picks"));
-    }
-
-    private static ChannelDraft.AdaptiveHedgingDraft adaptiveHedging(@Nullable AdaptiveHedgingProperties a, String path) {
-        if (a == null) {
-            return ChannelDraft.AdaptiveHedgingDraft.EMPTY;
-        }
-        return new ChannelDraft.AdaptiveHedgingDraft(Sourced.of(a.enabled(), path + ".enabled"),
-                Sourced.of(a.maxExtraLoad(), path + ".max-extra-load"), Sourced.of(a.minDelay(), path + ".min-delay"),
-                Sourced.of(a.maxDelay(), path + ".max-delay"), Sourced.of(a.minSamples(), path + ".min-samples"),
-                Sourced.of(a.window(), path + ".window"));
+        return new ChannelDraft(channel, path, typed.overlay(file), c, null);
     }
 
     private static ServiceConfigDraft serviceConfig(String path, @Nullable ServiceConfigProperties sc) {
@@ -465,18 +406,17 @@ public final class RetryConfigResolver {
             // An entry without names applies to every method of the channel (gRPC's "name": [{}]).
             names.add(new Sourced<>(MethodName.DEFAULT, path + ".name", MethodName.DEFAULT.toString()));
         }
-        RetryPolicyDraft retry = null;
+        RetryPolicyField.Draft retry = null;
         RetryProperties r = m.retry();
         if (r != null) {
             String rp = path + ".retry";
-            Map<RetryPolicyField, Sourced<?>> values = new EnumMap<>(RetryPolicyField.class);
-            for (RetryPolicyField f : RetryPolicyField.values()) {
-                Sourced<?> v = Sourced.of(r.get(f.propertyName()), rp + "." + f.propertyName());
-                if (v != null) {
-                    values.put(f, v);
-                }
-            }
-            retry = new RetryPolicyDraft(rp, ConfigNaming.PROPERTIES, values);
+            retry = new RetryPolicyField.Draft(rp, ConfigNaming.PROPERTIES,
+                    Sourced.of(r.maxAttempts(), at(rp, RetryPolicyField.MAX_ATTEMPTS)),
+                    Sourced.of(r.initialBackoff(), at(rp, RetryPolicyField.INITIAL_BACKOFF)),
+                    Sourced.of(r.maxBackoff(), at(rp, RetryPolicyField.MAX_BACKOFF)),
+                    Sourced.of(r.backoffMultiplier(), at(rp, RetryPolicyField.BACKOFF_MULTIPLIER)),
+                    Sourced.of(r.retryableStatusCodes(), at(rp, RetryPolicyField.RETRYABLE_STATUS_CODES)),
+                    Sourced.of(r.perAttemptReceiveTimeout(), at(rp, RetryPolicyField.PER_ATTEMPT_RECEIVE_TIMEOUT)));
         }
         HedgingPolicyDraft hedging = null;
         HedgingProperties h = m.hedging();
@@ -495,12 +435,338 @@ public final class RetryConfigResolver {
                 retry, hedging);
     }
 
+    /** The property path of {@code field} in the retry policy at {@code policyPath}. */
+    private static String at(String policyPath, RetryPolicyField field) {
+        return policyPath + "." + field.propertyName();
+    }
+
     private static @Nullable Sourced<List<String>> codes(@Nullable List<String> codes, String path) {
         return codes == null ? null : new Sourced<>(List.copyOf(codes), path, codes.toString());
     }
 
     private static @Nullable Sourced<Long> bytes(@Nullable Size size, String path) {
         return size == null ? null : new Sourced<>(size.bytes(), path, size.display());
+    }
+
+    // ------------------------------------------------------------------ the channel-wide field table
+
+    /**
+     * The table of channel-wide fields: the keys directly under {@code grpc.retry.clients.<channel>} (and their
+     * groups, {@code budget.*}, {@code adaptive-hedging.*}, {@code streams.*}) that GLOBAL passes on field by field.
+     * For each: its property name (the problem's path is the channel's prefix and this name), its default, its
+     * accessor on {@link ClientProperties}, whether only the interceptor engine applies it (the native engine's
+     * start-up warning), and its rule ({@link #check}: the problem text and fix at the value's path). One table
+     * drives the draft's values and GLOBAL's inheritance ({@link ChannelDraft#get}), the validation, the
+     * {@link ChannelRetryConfig} made ({@link #settings}) and the native engine's warning. docs/design.md ("Adding a
+     * channel-wide property") lists what a new field needs.
+     *
+     * <p>The order of the constants is the order of the problems in the start-up report.
+     */
+    enum ChannelField {
+
+        MAX_ATTEMPTS_CAP("max-attempts-cap", ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP, ClientProperties::maxAttemptsCap,
+                null) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                int cap = (Integer) s.value();
+                return cap < 1 ? valid(s, v, false, "must be >= 1",
+                                "use 1 to turn retries and hedging off for the channel, or a larger cap (default 5)")
+                        : valid(s, v, cap <= MAX_ATTEMPTS_CAP_LIMIT, "must be at most " + MAX_ATTEMPTS_CAP_LIMIT
+                                + ": each failing call would send up to this many attempts",
+                                "use a cap such as 5 (the default); let the call's deadline, not the attempt count, bound a long wait");
+            }
+        },
+        PER_RPC_BUFFER_LIMIT("per-rpc-buffer-limit", ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
+                ClientProperties::perRpcBufferLimit, null) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                return valid(s, v, (Long) s.value() > 0, "must be > 0", "e.g. 1MB (the default)");
+            }
+        },
+        RETRY_BUFFER_SIZE("retry-buffer-size", ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE,
+                ClientProperties::retryBufferSize, null) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                return valid(s, v, (Long) s.value() > 0, "must be > 0", "e.g. 16MB (the default)");
+            }
+        },
+        CONNECT_TIMEOUT("connect-timeout", null, ClientProperties::connectTimeout, null) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                Duration d = (Duration) s.value();
+                return valid(s, v, d.compareTo(Duration.ofMillis(1)) >= 0 && d.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) <= 0,
+                        "must be at least 1ms and at most 2147483647ms", "use a positive duration such as 2s");
+            }
+        },
+        RESILIENCE4J_RETRY("resilience4j-retry", null, ClientProperties::resilience4jRetry, null) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                String name = (String) s.value();
+                if (name.isBlank()) {
+                    v.problem(s.path(), "\"" + name + "\"", "resilience4j-retry must name a resilience4j Retry instance",
+                            "set the instance name (resilience4j.retry.instances.<name>) or remove the property");
+                    return null;
+                }
+                return name.trim();
+            }
+        },
+        BUDGET_RATIO("budget.ratio", null, c -> c.budget() == null ? null : c.budget().ratio(), InterceptorOnly.BUDGET) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                double r = (Double) s.value();
+                return valid(s, v, r > 0 && r <= MAX_BUDGET_RATIO, "must be in (0, 1]",
+                        "use a share of calls such as 0.1 (10 %); remove the property for no budget");
+            }
+        },
+        BUDGET_MIN_RETRIES_PER_SECOND("budget.min-retries-per-second", RetryBudgetPolicy.DEFAULT_MIN_RETRIES_PER_SECOND,
+                c -> c.budget() == null ? null : c.budget().minRetriesPerSecond(), InterceptorOnly.BUDGET) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                double r = (Double) s.value();
+                return valid(s, v, r >= 0 && !Double.isInfinite(r), "must be >= 0",
+                        "use 0 for no floor, or a small positive rate (default 10)");
+            }
+        },
+        BUDGET_TTL("budget.ttl", RetryBudgetPolicy.DEFAULT_TTL, c -> c.budget() == null ? null : c.budget().ttl(),
+                InterceptorOnly.BUDGET) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                Duration ttl = (Duration) s.value();
+                return valid(s, v, ttl.compareTo(MIN_BUDGET_TTL) >= 0 && ttl.compareTo(MAX_BUDGET_TTL) <= 0,
+                        "must be between 1s and 60s", "use a window between 1s and 60s (default 10s)");
+            }
+        },
+        RETRY_INFO("retry-info", true, ClientProperties::retryInfo, InterceptorOnly.RETRY_INFO),
+        RETRY_INFO_MAX_DELAY("retry-info-max-delay", ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY,
+                ClientProperties::retryInfoMaxDelay, InterceptorOnly.RETRY_INFO) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                return positive(s, v, "use a positive duration such as 30s (the default); retry-info: false turns RetryInfo off");
+            }
+        },
+        AVOID_TRIED_BACKENDS("avoid-tried-backends", true, ClientProperties::avoidTriedBackends,
+                InterceptorOnly.TRIED_BACKENDS),
+        BACKEND_PICKS("backend-picks", ChannelRetryConfig.DEFAULT_BACKEND_PICKS, ClientProperties::backendPicks,
+                InterceptorOnly.TRIED_BACKENDS) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                int picks = (Integer) s.value();
+                return valid(s, v, picks >= 1 && picks <= ChannelRetryConfig.MAX_BACKEND_PICKS,
+                        "must be between 1 and " + ChannelRetryConfig.MAX_BACKEND_PICKS,
+                        "use a small count such as 5 (the default); avoid-tried-backends: false turns the avoidance off");
+            }
+        },
+        ADAPTIVE_HEDGING_ENABLED("adaptive-hedging.enabled", false, c -> adaptive(c, AdaptiveHedgingProperties::enabled),
+                InterceptorOnly.ADAPTIVE_HEDGING),
+        ADAPTIVE_HEDGING_MAX_EXTRA_LOAD("adaptive-hedging.max-extra-load", AdaptiveHedgingPolicy.DEFAULT_MAX_EXTRA_LOAD,
+                c -> adaptive(c, AdaptiveHedgingProperties::maxExtraLoad), InterceptorOnly.ADAPTIVE_HEDGING) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                double load = (Double) s.value();
+                return valid(s, v, load > 0 && load <= 0.5, "must be in (0, 0.5]",
+                        "use a share of calls such as 0.05 (5 %, the default)");
+            }
+        },
+        ADAPTIVE_HEDGING_MIN_DELAY("adaptive-hedging.min-delay", AdaptiveHedgingPolicy.DEFAULT_MIN_DELAY,
+                c -> adaptive(c, AdaptiveHedgingProperties::minDelay), InterceptorOnly.ADAPTIVE_HEDGING) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                return valid(s, v, !((Duration) s.value()).isNegative(), "must be >= 0",
+                        "use a small duration such as 1ms (the default)");
+            }
+        },
+        ADAPTIVE_HEDGING_MAX_DELAY("adaptive-hedging.max-delay", null, c -> adaptive(c, AdaptiveHedgingProperties::maxDelay),
+                InterceptorOnly.ADAPTIVE_HEDGING) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                Duration max = (Duration) s.value();
+                Duration min = (Duration) Objects.requireNonNull(earlier.get(ADAPTIVE_HEDGING_MIN_DELAY));
+                return valid(s, v, max.compareTo(min) >= 0 && !max.isZero(),
+                        "must be > 0 and at least min-delay (" + Durations.toJson(min) + ")",
+                        "raise it, lower min-delay, or remove it for no upper bound");
+            }
+        },
+        ADAPTIVE_HEDGING_MIN_SAMPLES("adaptive-hedging.min-samples", AdaptiveHedgingPolicy.DEFAULT_MIN_SAMPLES,
+                c -> adaptive(c, AdaptiveHedgingProperties::minSamples), InterceptorOnly.ADAPTIVE_HEDGING) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                return valid(s, v, (Integer) s.value() >= 1, "must be >= 1",
+                        "use the number of calls to see before the delay adapts, e.g. 100 (the default)");
+            }
+        },
+        ADAPTIVE_HEDGING_WINDOW("adaptive-hedging.window", AdaptiveHedgingPolicy.DEFAULT_WINDOW,
+                c -> adaptive(c, AdaptiveHedgingProperties::window), InterceptorOnly.ADAPTIVE_HEDGING) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                Duration window = (Duration) s.value();
+                return valid(s, v, window.compareTo(MIN_ADAPTIVE_WINDOW) >= 0 && window.compareTo(MAX_ADAPTIVE_WINDOW) <= 0,
+                        "must be between 1s and 1h", "use a window such as 30s (the default)");
+            }
+        },
+        STREAMS_IDLE_TIMEOUT("streams.idle-timeout", null, c -> c.streams() == null ? null : c.streams().idleTimeout(),
+                InterceptorOnly.STREAMS) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                return positive(s, v, "use a positive duration such as 30s, longer than the longest gap between two"
+                        + " messages of a healthy stream; remove it for no idle timeout");
+            }
+        },
+        STREAMS_MAX_RESUMES("streams.max-resumes", ChannelRetryConfig.Streams.DEFAULT_MAX_RESUMES,
+                c -> c.streams() == null ? null : c.streams().maxResumes(), InterceptorOnly.STREAMS) {
+            @Override
+            @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+                return valid(s, v, (Integer) s.value() >= 0, "must be >= 0",
+                        "use 0 to never resume a stream, or a small count such as 3 (the default)");
+            }
+        };
+
+        /** The largest max-attempts-cap: more attempts per call than this are a retry storm, not a policy. */
+        static final int MAX_ATTEMPTS_CAP_LIMIT = 100;
+        static final double MAX_BUDGET_RATIO = 1.0;
+        static final Duration MIN_BUDGET_TTL = Duration.ofSeconds(1);
+        static final Duration MAX_BUDGET_TTL = Duration.ofSeconds(60);
+        static final Duration MIN_ADAPTIVE_WINDOW = Duration.ofSeconds(1);
+        static final Duration MAX_ADAPTIVE_WINDOW = Duration.ofHours(1);
+
+        private final String propertyName;
+        private final @Nullable Object defaultValue;
+        private final Function<ClientProperties, @Nullable Object> accessor;
+        private final @Nullable InterceptorOnly interceptorOnly;
+
+        ChannelField(String propertyName, @Nullable Object defaultValue, Function<ClientProperties, @Nullable Object> accessor,
+                @Nullable InterceptorOnly interceptorOnly) {
+            this.propertyName = propertyName;
+            this.defaultValue = defaultValue;
+            this.accessor = accessor;
+            this.interceptorOnly = interceptorOnly;
+        }
+
+        /**
+         * The validated channel-wide settings of {@code d} (already inheriting GLOBAL), each value left unset or
+         * invalid at its default, as the {@link ChannelRetryConfig} the engine takes. The one place that lists the
+         * record's channel-wide components in order.
+         */
+        static ChannelDraft.Settings settings(ChannelDraft d, RetryConfigValidator v) {
+            Map<ChannelField, Object> values = new EnumMap<>(ChannelField.class);
+            for (ChannelField f : values()) {
+                Sourced<?> s = d.get(f);
+                Object checked = s == null ? null : f.check(s, values, v);
+                Object value = checked != null ? checked : f.defaultValue;
+                if (value != null) {
+                    values.put(f, value);
+                }
+            }
+            Sourced<?> perRpc = d.get(PER_RPC_BUFFER_LIMIT);
+            Sourced<?> retryBuffer = d.get(RETRY_BUFFER_SIZE);
+            if (required(values, PER_RPC_BUFFER_LIMIT, Long.class) > required(values, RETRY_BUFFER_SIZE, Long.class)
+                    && (perRpc != null || retryBuffer != null)) {
+                v.warnings().add(place(perRpc, d.path() + ".per-rpc-buffer-limit", "1MB") + " is above "
+                        + place(retryBuffer, d.path() + ".retry-buffer-size", "16MB") + ": a call is committed (no"
+                        + " more retries) once the channel's retry buffer is full, so the per-call limit never takes effect;"
+                        + " lower per-rpc-buffer-limit or raise retry-buffer-size");
+            }
+            Double ratio = optional(values, BUDGET_RATIO, Double.class);
+            ChannelRetryConfig config = new ChannelRetryConfig(d.channel(), ServiceConfig.EMPTY,
+                    required(values, MAX_ATTEMPTS_CAP, Integer.class), required(values, PER_RPC_BUFFER_LIMIT, Long.class),
+                    required(values, RETRY_BUFFER_SIZE, Long.class),
+                    ratio == null ? null : new RetryBudgetPolicy(ratio,
+                            required(values, BUDGET_MIN_RETRIES_PER_SECOND, Double.class),
+                            required(values, BUDGET_TTL, Duration.class)),
+                    optional(values, CONNECT_TIMEOUT, Duration.class), optional(values, RESILIENCE4J_RETRY, String.class),
+                    required(values, RETRY_INFO, Boolean.class), required(values, RETRY_INFO_MAX_DELAY, Duration.class),
+                    !required(values, ADAPTIVE_HEDGING_ENABLED, Boolean.class) ? null : new AdaptiveHedgingPolicy(
+                            required(values, ADAPTIVE_HEDGING_MAX_EXTRA_LOAD, Double.class),
+                            required(values, ADAPTIVE_HEDGING_MIN_DELAY, Duration.class),
+                            optional(values, ADAPTIVE_HEDGING_MAX_DELAY, Duration.class),
+                            required(values, ADAPTIVE_HEDGING_MIN_SAMPLES, Integer.class),
+                            required(values, ADAPTIVE_HEDGING_WINDOW, Duration.class)),
+                    required(values, AVOID_TRIED_BACKENDS, Boolean.class), required(values, BACKEND_PICKS, Integer.class),
+                    new ChannelRetryConfig.Streams(optional(values, STREAMS_IDLE_TIMEOUT, Duration.class),
+                            required(values, STREAMS_MAX_RESUMES, Integer.class)));
+            Sourced<?> cap = d.get(MAX_ATTEMPTS_CAP);
+            return new ChannelDraft.Settings(config, cap == null ? "the default" : cap.path());
+        }
+
+        private static <T> T required(Map<ChannelField, Object> values, ChannelField field, Class<T> type) {
+            return type.cast(Objects.requireNonNull(values.get(field), field.propertyName));
+        }
+
+        private static <T> @Nullable T optional(Map<ChannelField, Object> values, ChannelField field, Class<T> type) {
+            return type.cast(values.get(field));
+        }
+
+        /** The field's value in {@code properties} with its path under {@code channelPath}; null when not set. */
+        @Nullable Sourced<?> sourced(ClientProperties properties, String channelPath) {
+            Object value = accessor.apply(properties);
+            String path = channelPath + "." + propertyName;
+            if (value instanceof Size size) {
+                return new Sourced<>(size.bytes(), path, size.display());
+            }
+            return Sourced.of(value, path);
+        }
+
+        /**
+         * Checks a value that is set against the field's rule, reporting a problem to {@code v} at its path; returns
+         * the validated value, or null when it is invalid (the default then stands in). By default every value is
+         * valid.
+         *
+         * @param earlier the values of the fields before this one in the table, validated or at their default
+         */
+        @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
+            return s.value();
+        }
+
+        /**
+         * The value of {@code s} when {@code valid}; else null, with the problem "{@code <property name> <rule>}"
+         * reported at its path.
+         */
+        @Nullable Object valid(Sourced<?> s, RetryConfigValidator v, boolean valid, String rule, String fix) {
+            if (!valid) {
+                v.problem(s.path(), s.display(), propertyName + " " + rule, fix);
+                return null;
+            }
+            return s.value();
+        }
+
+        /** A duration that must be &gt; 0. */
+        @Nullable Object positive(Sourced<?> s, RetryConfigValidator v, String fix) {
+            Duration d = (Duration) s.value();
+            return valid(s, v, !d.isNegative() && !d.isZero(), "must be > 0", fix);
+        }
+
+        private static <T> @Nullable Object adaptive(ClientProperties c, Function<AdaptiveHedgingProperties, T> field) {
+            return c.adaptiveHedging() == null ? null : field.apply(c.adaptiveHedging());
+        }
+
+        /** {@code path = value} of a set value, or {@code path = default (the default)}. */
+        private static String place(@Nullable Sourced<?> s, String path, String dflt) {
+            return s == null ? path + " = " + dflt + " (the default)" : s.path() + " = " + s.display();
+        }
+    }
+
+    /** The groups of channel-wide settings only the interceptor engine applies: one native-engine warning each. */
+    enum InterceptorOnly {
+        RETRY_INFO("retry-info is ignored: grpc.retry.engine=native (grpc-java's own retry) reads only the "
+                + "grpc-retry-pushback-ms trailer, never a google.rpc.RetryInfo delay"),
+        ADAPTIVE_HEDGING("adaptive-hedging is ignored: grpc.retry.engine=native (grpc-java's own retry) hedges after the"
+                + " fixed hedging.delay only"),
+        BUDGET("budget is ignored: grpc.retry.engine=native (grpc-java's own retry) limits retries only by"
+                + " retrythrottling and max-attempts-cap, never by a retry budget"),
+        TRIED_BACKENDS("avoid-tried-backends is ignored: grpc.retry.engine=native (grpc-java's own retry) picks a backend"
+                + " for each attempt without knowing where the call's earlier attempts went"),
+        STREAMS("streams is ignored: grpc.retry.engine=native (grpc-java's own retry) neither cancels an idle streaming"
+                + " attempt nor resumes a stream after its commit");
+
+        private final String ignored;
+
+        InterceptorOnly(String ignored) {
+            this.ignored = ignored;
+        }
+
+        String warning(List<String> places) {
+            return ignored + ". Set at: " + String.join(", ", places)
+                    + ". Use grpc.retry.engine=interceptor to have it applied, or remove it";
+        }
     }
 
     // ------------------------------------------------------------------ the property tree
@@ -524,7 +790,12 @@ public final class RetryConfigResolver {
             @Nullable Duration retryInfoMaxDelay,
             @Nullable AdaptiveHedgingProperties adaptiveHedging,
             @Nullable Boolean avoidTriedBackends,
-            @Nullable Integer backendPicks) {
+            @Nullable Integer backendPicks,
+            @Nullable StreamsProperties streams) {
+
+        /** Nothing set. */
+        public static final ClientProperties NONE = new ClientProperties(null, null, null, null, null, null, null, null,
+                null, null, null, null, null, null);
     }
 
     /** {@code service-config}: the method entries and {@code retrythrottling}. */
@@ -548,63 +819,35 @@ public final class RetryConfigResolver {
     }
 
     /**
-     * {@code service-config.method[i].retry}: the fields that are set, keyed by property name
-     * ({@code max-attempts}, ...: the property names of the retry-policy field table). Values
-     * are kept in the field's type: a whole number as {@code Integer}, a number as {@code Double} (a
-     * {@code Float} as the decimal written), a {@code Duration}, status codes as a list of names (a
-     * collection of {@code Status.Code} or of strings as written).
+     * {@code service-config.method[i].retry}: one component per field of the retry-policy field table, each may
+     * be unset (null). Status codes are kept as written (names or numbers), checked with the policy.
      */
-    public record RetryProperties(Map<String, Object> values) {
+    public record RetryProperties(
+            @Nullable Integer maxAttempts,
+            @Nullable Duration initialBackoff,
+            @Nullable Duration maxBackoff,
+            @Nullable Double backoffMultiplier,
+            @Nullable List<String> retryableStatusCodes,
+            @Nullable Duration perAttemptReceiveTimeout) {
 
         public RetryProperties {
-            Map<String, Object> checked = new LinkedHashMap<>();
-            for (Map.Entry<String, Object> e : values.entrySet()) {
-                RetryPolicyField f = RetryPolicyField.byPropertyName(e.getKey());
-                if (f == null) {
-                    List<String> known = new ArrayList<>();
-                    for (RetryPolicyField k : RetryPolicyField.values()) {
-                        known.add(k.propertyName());
-                    }
-                    throw new IllegalArgumentException("no retry property " + e.getKey() + "; the retry properties are " + known);
-                }
-                if (e.getValue() != null) {
-                    checked.put(f.propertyName(), f.kind().fromProperty(e.getValue()));
-                }
-            }
-            values = Collections.unmodifiableMap(checked);
+            retryableStatusCodes = retryableStatusCodes == null ? null : List.copyOf(retryableStatusCodes);
         }
 
         /**
-         * A retry policy: one value per field of the retry-policy field table (a {@code Float} multiplier is
-         * taken as the decimal written; status codes as a collection of {@code Status.Code} or of names).
+         * A retry policy from bound values: a {@code Float} multiplier is taken as the decimal written (0.1 rather
+         * than 0.10000000149), status codes as a collection of {@code Status.Code} or of names.
          */
         public static RetryProperties of(@Nullable Integer maxAttempts, @Nullable Duration initialBackoff,
                 @Nullable Duration maxBackoff, @Nullable Number backoffMultiplier,
                 @Nullable Collection<?> retryableStatusCodes, @Nullable Duration perAttemptReceiveTimeout) {
-            Map<String, @Nullable Object> set = new LinkedHashMap<>();
-            set.put(RetryPolicyField.MAX_ATTEMPTS.propertyName(), maxAttempts);
-            set.put(RetryPolicyField.INITIAL_BACKOFF.propertyName(), initialBackoff);
-            set.put(RetryPolicyField.MAX_BACKOFF.propertyName(), maxBackoff);
-            set.put(RetryPolicyField.BACKOFF_MULTIPLIER.propertyName(), backoffMultiplier);
-            set.put(RetryPolicyField.RETRYABLE_STATUS_CODES.propertyName(), retryableStatusCodes);
-            set.put(RetryPolicyField.PER_ATTEMPT_RECEIVE_TIMEOUT.propertyName(), perAttemptReceiveTimeout);
-            return of(set);
+            return new RetryProperties(maxAttempts, initialBackoff, maxBackoff, decimal(backoffMultiplier),
+                    codeNames(retryableStatusCodes), perAttemptReceiveTimeout);
         }
 
-        /** The fields given, by property name; null values count as not set. */
-        public static RetryProperties of(Map<String, ? extends @Nullable Object> values) {
-            Map<String, Object> copy = new LinkedHashMap<>();
-            values.forEach((k, v) -> {
-                if (v != null) {
-                    copy.put(k, v);
-                }
-            });
-            return new RetryProperties(copy);
-        }
-
-        /** The value of the property {@code propertyName} ({@code max-attempts}); null when not set. */
-        public @Nullable Object get(String propertyName) {
-            return values.get(propertyName);
+        @SuppressWarnings("unchecked")
+        private static @Nullable List<String> codeNames(@Nullable Collection<?> codes) {
+            return codes == null ? null : (List<String>) RetryPolicyField.Kind.CODES.fromProperty(codes);
         }
     }
 
@@ -620,22 +863,25 @@ public final class RetryConfigResolver {
         public static RetryThrottlingProperties of(@Nullable Number maxTokens, @Nullable Number tokenRatio) {
             return new RetryThrottlingProperties(decimal(maxTokens), decimal(tokenRatio));
         }
-
-        private static @Nullable Double decimal(@Nullable Number n) {
-            return n == null ? null : (Double) RetryPolicyField.Kind.NUMBER.fromProperty(n);
-        }
     }
 
-    /** {@code budget}. */
     /** {@code grpc.retry.clients.<channel>.adaptive-hedging}: every field may be unset (null). */
     public record AdaptiveHedgingProperties(@Nullable Boolean enabled, @Nullable Double maxExtraLoad,
             @Nullable Duration minDelay, @Nullable Duration maxDelay, @Nullable Integer minSamples,
             @Nullable Duration window) {
     }
 
+    /** {@code grpc.retry.clients.<channel>.budget}: every field may be unset (null). */
     public record BudgetProperties(@Nullable Double ratio, @Nullable Double minRetriesPerSecond, @Nullable Duration ttl) {
+    }
 
-        static final BudgetProperties NONE = new BudgetProperties(null, null, null);
+    /** {@code grpc.retry.clients.<channel>.streams}: every field may be unset (null). */
+    public record StreamsProperties(@Nullable Duration idleTimeout, @Nullable Integer maxResumes) {
+    }
+
+    /** A bound number as a {@code Double}: a {@code Float} as the decimal written (0.1 rather than 0.10000000149). */
+    private static @Nullable Double decimal(@Nullable Number n) {
+        return n == null ? null : (Double) RetryPolicyField.Kind.NUMBER.fromProperty(n);
     }
 
     /**

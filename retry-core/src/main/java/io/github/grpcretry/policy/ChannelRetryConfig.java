@@ -8,7 +8,9 @@ import org.jspecify.annotations.Nullable;
  * Everything the engines need to know about one channel, after the file and the typed properties
  * were merged, GLOBAL applied, values validated and attempts capped.
  *
- * @param serviceConfig the effective service config (channel entries layered over GLOBAL's, capped)
+ * @param serviceConfig the effective service config (channel entries layered over GLOBAL's); the record caps
+ *     the attempts of its policies at {@code maxAttemptsCap}, so the engines run it as it is
+ * @param maxAttemptsCap the most attempts a call makes, at least 1
  * @param budget the channel's retry budget; absent when the channel has none
  * @param connectTimeout absent when not set
  * @param resilience4jRetry name of a resilience4j Retry instance; absent when not set
@@ -47,21 +49,17 @@ public record ChannelRetryConfig(
 
     public ChannelRetryConfig {
         Objects.requireNonNull(channel, "channel");
-        Objects.requireNonNull(serviceConfig, "serviceConfig");
+        if (maxAttemptsCap < 1) {
+            throw new IllegalArgumentException("maxAttemptsCap must be >= 1: " + maxAttemptsCap);
+        }
+        // The one place a channel's policies are capped (docs/design.md §13): whatever builds the record, the
+        // engine runs at most maxAttemptsCap attempts of a configured or resolver-supplied policy.
+        serviceConfig = serviceConfig.capped(maxAttemptsCap);
         Objects.requireNonNull(retryInfoMaxDelay, "retryInfoMaxDelay");
         Objects.requireNonNull(streams, "streams");
         if (backendPicks < 1 || backendPicks > MAX_BACKEND_PICKS) {
             throw new IllegalArgumentException("backendPicks must be between 1 and " + MAX_BACKEND_PICKS + ": " + backendPicks);
         }
-    }
-
-    /** A channel that avoids tried backends with {@link #DEFAULT_BACKEND_PICKS} picks. */
-    public ChannelRetryConfig(String channel, ServiceConfig serviceConfig, int maxAttemptsCap, long perRpcBufferLimit,
-            long retryBufferSize, @Nullable RetryBudgetPolicy budget, @Nullable Duration connectTimeout,
-            @Nullable String resilience4jRetry, boolean retryInfo, Duration retryInfoMaxDelay,
-            @Nullable AdaptiveHedgingPolicy adaptiveHedging) {
-        this(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget, connectTimeout,
-                resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging, true, DEFAULT_BACKEND_PICKS, Streams.DEFAULT);
     }
 
     /**
@@ -72,6 +70,33 @@ public record ChannelRetryConfig(
     public ChannelRetryConfig withServiceConfig(String channel, ServiceConfig serviceConfig) {
         return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
                 connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging, avoidTriedBackends,
+                backendPicks, streams);
+    }
+
+    /** This channel with another attempt cap (at least 1), its policies capped anew. */
+    public ChannelRetryConfig withMaxAttemptsCap(int cap) {
+        return new ChannelRetryConfig(channel, serviceConfig, cap, perRpcBufferLimit, retryBufferSize, budget,
+                connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging, avoidTriedBackends,
+                backendPicks, streams);
+    }
+
+    /** This channel with other buffer limits: per call and the channel's total, in bytes. */
+    public ChannelRetryConfig withBuffers(long perRpc, long total) {
+        return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpc, total, budget, connectTimeout,
+                resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging, avoidTriedBackends, backendPicks, streams);
+    }
+
+    /** This channel with another retry budget (absent = none). */
+    public ChannelRetryConfig withBudget(@Nullable RetryBudgetPolicy newBudget) {
+        return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize,
+                newBudget, connectTimeout, resilience4jRetry, retryInfo, retryInfoMaxDelay, adaptiveHedging,
+                avoidTriedBackends, backendPicks, streams);
+    }
+
+    /** This channel with another resilience4j Retry instance for its methods without a policy (absent = none). */
+    public ChannelRetryConfig withResilience4jRetry(@Nullable String instance) {
+        return new ChannelRetryConfig(channel, serviceConfig, maxAttemptsCap, perRpcBufferLimit, retryBufferSize, budget,
+                connectTimeout, instance, retryInfo, retryInfoMaxDelay, adaptiveHedging, avoidTriedBackends,
                 backendPicks, streams);
     }
 
@@ -130,7 +155,7 @@ public record ChannelRetryConfig(
 
     /** A channel with the given service config and every other setting at its default. */
     public static ChannelRetryConfig of(String channel, ServiceConfig serviceConfig) {
-        return new ChannelRetryConfig(channel, serviceConfig.capped(DEFAULT_MAX_ATTEMPTS_CAP), DEFAULT_MAX_ATTEMPTS_CAP,
+        return new ChannelRetryConfig(channel, serviceConfig, DEFAULT_MAX_ATTEMPTS_CAP,
                 DEFAULT_PER_RPC_BUFFER_LIMIT, DEFAULT_RETRY_BUFFER_SIZE, null, null, null, true,
                 DEFAULT_RETRY_INFO_MAX_DELAY, null, true, DEFAULT_BACKEND_PICKS, Streams.DEFAULT);
     }

@@ -85,10 +85,13 @@ public record ServiceConfig(List<MethodConfig> methodConfigs, @Nullable RetryThr
     /** Max attempts of every retry and hedging policy limited to {@code cap}. */
     public ServiceConfig capped(int cap) {
         List<MethodConfig> out = new ArrayList<>(methodConfigs.size());
+        boolean changed = false;
         for (MethodConfig mc : methodConfigs) {
-            out.add(mc.capped(cap));
+            MethodConfig c = mc.capped(cap);
+            changed |= c != mc;
+            out.add(c);
         }
-        return new ServiceConfig(out, retryThrottling);
+        return changed ? new ServiceConfig(out, retryThrottling) : this;
     }
 
     /**

@@ -68,7 +68,7 @@ final class Configs {
     static ChannelRetryConfig channel(ServiceConfig sc, long perRpcLimit, long retryBufferSize,
             RetryBudgetPolicy budget) {
         int cap = ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP;
-        return new ChannelRetryConfig("test", sc.capped(cap), cap, perRpcLimit, retryBufferSize, budget, null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        return ChannelRetryConfig.of("test", sc.capped(cap)).withMaxAttemptsCap(cap).withBuffers(perRpcLimit, retryBufferSize).withBudget(budget);
     }
 
     static ChannelRetryConfig channel(RetryPolicy policy) {

@@ -470,14 +470,12 @@ class HedgingSideBySideTest {
 
     // ---------------------------------------------------------------- limits
 
-    /** max-attempts 10 under the default cap of 5: both engines send 5 (the config is not pre-capped). */
+    /** max-attempts 10 under the default cap of 5: both engines send 5 (ChannelRetryConfig caps the policy). */
     @ParameterizedTest
     @EnumSource(Transport.class)
     void maxAttemptsAboveTheCapSendsFive(Transport t) throws Exception {
         ServiceConfig uncapped = Configs.hedged(Configs.hedging(10, 40, UNAVAILABLE));
-        ChannelRetryConfig config = new ChannelRetryConfig("test", uncapped, ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP,
-                ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT, ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, null, null,
-                null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        ChannelRetryConfig config = ChannelRetryConfig.of("test", uncapped);
         // hedges at 0, 40, ..., 160 ms, all before the first attempt's answer at 2 s; the hedges never
         // answer (had they answered after the same delay, the first two answers would be only the
         // 40 ms hedging delay apart, and which losers the server saw cancelled a race)

@@ -184,9 +184,7 @@ class RetryDeciderEngineTest {
         server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
         ScriptedDecider decider = new ScriptedDecider(10, 5);
         RecordingEvents events = new RecordingEvents();
-        ChannelRetryConfig capped = new ChannelRetryConfig("test", new ServiceConfig(List.of(), null), 3,
-                ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT, ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, null, null,
-                null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        ChannelRetryConfig capped = ChannelRetryConfig.of("test", new ServiceConfig(List.of(), null)).withMaxAttemptsCap(3);
 
         assertThat(Rpc.unary(channel(capped, decider, events), CallOptions.DEFAULT, "a").code())
                 .isEqualTo(Status.Code.UNAVAILABLE);

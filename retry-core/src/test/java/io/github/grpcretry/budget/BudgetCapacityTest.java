@@ -86,8 +86,7 @@ class BudgetCapacityTest {
                     Set.of(Status.Code.UNAVAILABLE), null);
             ServiceConfig sc = new ServiceConfig(List.of(new MethodConfig(List.of(MethodName.of("grpc.testing.SimpleService",
                     null)), null, null, null, null, policy, null)), null);
-            ChannelRetryConfig config = new ChannelRetryConfig(name, sc, 5, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
-                    ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, budget, null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+            ChannelRetryConfig config = ChannelRetryConfig.of(name, sc).withBudget(budget);
             java.util.function.LongSupplier clock = () -> {
                 long t = System.nanoTime();
                 lastReading.get()[0] = t;

@@ -88,8 +88,7 @@ class BudgetReferenceTest {
     static ChannelRetryConfig config(int maxAttempts, RetryBudgetPolicy budget) {
         ServiceConfig sc = new ServiceConfig(List.of(new MethodConfig(List.of(MethodName.of(SERVICE, null)), null, null,
                 null, null, policy(maxAttempts), null)), null);
-        return new ChannelRetryConfig("r3", sc, 5, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
-                ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, budget, null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        return ChannelRetryConfig.of("r3", sc).withBudget(budget);
     }
 
     private static Row run(double p, int column) throws InterruptedException {

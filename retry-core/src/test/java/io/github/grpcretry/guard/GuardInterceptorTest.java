@@ -117,8 +117,7 @@ class GuardInterceptorTest {
         ServiceConfig sc = policy == null ? ServiceConfig.EMPTY
                 : new ServiceConfig(List.of(new MethodConfig(List.of(MethodName.of(SERVICE, null)), null, null, null,
                         null, policy, null)), null);
-        return new ChannelRetryConfig("c", sc.capped(5), 5, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
-                ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, budget, null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        return ChannelRetryConfig.of("c", sc.capped(5)).withBudget(budget);
     }
 
     /** C's channel as B has it: the engine inside, the guard outside. */

@@ -78,8 +78,7 @@ class AttemptObservationTest {
 
     private SimpleServiceGrpc.SimpleServiceBlockingStub stub(ServiceConfig sc, RetryThrottle throttle,
             boolean observer, boolean callObservation) {
-        ChannelRetryConfig config = new ChannelRetryConfig("traced", sc, 5, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
-                ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, null, null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        ChannelRetryConfig config = ChannelRetryConfig.of("traced", sc);
         RetryingClientInterceptor engine = RetryingClientInterceptor.builder(config)
                 .throttle(throttle)
                 .scheduler(scheduler)
@@ -278,8 +277,7 @@ class AttemptObservationTest {
             }
         };
         ServiceConfig sc = retrying(3, null);
-        ChannelRetryConfig config = new ChannelRetryConfig("traced", sc, 5, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
-                ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, null, null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        ChannelRetryConfig config = ChannelRetryConfig.of("traced", sc);
         RetryingClientInterceptor engine = RetryingClientInterceptor.builder(config).scheduler(scheduler)
                 .attemptObserver(throwing).build();
         channel = InProcessChannelBuilder.forName(server.inProcessName()).defaultServiceConfig(sc.toServiceConfigMap(false))

@@ -75,7 +75,7 @@ final class Fixtures {
 
     static ChannelRetryConfig channelConfig(String name, ServiceConfig sc, long perRpcLimit, long retryBufferSize) {
         int cap = ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP;
-        return new ChannelRetryConfig(name, sc.capped(cap), cap, perRpcLimit, retryBufferSize, null, null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        return ChannelRetryConfig.of(name, sc.capped(cap)).withMaxAttemptsCap(cap).withBuffers(perRpcLimit, retryBufferSize);
     }
 
     static ChannelRetryConfig channelConfig(String name, ServiceConfig sc) {

@@ -67,9 +67,7 @@ class Resilience4jRetryDeciderTest {
         RetryRegistry registry = RetryRegistry.of(config);
         Retry retry = registry.retry("backend");
         retry.getEventPublisher().onEvent(events::add);
-        ChannelRetryConfig channelConfig = new ChannelRetryConfig("inventory", new ServiceConfig(List.of(), null),
-                ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
-                ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, null, null, "backend", true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        ChannelRetryConfig channelConfig = ChannelRetryConfig.of("inventory", new ServiceConfig(List.of(), null)).withResilience4jRetry("backend");
         engine = RetryingClientInterceptor.builder(channelConfig)
                 .fallbackRetryDecider(new Resilience4jRetryDeciderSource(registry).fallbackFor(channelConfig))
                 .scheduler(scheduler)
@@ -226,8 +224,7 @@ class Resilience4jRetryDeciderTest {
     @Test
     void aNameTheRegistryDoesNotHoldIsRefused() {
         RetryRegistry registry = RetryRegistry.ofDefaults();
-        ChannelRetryConfig channelConfig = new ChannelRetryConfig("inventory", new ServiceConfig(List.of(), null),
-                5, 1 << 20, 16 << 20, null, null, "missing", true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        ChannelRetryConfig channelConfig = ChannelRetryConfig.of("inventory", new ServiceConfig(List.of(), null)).withResilience4jRetry("missing");
         assertThatThrownBy(() -> new Resilience4jRetryDeciderSource(registry).fallbackFor(channelConfig))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("'missing'");
         assertThat(registry.getAllRetries()).as("no instance made on demand").isEmpty();

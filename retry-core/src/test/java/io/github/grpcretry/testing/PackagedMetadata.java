@@ -158,7 +158,8 @@ public final class PackagedMetadata {
                         String.valueOf(AdaptiveHedgingPolicy.DEFAULT_MAX_EXTRA_LOAD)),
                 Map.entry(GLOBAL + "adaptive-hedging.min-delay", Durations.toText(AdaptiveHedgingPolicy.DEFAULT_MIN_DELAY)),
                 Map.entry(GLOBAL + "adaptive-hedging.min-samples", String.valueOf(AdaptiveHedgingPolicy.DEFAULT_MIN_SAMPLES)),
-                Map.entry(GLOBAL + "adaptive-hedging.window", Durations.toText(AdaptiveHedgingPolicy.DEFAULT_WINDOW)));
+                Map.entry(GLOBAL + "adaptive-hedging.window", Durations.toText(AdaptiveHedgingPolicy.DEFAULT_WINDOW)),
+                Map.entry(GLOBAL + "streams.max-resumes", String.valueOf(ChannelRetryConfig.Streams.DEFAULT_MAX_RESUMES)));
         for (String key : channelWide) {
             JsonElement declared = properties.get(key).get("defaultValue");
             if (builtIn.containsKey(key)) {

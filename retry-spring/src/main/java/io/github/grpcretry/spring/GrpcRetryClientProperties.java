@@ -39,6 +39,7 @@ import org.springframework.util.unit.DataSize;
  *     load balancer has one ready (interceptor engine); default true
  * @param backendPicks how many picks the load balancer is asked for, at most, before such an attempt goes to a
  *     tried backend anyway; 1 to 10; default 5
+ * @param streams the settings of streaming calls (interceptor engine)
  */
 public record GrpcRetryClientProperties(
         @Nullable ServiceConfig serviceConfig,
@@ -53,7 +54,20 @@ public record GrpcRetryClientProperties(
         @Nullable Duration retryInfoMaxDelay,
         @Nullable AdaptiveHedging adaptiveHedging,
         @Nullable Boolean avoidTriedBackends,
-        @Nullable Integer backendPicks) {
+        @Nullable Integer backendPicks,
+        @Nullable Streams streams) {
+
+    /**
+     * The settings of streaming calls.
+     *
+     * @param idleTimeout how long an attempt of a server- or bidi-streaming call may receive nothing (headers or a
+     *     message) before it is cancelled and ends as UNAVAILABLE (the method's policy decides the rest); &gt; 0;
+     *     optional (no idle timeout)
+     * @param maxResumes how many times one server-streaming call is resumed after its commit (methods with a
+     *     StreamResumption bean); 0 turns resumption off; default 3
+     */
+    public record Streams(@Nullable Duration idleTimeout, @Nullable Integer maxResumes) {
+    }
 
     /**
      * The adaptive hedging delay: per hedged method, the (1 - max-extra-load) quantile of its recent call

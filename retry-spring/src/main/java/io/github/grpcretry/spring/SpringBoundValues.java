@@ -9,6 +9,7 @@ import io.github.grpcretry.config.RetryConfigResolver.NameProperties;
 import io.github.grpcretry.config.RetryConfigResolver.RetryProperties;
 import io.github.grpcretry.config.RetryConfigResolver.RetryThrottlingProperties;
 import io.github.grpcretry.config.RetryConfigResolver.ServiceConfigProperties;
+import io.github.grpcretry.config.RetryConfigResolver.StreamsProperties;
 import io.github.grpcretry.config.RetryConfigResolver;
 import io.grpc.Status;
 import java.io.IOException;
@@ -38,7 +39,7 @@ public final class SpringBoundValues {
     /** One bound channel ({@code grpc.retry.clients.<channel>}); a null channel has nothing set. */
     public static ClientProperties client(@Nullable GrpcRetryClientProperties c) {
         if (c == null) {
-            return new ClientProperties(null, null, null, null, null, null, null, null, null, null, null, null, null);
+            return ClientProperties.NONE;
         }
         GrpcRetryClientProperties.Budget b = c.budget();
         return new ClientProperties(serviceConfig(c.serviceConfig()),
@@ -46,7 +47,8 @@ public final class SpringBoundValues {
                 b == null ? null : new BudgetProperties(b.ratio(), b.minRetriesPerSecond(), b.ttl()),
                 c.maxAttemptsCap(), size(c.perRpcBufferLimit()), size(c.retryBufferSize()), c.connectTimeout(),
                 c.resilience4jRetry(), c.retryInfo(), c.retryInfoMaxDelay(), adaptiveHedging(c.adaptiveHedging()),
-                c.avoidTriedBackends(), c.backendPicks());
+                c.avoidTriedBackends(), c.backendPicks(),
+                c.streams() == null ? null : new StreamsProperties(c.streams().idleTimeout(), c.streams().maxResumes()));
     }
 
     private static @Nullable AdaptiveHedgingProperties adaptiveHedging(

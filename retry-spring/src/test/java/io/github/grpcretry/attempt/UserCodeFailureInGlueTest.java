@@ -69,7 +69,7 @@ class UserCodeFailureInGlueTest extends UserCodeFailureHarness {
             }
         };
         RetryConfigResolver.ClientProperties inventory = new RetryConfigResolver.ClientProperties(
-                null, null, null, 3, null, null, null, null, null, null, null, null, null);
+                null, null, null, 3, null, null, null, null, null, null, null, null, null, null);
 
         assertThatThrownBy(() -> RetryConfigResolver.create().client("inventory", inventory)
                 .customizers(List.of(customizer)).resolve())

@@ -21,7 +21,7 @@ public record MethodConfigDraft(
         @Nullable Sourced<Duration> timeout,
         @Nullable Sourced<Long> maxRequestMessageBytes,
         @Nullable Sourced<Long> maxResponseMessageBytes,
-        @Nullable RetryPolicyDraft retryPolicy,
+        RetryPolicyField.@Nullable Draft retryPolicy,
         @Nullable HedgingPolicyDraft hedgingPolicy) {
 
     public MethodConfigDraft {
@@ -42,7 +42,7 @@ public record MethodConfigDraft(
      * entry sets wins, retry and hedging sub-fields included; the rest comes from {@code under}.
      */
     public MethodConfigDraft overlay(MethodConfigDraft under) {
-        RetryPolicyDraft r = retryPolicy == null ? under.retryPolicy : retryPolicy.overlay(under.retryPolicy);
+        RetryPolicyField.Draft r = retryPolicy == null ? under.retryPolicy : retryPolicy.overlay(under.retryPolicy);
         HedgingPolicyDraft h = hedgingPolicy == null ? under.hedgingPolicy : hedgingPolicy.overlay(under.hedgingPolicy);
         return new MethodConfigDraft(path, naming, names,
                 Sourced.firstSet(waitForReady, under.waitForReady),

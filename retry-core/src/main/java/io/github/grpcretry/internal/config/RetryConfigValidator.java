@@ -1,13 +1,10 @@
 package io.github.grpcretry.internal.config;
 
-import io.github.grpcretry.policy.AdaptiveHedgingPolicy;
-import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.internal.time.Durations;
 import io.github.grpcretry.policy.HedgingPolicy;
 import io.github.grpcretry.policy.MethodConfig;
 import io.github.grpcretry.policy.MethodName;
-import io.github.grpcretry.policy.RetryBudgetPolicy;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.policy.RetryThrottlingPolicy;
 import io.github.grpcretry.policy.ServiceConfig;
@@ -23,8 +20,9 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Checks every rule of gRFC A6 and of the starter's property contract, turning drafts into the
- * validated policy records. Problems are collected (never thrown here) so a start-up reports all of
+ * Checks every rule of gRFC A6 and of the starter's property contract for service configs, turning drafts
+ * into the validated policy records (the channel-wide settings are checked by the rules of their own field
+ * table, {@code RetryConfigResolver.ChannelField}, which report here). Problems are collected (never thrown here) so a start-up reports all of
  * them at once.
  *
  * <p>The rules:
@@ -36,10 +34,7 @@ import org.jspecify.annotations.Nullable;
  *       backoffs and multiplier, retryable codes non-empty and never OK, ...);</li>
  *   <li>hedging: max-attempts &ge; 2 (required), delay &ge; 0 (default 0), non-fatal codes known;</li>
  *   <li>retrythrottling: max-tokens in (0, 1000] and token-ratio &gt; 0 with three decimals kept
- *       (so &ge; 0.001), both required;</li>
- *   <li>channel: max-attempts-cap in [1, 100]; per-rpc-buffer-limit and retry-buffer-size &gt; 0;
- *       connect-timeout in (0, 2^31-1 ms]; budget.ratio in (0, 1]; budget.min-retries-per-second
- *       &ge; 0; budget.ttl in [1s, 60s]; resilience4j-retry not blank.</li>
+ *       (so &ge; 0.001), both required.</li>
  * </ul>
  */
 public final class RetryConfigValidator {
@@ -47,18 +42,10 @@ public final class RetryConfigValidator {
     /** Largest message limit grpc-java accepts (an int). */
     public static final long MAX_MESSAGE_BYTES = Integer.MAX_VALUE;
     public static final double MAX_TOKENS_LIMIT = RetryThrottlingPolicy.MAX_TOKENS_LIMIT;
-    public static final double MAX_BUDGET_RATIO = 1.0;
-    public static final Duration MIN_BUDGET_TTL = Duration.ofSeconds(1);
-    public static final Duration MAX_BUDGET_TTL = Duration.ofSeconds(60);
-    public static final Duration MIN_ADAPTIVE_WINDOW = Duration.ofSeconds(1);
-    public static final Duration MAX_ADAPTIVE_WINDOW = Duration.ofHours(1);
     /** The longest duration accepted anywhere: {@link Durations#MAX}. */
     private static final Duration MAX_DURATION = Durations.MAX;
     private static final String TOO_LONG = "must be at most 9223372036.854775807s (about 292 years, the longest"
             + " duration in nanoseconds)";
-
-    /** The largest max-attempts-cap: more attempts per call than this are a retry storm, not a policy. */
-    public static final int MAX_ATTEMPTS_CAP_LIMIT = 100;
 
     private final List<ConfigProblem> problems;
     private final List<String> warnings;
@@ -74,14 +61,6 @@ public final class RetryConfigValidator {
     public RetryConfigValidator(List<ConfigProblem> problems, List<String> warnings) {
         this.problems = problems;
         this.warnings = warnings;
-    }
-
-    /**
-     * The channel-wide settings of one channel after validation and defaults, in the configuration the engine
-     * takes (its service config still empty: the resolution lays the channel's in, capped), and where its
-     * attempt cap was set (for the cap warnings).
-     */
-    public record ChannelSettings(ChannelRetryConfig config, String maxAttemptsCapPath) {
     }
 
     // ---------------------------------------------------------------- service config drafts
@@ -138,7 +117,7 @@ public final class RetryConfigValidator {
         Long maxResp = messageLimit(d.maxResponseMessageBytes());
         RetryPolicy retry = null;
         HedgingPolicy hedging = null;
-        RetryPolicyDraft retryDraft = d.retryPolicy();
+        RetryPolicyField.Draft retryDraft = d.retryPolicy();
         HedgingPolicyDraft hedgingDraft = d.hedgingPolicy();
         boolean hasRetry = retryDraft != null && !retryDraft.isEmpty();
         boolean hasHedging = hedgingDraft != null && !hedgingDraft.isEmpty();
@@ -176,11 +155,11 @@ public final class RetryConfigValidator {
         return s.value();
     }
 
-    private @Nullable RetryPolicy retryPolicy(RetryPolicyDraft d) {
+    private @Nullable RetryPolicy retryPolicy(RetryPolicyField.Draft d) {
         int before = problems.size();
         Map<RetryPolicyField, Object> values = new EnumMap<>(RetryPolicyField.class);
         for (RetryPolicyField f : RetryPolicyField.values()) {
-            Object v = f.validate(d.get(f), d.field(f.jsonName()), this);
+            Object v = f.validate(f.drafted(d), d.field(f.jsonName()), this);
             if (v != null) {
                 values.put(f, v);
             }
@@ -188,8 +167,8 @@ public final class RetryConfigValidator {
         if (problems.size() != before) {
             return null;
         }
-        Sourced<Object> initial = d.get(RetryPolicyField.INITIAL_BACKOFF);
-        Sourced<Object> max = d.get(RetryPolicyField.MAX_BACKOFF);
+        Sourced<Duration> initial = d.initialBackoff();
+        Sourced<Duration> max = d.maxBackoff();
         if (initial != null && max != null && values.get(RetryPolicyField.MAX_BACKOFF) instanceof Duration m
                 && values.get(RetryPolicyField.INITIAL_BACKOFF) instanceof Duration i && m.compareTo(i) < 0) {
             warnings.add(max.path() + " = " + max.display() + " is below " + initial.path() + " = " + initial.display()
@@ -283,193 +262,9 @@ public final class RetryConfigValidator {
         return new RetryThrottlingPolicy(maxTokens.value(), tokenRatio.value());
     }
 
-    // ---------------------------------------------------------------- channel settings
-
-    /** Validates the channel-wide settings of {@code d} (already inheriting GLOBAL) and applies defaults. */
-    public ChannelSettings channelSettings(ChannelDraft d) {
-        int cap = ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP;
-        String capPath = "the default";
-        if (d.maxAttemptsCap() != null) {
-            capPath = d.maxAttemptsCap().path();
-            if (d.maxAttemptsCap().value() < 1) {
-                problem(capPath, d.maxAttemptsCap().display(), "max-attempts-cap must be >= 1",
-                        "use 1 to turn retries and hedging off for the channel, or a larger cap (default 5)");
-            } else if (d.maxAttemptsCap().value() > MAX_ATTEMPTS_CAP_LIMIT) {
-                problem(capPath, d.maxAttemptsCap().display(), "max-attempts-cap must be at most " + MAX_ATTEMPTS_CAP_LIMIT
-                        + ": each failing call would send up to this many attempts",
-                        "use a cap such as 5 (the default); let the call's deadline, not the attempt count, bound a long wait");
-            } else {
-                cap = d.maxAttemptsCap().value();
-            }
-        }
-        long perRpc = size(d.perRpcBufferLimit(), ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
-                "per-rpc-buffer-limit must be > 0", "e.g. 1MB (the default)");
-        long retryBuffer = size(d.retryBufferSize(), ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE,
-                "retry-buffer-size must be > 0", "e.g. 16MB (the default)");
-        if (perRpc > retryBuffer && (d.perRpcBufferLimit() != null || d.retryBufferSize() != null)) {
-            warnings.add(place(d.perRpcBufferLimit(), d.path() + ".per-rpc-buffer-limit", "1MB") + " is above "
-                    + place(d.retryBufferSize(), d.path() + ".retry-buffer-size", "16MB") + ": a call is committed (no"
-                    + " more retries) once the channel's retry buffer is full, so the per-call limit never takes effect;"
-                    + " lower per-rpc-buffer-limit or raise retry-buffer-size");
-        }
-        Duration connect = null;
-        if (d.connectTimeout() != null) {
-            Duration v = d.connectTimeout().value();
-            if (v.isNegative() || v.isZero() || v.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) > 0
-                    || v.compareTo(Duration.ofMillis(1)) < 0) {
-                problem(d.connectTimeout().path(), d.connectTimeout().display(),
-                        "connect-timeout must be at least 1ms and at most 2147483647ms",
-                        "use a positive duration such as 2s");
-            } else {
-                connect = v;
-            }
-        }
-        String r4j = null;
-        if (d.resilience4jRetry() != null) {
-            if (d.resilience4jRetry().value().isBlank()) {
-                problem(d.resilience4jRetry().path(), "\"" + d.resilience4jRetry().value() + "\"",
-                        "resilience4j-retry must name a resilience4j Retry instance",
-                        "set the instance name (resilience4j.retry.instances.<name>) or remove the property");
-            } else {
-                r4j = d.resilience4jRetry().value().trim();
-            }
-        }
-        RetryBudgetPolicy budget = budget(d);
-        boolean retryInfo = d.retryInfo() == null || d.retryInfo().value();
-        Duration retryInfoMax = ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY;
-        if (d.retryInfoMaxDelay() != null) {
-            Duration v = d.retryInfoMaxDelay().value();
-            if (v.isNegative() || v.isZero()) {
-                problem(d.retryInfoMaxDelay().path(), d.retryInfoMaxDelay().display(), "retry-info-max-delay must be > 0",
-                        "use a positive duration such as 30s (the default); retry-info: false turns RetryInfo off");
-            } else {
-                retryInfoMax = v;
-            }
-        }
-        int picks = ChannelRetryConfig.DEFAULT_BACKEND_PICKS;
-        if (d.backendPicks() != null) {
-            int v = d.backendPicks().value();
-            if (v < 1 || v > ChannelRetryConfig.MAX_BACKEND_PICKS) {
-                problem(d.backendPicks().path(), d.backendPicks().display(),
-                        "backend-picks must be between 1 and " + ChannelRetryConfig.MAX_BACKEND_PICKS,
-                        "use a small count such as 5 (the default); avoid-tried-backends: false turns the avoidance off");
-            } else {
-                picks = v;
-            }
-        }
-        return new ChannelSettings(new ChannelRetryConfig(d.channel(), ServiceConfig.EMPTY, cap, perRpc, retryBuffer, budget,
-                connect, r4j, retryInfo, retryInfoMax, adaptiveHedging(d.adaptiveHedging()),
-                d.avoidTriedBackends() == null || d.avoidTriedBackends().value(), picks, ChannelRetryConfig.Streams.DEFAULT), capPath);
-    }
-
-    /**
-     * The adaptive hedging settings with their defaults, or null when they are not enabled (or invalid). Every
-     * value set is checked, whether or not adaptive hedging is enabled.
-     */
-    private @Nullable AdaptiveHedgingPolicy adaptiveHedging(ChannelDraft.AdaptiveHedgingDraft a) {
-        int before = problems.size();
-        double load = AdaptiveHedgingPolicy.DEFAULT_MAX_EXTRA_LOAD;
-        if (a.maxExtraLoad() != null) {
-            load = a.maxExtraLoad().value();
-            if (!(load > 0) || load > 0.5) {
-                problem(a.maxExtraLoad().path(), a.maxExtraLoad().display(), "adaptive-hedging.max-extra-load must be in (0, 0.5]",
-                        "use a share of calls such as 0.05 (5 %, the default)");
-            }
-        }
-        Duration min = AdaptiveHedgingPolicy.DEFAULT_MIN_DELAY;
-        if (a.minDelay() != null) {
-            min = a.minDelay().value();
-            if (min.isNegative()) {
-                problem(a.minDelay().path(), a.minDelay().display(), "adaptive-hedging.min-delay must be >= 0",
-                        "use a small duration such as 1ms (the default)");
-            }
-        }
-        Duration max = null;
-        if (a.maxDelay() != null) {
-            max = a.maxDelay().value();
-            if (max.compareTo(min) < 0 || max.isZero()) {
-                problem(a.maxDelay().path(), a.maxDelay().display(),
-                        "adaptive-hedging.max-delay must be > 0 and at least min-delay (" + Durations.toJson(min) + ")",
-                        "raise it, lower min-delay, or remove it for no upper bound");
-            }
-        }
-        int samples = AdaptiveHedgingPolicy.DEFAULT_MIN_SAMPLES;
-        if (a.minSamples() != null) {
-            samples = a.minSamples().value();
-            if (samples < 1) {
-                problem(a.minSamples().path(), a.minSamples().display(), "adaptive-hedging.min-samples must be >= 1",
-                        "use the number of calls to see before the delay adapts, e.g. 100 (the default)");
-            }
-        }
-        Duration window = AdaptiveHedgingPolicy.DEFAULT_WINDOW;
-        if (a.window() != null) {
-            window = a.window().value();
-            if (window.compareTo(MIN_ADAPTIVE_WINDOW) < 0 || window.compareTo(MAX_ADAPTIVE_WINDOW) > 0) {
-                problem(a.window().path(), a.window().display(), "adaptive-hedging.window must be between 1s and 1h",
-                        "use a window such as 30s (the default)");
-            }
-        }
-        if (problems.size() != before || a.enabled() == null || !a.enabled().value()) {
-            return null;
-        }
-        return new AdaptiveHedgingPolicy(load, min, max, samples, window);
-    }
-
-    private @Nullable RetryBudgetPolicy budget(ChannelDraft d) {
-        int before = problems.size();
-        double minRetries = RetryBudgetPolicy.DEFAULT_MIN_RETRIES_PER_SECOND;
-        if (d.budgetMinRetriesPerSecond() != null) {
-            double v = d.budgetMinRetriesPerSecond().value();
-            if (!(v >= 0) || Double.isInfinite(v)) {
-                problem(d.budgetMinRetriesPerSecond().path(), d.budgetMinRetriesPerSecond().display(),
-                        "budget.min-retries-per-second must be >= 0",
-                        "use 0 for no floor, or a small positive rate (default 10)");
-            }
-            minRetries = v;
-        }
-        Duration ttl = RetryBudgetPolicy.DEFAULT_TTL;
-        if (d.budgetTtl() != null) {
-            ttl = d.budgetTtl().value();
-            if (ttl.compareTo(MIN_BUDGET_TTL) < 0 || ttl.compareTo(MAX_BUDGET_TTL) > 0) {
-                problem(d.budgetTtl().path(), d.budgetTtl().display(), "budget.ttl must be between 1s and 60s",
-                        "use a window between 1s and 60s (default 10s)");
-            }
-        }
-        Double ratio = null;
-        if (d.budgetRatio() != null) {
-            double v = d.budgetRatio().value();
-            if (!(v > 0) || v > MAX_BUDGET_RATIO) {
-                problem(d.budgetRatio().path(), d.budgetRatio().display(), "budget.ratio must be in (0, 1]",
-                        "use a share of calls such as 0.1 (10 %); remove the property for no budget");
-            } else {
-                ratio = v;
-            }
-        }
-        if (ratio == null || problems.size() != before) {
-            return null;
-        }
-        return new RetryBudgetPolicy(ratio, minRetries, ttl);
-    }
-
-    /** {@code path = value} of a set value, or {@code path = default (the default)}. */
-    private static String place(@Nullable Sourced<?> s, String path, String dflt) {
-        return s == null ? path + " = " + dflt + " (the default)" : s.path() + " = " + s.display();
-    }
-
     /** The warnings found so far (see {@link #RetryConfigValidator(List, List)}). */
     public List<String> warnings() {
         return warnings;
-    }
-
-    private long size(@Nullable Sourced<Long> s, long dflt, String rule, String fix) {
-        if (s == null) {
-            return dflt;
-        }
-        if (s.value() <= 0) {
-            problem(s.path(), s.display(), rule, fix);
-            return dflt;
-        }
-        return s.value();
     }
 
     // ---------------------------------------------------------------- validated model (customizer output)
@@ -582,7 +377,8 @@ public final class RetryConfigValidator {
         problem(path, null, "required: " + what, "set it, " + example);
     }
 
-    void problem(String path, @Nullable String value, String rule, String fix) {
+    /** Reports a problem: the value at {@code path} breaks {@code rule}; {@code fix} says what to do. */
+    public void problem(String path, @Nullable String value, String rule, String fix) {
         problems.add(new ConfigProblem(path, value, rule, fix));
     }
 }

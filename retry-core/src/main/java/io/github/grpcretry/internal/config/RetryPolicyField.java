@@ -6,6 +6,7 @@ import io.grpc.Status;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -18,8 +19,8 @@ import org.jspecify.annotations.Nullable;
  * The field table of {@code retryPolicy}: for each field its gRPC service-config JSON name, its property
  * name (under {@code ...service-config.method[i].retry}), its Java name (the record component of
  * {@link RetryPolicy} and the getter or accessor of the bound property classes of both Spring Boot
- * lines), its kind, its rules and its accessor. One table drives the draft and its overlay
- * ({@link RetryPolicyDraft}), the JSON reader ({@link ServiceConfigJson}), the validator
+ * lines), its kind, its rules and its accessors. One table drives the typed draft and its overlay
+ * ({@link Draft}), the JSON reader ({@link ServiceConfigJson}), the validator
  * ({@link RetryConfigValidator}: the configured values and a customizer's result), the property names of
  * problems ({@link ConfigNaming}), the endpoint's rendering and the mapping of the bound property
  * classes of both lines (retry-core's {@code integration} package). docs/design.md ("Adding a
@@ -31,7 +32,7 @@ import org.jspecify.annotations.Nullable;
 public enum RetryPolicyField {
 
     /** Attempts in all, the first included: required, at least 2 as configured. */
-    MAX_ATTEMPTS("maxAttempts", "max-attempts", Kind.INTEGER, RetryPolicy::maxAttempts) {
+    MAX_ATTEMPTS("maxAttempts", "max-attempts", Kind.INTEGER, RetryPolicy::maxAttempts, Draft::maxAttempts) {
         @Override
         @Nullable Object validate(@Nullable Sourced<?> s, String path, RetryConfigValidator v) {
             return v.maxAttempts(cast(s), path, "retry");
@@ -46,7 +47,8 @@ public enum RetryPolicyField {
     },
 
     /** The backoff before the first retry: required, &gt; 0. */
-    INITIAL_BACKOFF("initialBackoff", "initial-backoff", Kind.DURATION, RetryPolicy::initialBackoff) {
+    INITIAL_BACKOFF("initialBackoff", "initial-backoff", Kind.DURATION, RetryPolicy::initialBackoff,
+            Draft::initialBackoff) {
         @Override
         @Nullable Object validate(@Nullable Sourced<?> s, String path, RetryConfigValidator v) {
             return v.requiredPositive(cast(s), path, "the delay before the first retry", "e.g. 0.1s", mustBePositive());
@@ -54,7 +56,7 @@ public enum RetryPolicyField {
     },
 
     /** The longest backoff: required, &gt; 0. */
-    MAX_BACKOFF("maxBackoff", "max-backoff", Kind.DURATION, RetryPolicy::maxBackoff) {
+    MAX_BACKOFF("maxBackoff", "max-backoff", Kind.DURATION, RetryPolicy::maxBackoff, Draft::maxBackoff) {
         @Override
         @Nullable Object validate(@Nullable Sourced<?> s, String path, RetryConfigValidator v) {
             return v.requiredPositive(cast(s), path, "the longest delay between attempts", "e.g. 1s", mustBePositive());
@@ -62,7 +64,8 @@ public enum RetryPolicyField {
     },
 
     /** The growth of the backoff per retry: required, finite and &gt; 0. */
-    BACKOFF_MULTIPLIER("backoffMultiplier", "backoff-multiplier", Kind.NUMBER, RetryPolicy::backoffMultiplier) {
+    BACKOFF_MULTIPLIER("backoffMultiplier", "backoff-multiplier", Kind.NUMBER, RetryPolicy::backoffMultiplier,
+            Draft::backoffMultiplier) {
         @Override
         @Nullable Object validate(@Nullable Sourced<?> s, String path, RetryConfigValidator v) {
             if (s == null) {
@@ -89,7 +92,7 @@ public enum RetryPolicyField {
 
     /** The status codes that are retried: required, not empty, known codes, never OK. */
     RETRYABLE_STATUS_CODES("retryableStatusCodes", "retryable-status-codes", Kind.CODES,
-            RetryPolicy::retryableStatusCodes) {
+            RetryPolicy::retryableStatusCodes, Draft::retryableStatusCodes) {
         @Override
         @Nullable Object validate(@Nullable Sourced<?> s, String path, RetryConfigValidator v) {
             if (s == null) {
@@ -111,7 +114,7 @@ public enum RetryPolicyField {
 
     /** A limit on the wait for one attempt's response: optional, &gt; 0 when set. */
     PER_ATTEMPT_RECEIVE_TIMEOUT("perAttemptRecvTimeout", "per-attempt-receive-timeout", Kind.DURATION,
-            RetryPolicy::perAttemptReceiveTimeout) {
+            RetryPolicy::perAttemptReceiveTimeout, Draft::perAttemptReceiveTimeout) {
         @Override
         @Nullable Object validate(@Nullable Sourced<?> s, String path, RetryConfigValidator v) {
             return v.positive(cast(s), mustBePositive());
@@ -123,13 +126,76 @@ public enum RetryPolicyField {
     private final String javaName;
     private final Kind kind;
     private final Function<RetryPolicy, @Nullable Object> accessor;
+    private final Function<Draft, @Nullable Sourced<?>> drafted;
 
-    RetryPolicyField(String jsonName, String propertyName, Kind kind, Function<RetryPolicy, @Nullable Object> accessor) {
+    RetryPolicyField(String jsonName, String propertyName, Kind kind, Function<RetryPolicy, @Nullable Object> accessor,
+            Function<Draft, @Nullable Sourced<?>> drafted) {
         this.jsonName = jsonName;
         this.propertyName = propertyName;
         this.javaName = camelCase(propertyName);
         this.kind = kind;
         this.accessor = accessor;
+        this.drafted = drafted;
+    }
+
+    /**
+     * A {@code retryPolicy} as configured, not yet validated: each field of the table with where it was set (null:
+     * not set), in its type. Both inputs land here: the bound properties ({@code RetryConfigResolver}, one argument per
+     * field) and the service-config JSON ({@link ServiceConfigJson}, each field read by its kind).
+     *
+     * @param path the path of the policy object ({@code ...method[0].retry} or {@code ... $.methodConfig[0].retryPolicy})
+     */
+    public record Draft(
+            String path,
+            ConfigNaming naming,
+            @Nullable Sourced<Integer> maxAttempts,
+            @Nullable Sourced<Duration> initialBackoff,
+            @Nullable Sourced<Duration> maxBackoff,
+            @Nullable Sourced<Double> backoffMultiplier,
+            @Nullable Sourced<List<String>> retryableStatusCodes,
+            @Nullable Sourced<Duration> perAttemptReceiveTimeout) {
+
+        public Draft {
+            Objects.requireNonNull(path, "path");
+            Objects.requireNonNull(naming, "naming");
+        }
+
+        /** A draft of the values read field by field. The one place that lists the draft's fields in order. */
+        static Draft of(String path, ConfigNaming naming, Map<RetryPolicyField, Sourced<?>> v) {
+            return new Draft(path, naming, cast(v.get(MAX_ATTEMPTS)), cast(v.get(INITIAL_BACKOFF)), cast(v.get(MAX_BACKOFF)),
+                    cast(v.get(BACKOFF_MULTIPLIER)), cast(v.get(RETRYABLE_STATUS_CODES)),
+                    cast(v.get(PER_ATTEMPT_RECEIVE_TIMEOUT)));
+        }
+
+        /** Whether no field is set. */
+        public boolean isEmpty() {
+            for (RetryPolicyField f : values()) {
+                if (f.drafted.apply(this) != null) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** This draft's fields where set, {@code under}'s elsewhere; this draft's path and naming. */
+        public Draft overlay(@Nullable Draft under) {
+            if (under == null) {
+                return this;
+            }
+            Map<RetryPolicyField, Sourced<?>> merged = new EnumMap<>(RetryPolicyField.class);
+            for (RetryPolicyField f : values()) {
+                Sourced<?> own = f.drafted.apply(this);
+                Sourced<?> s = own != null ? own : f.drafted.apply(under);
+                if (s != null) {
+                    merged.put(f, s);
+                }
+            }
+            return of(path, naming, merged);
+        }
+
+        String field(String jsonName) {
+            return naming.child(path, jsonName);
+        }
     }
 
     /**
@@ -171,6 +237,11 @@ public enum RetryPolicyField {
 
     public Kind kind() {
         return kind;
+    }
+
+    /** The field's value in {@code draft} and where it was set; null when it is not set. */
+    public @Nullable Sourced<?> drafted(Draft draft) {
+        return drafted.apply(draft);
     }
 
     /** The field's value in {@code policy}; null when an optional field is not set. */

@@ -240,7 +240,7 @@ public final class ServiceConfigJson {
                 }
             }
         }
-        RetryPolicyDraft retry = null;
+        RetryPolicyField.Draft retry = null;
         JsonObject r = object(o, path, "retryPolicy");
         if (r != null) {
             String p = path + ".retryPolicy";
@@ -256,7 +256,7 @@ public final class ServiceConfigJson {
                     values.put(f, v);
                 }
             }
-            retry = new RetryPolicyDraft(at(p), ConfigNaming.JSON, values);
+            retry = RetryPolicyField.Draft.of(at(p), ConfigNaming.JSON, values);
         }
         HedgingPolicyDraft hedging = null;
         JsonObject h = object(o, path, "hedgingPolicy");

@@ -233,8 +233,8 @@ public final class PolicySources {
 
     /**
      * {@code own} with the resolver's retry and hedging policies for the method names {@code own} has no entry
-     * for (an entry of {@code own} for a name wins, whatever it holds), their attempts capped at {@code own}'s
-     * cap, and the resolver's retry throttling when {@code own} has none: what the interceptor engine runs for
+     * for (an entry of {@code own} for a name wins, whatever it holds; {@link ChannelRetryConfig} caps their
+     * attempts at {@code own}'s cap), and the resolver's retry throttling when {@code own} has none: what the interceptor engine runs for
      * a channel whose name resolver supplied {@code resolver} (absent = nothing).
      */
     static ChannelRetryConfig layered(ChannelRetryConfig own, @Nullable ServiceConfig resolver) {
@@ -245,7 +245,7 @@ public final class PolicySources {
         Set<MethodName> ownNames = new LinkedHashSet<>();
         sc.methodConfigs().forEach(m -> ownNames.addAll(m.names()));
         List<MethodConfig> methods = new ArrayList<>(sc.methodConfigs());
-        for (MethodConfig m : resolver.capped(own.maxAttemptsCap()).methodConfigs()) {
+        for (MethodConfig m : resolver.methodConfigs()) {
             List<MethodName> names = new ArrayList<>(m.names());
             names.removeAll(ownNames);
             if (!names.isEmpty() && (m.retryPolicy() != null || m.hedgingPolicy() != null)) {

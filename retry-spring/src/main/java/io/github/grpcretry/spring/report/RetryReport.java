@@ -321,6 +321,10 @@ public final class RetryReport {
         out.put("retryInfoMaxDelay", RetryConfigResolver.durationText(config.retryInfoMaxDelay()));
         out.put("avoidTriedBackends", config.avoidTriedBackends());
         out.put("backendPicks", config.backendPicks());
+        Map<String, Object> streams = new LinkedHashMap<>();
+        putIfSet(streams, "idleTimeout", duration(config.streams().idleTimeout()));
+        streams.put("maxResumes", config.streams().maxResumes());
+        out.put("streams", streams);
         AdaptiveHedgingPolicy a = config.adaptiveHedging();
         if (a != null) {
             Map<String, Object> adaptive = new LinkedHashMap<>();

@@ -14,7 +14,6 @@ import io.github.grpcretry.policy.ConfigProblem;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** A typed base layer (Spring Boot 4's bound service config): laid under the channel's own properties, problems named by its property path. */
@@ -23,8 +22,8 @@ class RetryConfigResolverBaseLayerTest {
     static final String BOOT = "spring.grpc.client.channel.inventory.service-config";
 
     static ServiceConfigProperties base(int maxAttempts) {
-        RetryProperties retry = RetryProperties.of(Map.of("max-attempts", maxAttempts, "initial-backoff", Duration.ofMillis(10),
-                "max-backoff", Duration.ofMillis(100), "backoff-multiplier", 2.0, "retryable-status-codes", List.of("UNAVAILABLE")));
+        RetryProperties retry = new RetryProperties(maxAttempts, Duration.ofMillis(10), Duration.ofMillis(100), 2.0,
+                List.of("UNAVAILABLE"), null);
         return new ServiceConfigProperties(List.of(new MethodProperties(null, null, null, null, null, retry, null)),
                 new RetryThrottlingProperties(10.0, 0.1));
     }
@@ -38,10 +37,10 @@ class RetryConfigResolverBaseLayerTest {
         assertThat(config.serviceConfig().methodConfigs().get(0).retryPolicy().maxAttempts()).isEqualTo(4);
         assertThat(config.serviceConfig().retryThrottling()).isNotNull();
 
-        RetryProperties own = RetryProperties.of(Map.of("max-attempts", 2));
+        RetryProperties own = new RetryProperties(2, null, null, null, null, null);
         ClientProperties client = new ClientProperties(new ServiceConfigProperties(
                 List.of(new MethodProperties(null, null, null, null, null, own, null)), null), null, null, null, null, null,
-                null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null);
         ChannelRetryConfig overlaid = RetryConfigResolver.create()
                 .client("inventory", client)
                 .baseServiceConfig("inventory", base(4), BOOT)

@@ -78,8 +78,7 @@ class ReloadableChannelsTest {
                 EnumSet.of(Status.Code.UNAVAILABLE), null);
         ServiceConfig sc = new ServiceConfig(List.of(new MethodConfig(List.of(MethodName.DEFAULT), null, null, null, null,
                 retry, null)), throttling);
-        return new ChannelRetryConfig(CHANNEL, sc.capped(cap), cap, ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
-                ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, budget, null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        return ChannelRetryConfig.of(CHANNEL, sc.capped(cap)).withMaxAttemptsCap(cap).withBudget(budget);
     }
 
     static ChannelRetryConfig config(int maxAttempts) {
@@ -272,8 +271,7 @@ class ReloadableChannelsTest {
 
     /** {@code c} as the configuration of the channel {@code name}. */
     static ChannelRetryConfig named(String name, ChannelRetryConfig c) {
-        return new ChannelRetryConfig(name, c.serviceConfig(), c.maxAttemptsCap(), c.perRpcBufferLimit(),
-                c.retryBufferSize(), c.budget(), null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        return ChannelRetryConfig.of(name, c.serviceConfig()).withMaxAttemptsCap(c.maxAttemptsCap()).withBuffers(c.perRpcBufferLimit(), c.retryBufferSize()).withBudget(c.budget());
     }
 
     @Test
@@ -309,8 +307,7 @@ class ReloadableChannelsTest {
         MethodConfig m = c.serviceConfig().methodConfigs().get(0);
         ServiceConfig sc = new ServiceConfig(List.of(new MethodConfig(m.names(), null, Duration.ofSeconds(1), null, null,
                 m.retryPolicy(), null)), c.serviceConfig().retryThrottling());
-        return new ChannelRetryConfig(CHANNEL, sc, c.maxAttemptsCap(), c.perRpcBufferLimit(), c.retryBufferSize(),
-                c.budget(), null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        return ChannelRetryConfig.of(CHANNEL, sc).withMaxAttemptsCap(c.maxAttemptsCap()).withBuffers(c.perRpcBufferLimit(), c.retryBufferSize()).withBudget(c.budget());
     }
 
     @Test

@@ -92,9 +92,7 @@ class ResolverPoliciesTest {
 
     /** A channel with {@code sc} and an attempt cap of {@code cap}, every other setting at its default. */
     static ChannelRetryConfig capped(ServiceConfig sc, int cap) {
-        ChannelRetryConfig d = ChannelRetryConfig.of(CHANNEL, sc.capped(cap));
-        return new ChannelRetryConfig(CHANNEL, d.serviceConfig(), cap, d.perRpcBufferLimit(), d.retryBufferSize(), null, null,
-                null, d.retryInfo(), d.retryInfoMaxDelay(), null);
+        return ChannelRetryConfig.of(CHANNEL, sc).withMaxAttemptsCap(cap);
     }
 
     static ChannelRetryConfigs only(ChannelRetryConfig config) {

@@ -23,13 +23,13 @@ import org.junit.jupiter.api.Test;
 class RetryReportTest {
 
     static ChannelRetryConfigs configs() {
-        RetryProperties retry = RetryProperties.of(Map.of("max-attempts", 3, "initial-backoff", Duration.ofMillis(50),
-                "max-backoff", Duration.ofSeconds(1), "backoff-multiplier", 2.0, "retryable-status-codes", List.of("UNAVAILABLE")));
+        RetryProperties retry = new RetryProperties(3, Duration.ofMillis(50), Duration.ofSeconds(1), 2.0,
+                List.of("UNAVAILABLE"), null);
         ServiceConfigProperties sc = new ServiceConfigProperties(
                 List.of(new MethodProperties(null, null, null, null, null, retry, null)),
                 new RetryThrottlingProperties(10.0, 0.1));
         return RetryConfigResolver.create()
-                .client("inventory", new ClientProperties(sc, null, null, null, null, null, null, null, null, null, null, null, null))
+                .client("inventory", new ClientProperties(sc, null, null, null, null, null, null, null, null, null, null, null, null, null))
                 .resolve();
     }
 

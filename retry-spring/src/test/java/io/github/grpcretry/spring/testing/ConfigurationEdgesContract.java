@@ -192,6 +192,30 @@ public abstract class ConfigurationEdgesContract {
                 + " budget. Set at: grpc.retry.clients.svc.budget.ratio = 0.1.")).isEqualTo(1);
     }
 
+    // 10. streams.* (a channel-wide group added by the recipe of docs/design.md)
+
+    @Test
+    public void streamsValuesOutOfRangeStopStartUpWithTheirPathsAndOrigins(CapturedOutput output) {
+        report(fourAttempts("svc", "svc"), Map.of("GRPC_RETRY_CLIENTS_SVC_STREAMS_IDLETIMEOUT", "-1s",
+                "GRPC_RETRY_CLIENTS_SVC_STREAMS_MAXRESUMES", "-1"));
+        assertThat(output.getOut() + output.getErr()).contains("APPLICATION FAILED TO START",
+                "Property: grpc.retry.clients.svc.streams.idle-timeout\n    Value:    -1s\n"
+                        + "    Origin:   System Environment Property \"GRPC_RETRY_CLIENTS_SVC_STREAMS_IDLETIMEOUT\"\n"
+                        + "    Reason:   streams.idle-timeout must be > 0\n",
+                "Property: grpc.retry.clients.svc.streams.max-resumes\n    Value:    -1\n"
+                        + "    Origin:   System Environment Property \"GRPC_RETRY_CLIENTS_SVC_STREAMS_MAXRESUMES\"\n"
+                        + "    Reason:   streams.max-resumes must be >= 0\n");
+    }
+
+    @Test
+    public void streamsOnTheNativeEngineAreReportedOnceAtStartUp(CapturedOutput output) {
+        assertThat(arrivals(with(fourAttempts("svc", "svc"), "grpc.retry.engine=native",
+                "grpc.retry.clients.GLOBAL.streams.max-resumes=1"), "svc")).isEqualTo(4);
+        assertThat(occurrences(output.getOut() + output.getErr(), "streams is ignored: grpc.retry.engine=native"
+                + " (grpc-java's own retry) neither cancels an idle streaming attempt nor resumes a stream after its"
+                + " commit. Set at: grpc.retry.clients.GLOBAL.streams.max-resumes = 1.")).isEqualTo(1);
+    }
+
     // 9. values that make no sense together
 
     @Test

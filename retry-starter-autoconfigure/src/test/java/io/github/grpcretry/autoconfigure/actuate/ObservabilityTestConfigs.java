@@ -28,7 +28,6 @@ final class ObservabilityTestConfigs {
                 null, Duration.ofSeconds(5), null, null, retry, null);
         MethodConfig fallback = new MethodConfig(List.of(MethodName.DEFAULT), true, null, null, 4096L, null, null);
         ServiceConfig sc = new ServiceConfig(List.of(simple, fallback), THROTTLING);
-        return new ChannelRetryConfig("inventory", sc, 5, 1L << 20, 16L << 20,
-                new RetryBudgetPolicy(0.1, 10, Duration.ofSeconds(10)), null, null, true, ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY, null);
+        return ChannelRetryConfig.of("inventory", sc).withBudget(new RetryBudgetPolicy(0.1, 10, Duration.ofSeconds(10)));
     }
 }

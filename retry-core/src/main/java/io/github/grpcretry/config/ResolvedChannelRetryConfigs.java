@@ -1,6 +1,9 @@
-package io.github.grpcretry.internal.config;
+package io.github.grpcretry.config;
 
 import io.github.grpcretry.internal.callback.CallbackFailures;
+import io.github.grpcretry.internal.config.ChannelNames;
+import io.github.grpcretry.internal.config.RetryConfigValidator;
+import io.github.grpcretry.internal.config.ServiceConfigDraft;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.policy.ConfigProblem;
@@ -32,22 +35,22 @@ import org.jspecify.annotations.Nullable;
  *   <li>its typed properties are laid over its {@code service-config-file} (see
  *       {@link ServiceConfigDraft#overlay}): a typed method entry with the same set of names as a
  *       file entry overlays it field by field, other typed entries are added;</li>
- *   <li>every channel-wide setting it leaves unset (budget.*, max-attempts-cap, the buffer limits,
- *       connect-timeout, resilience4j-retry, retry-info, retry-info-max-delay, adaptive-hedging.*, retrythrottling
- *       fields) is taken from GLOBAL, field by field;</li>
+ *   <li>every channel-wide setting it leaves unset (each field of the channel-wide field table,
+ *       {@link RetryConfigResolver.ChannelField}, and the retrythrottling fields) is taken from GLOBAL, field by
+ *       field;</li>
  *   <li>everything is validated; all problems are thrown together as one
  *       {@link InvalidRetryConfigurationException};</li>
  *   <li>its method entries are layered over GLOBAL's ({@link ServiceConfig#layeredOver}): its own
  *       entries are matched first;</li>
  *   <li>the {@link ServiceConfigCustomizer}s run on the result, which is validated again;</li>
- *   <li>max-attempts above {@code max-attempts-cap} are capped, each reported once as a warning
- *       naming the property and the cap.</li>
+ *   <li>max-attempts above {@code max-attempts-cap} are reported once each as a warning naming the property
+ *       and the cap, and capped by the {@link ChannelRetryConfig} made.</li>
  * </ol>
  */
-public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
+final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
 
     private final ServiceConfig globalServiceConfig;
-    private final RetryConfigValidator.ChannelSettings globalSettings;
+    private final ChannelDraft.Settings globalSettings;
     private final List<ServiceConfigCustomizer> customizers;
     private final Map<Object, String> maxAttemptsPaths;
     private final Consumer<String> warnings;
@@ -58,15 +61,15 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
     private final List<String> startupWarnings;
     /** Each configured channel's own service config (before GLOBAL's entries) and settings, for relaxed matches. */
     private final Map<String, ServiceConfig> ownConfigs;
-    private final Map<String, RetryConfigValidator.ChannelSettings> settings;
+    private final Map<String, ChannelDraft.Settings> settings;
     /** The property path of the GLOBAL entry, or null when there is none. */
     private final @Nullable String globalPath;
     /** The entries some channel was matched to (exactly or relaxed) so far. */
     private final Set<String> matchedEntries = ConcurrentHashMap.newKeySet();
 
-    private ResolvedChannelRetryConfigs(ServiceConfig globalServiceConfig, RetryConfigValidator.ChannelSettings globalSettings,
+    private ResolvedChannelRetryConfigs(ServiceConfig globalServiceConfig, ChannelDraft.Settings globalSettings,
             List<ServiceConfigCustomizer> customizers, Map<Object, String> maxAttemptsPaths, Consumer<String> warnings,
-            Map<String, ServiceConfig> ownConfigs, Map<String, RetryConfigValidator.ChannelSettings> settings,
+            Map<String, ServiceConfig> ownConfigs, Map<String, ChannelDraft.Settings> settings,
             @Nullable String globalPath, List<String> validationWarnings) {
         this.globalServiceConfig = globalServiceConfig;
         this.ownConfigs = Map.copyOf(ownConfigs);
@@ -111,7 +114,7 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
      *     later for channels derived on first request)
      * @throws InvalidRetryConfigurationException listing every problem
      */
-    public static ResolvedChannelRetryConfigs resolve(Map<String, ChannelDraft> drafts, List<ServiceConfigCustomizer> customizers,
+    static ResolvedChannelRetryConfigs resolve(Map<String, ChannelDraft> drafts, List<ServiceConfigCustomizer> customizers,
             List<ConfigProblem> earlierProblems, Consumer<String> warnings) {
         List<ConfigProblem> problems = new ArrayList<>(earlierProblems);
         RetryConfigValidator validator = new RetryConfigValidator(problems, new ArrayList<>());
@@ -121,9 +124,9 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
             globalDraft = ChannelDraft.empty(ChannelRetryConfigs.GLOBAL, "grpc.retry.clients." + ChannelRetryConfigs.GLOBAL);
         }
         ServiceConfig globalOwn = validator.serviceConfig(globalDraft.serviceConfig(), paths);
-        RetryConfigValidator.ChannelSettings globalSettings = validator.channelSettings(globalDraft);
+        ChannelDraft.Settings globalSettings = globalDraft.settings(validator);
         Map<String, ServiceConfig> own = new LinkedHashMap<>();
-        Map<String, RetryConfigValidator.ChannelSettings> settings = new LinkedHashMap<>();
+        Map<String, ChannelDraft.Settings> settings = new LinkedHashMap<>();
         for (Map.Entry<String, ChannelDraft> e : new TreeMap<>(drafts).entrySet()) {
             String channel = e.getKey();
             if (channel.equals(ChannelRetryConfigs.GLOBAL)) {
@@ -131,7 +134,7 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
             }
             ChannelDraft d = e.getValue().inheriting(globalDraft);
             own.put(channel, validator.serviceConfig(d.serviceConfig(), paths));
-            settings.put(channel, validator.channelSettings(d));
+            settings.put(channel, d.settings(validator));
         }
         throwIfAny(problems);
         return new ResolvedChannelRetryConfigs(globalOwn, globalSettings, customizers == null ? List.of() : customizers,
@@ -146,7 +149,7 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
     }
 
     private @Nullable ChannelRetryConfig assemble(String channel, ServiceConfig merged,
-            RetryConfigValidator.ChannelSettings s,
+            ChannelDraft.Settings s,
             boolean customize, List<ConfigProblem> problems) {
         ServiceConfig config = merged;
         if (customize && !customizers.isEmpty()) {
@@ -173,11 +176,10 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
             }
         }
         warnCapped(channel, config, s);
-        // The one place a configured policy's attempts are capped (a name resolver's: PolicySources.layered).
-        return s.config().withServiceConfig(channel, config.capped(s.config().maxAttemptsCap()));
+        return s.config().withServiceConfig(channel, config); // the record caps the policies
     }
 
-    private void warnCapped(String channel, ServiceConfig config, RetryConfigValidator.ChannelSettings s) {
+    private void warnCapped(String channel, ServiceConfig config, ChannelDraft.Settings s) {
         int cap = s.config().maxAttemptsCap();
         for (int i = 0; i < config.methodConfigs().size(); i++) {
             MethodConfig mc = config.methodConfigs().get(i);
@@ -251,7 +253,7 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
     }
 
     /** The problem of a channel named GLOBAL in some spelling while the GLOBAL entry exists. */
-    public static ConfigProblem reservedName(String channel, String globalPath) {
+    static ConfigProblem reservedName(String channel, String globalPath) {
         return new ConfigProblem(globalPath, "(the defaults of every channel; a channel named " + channel + " was made)",
                 "the entry name GLOBAL is reserved, in any case (global, Global, GRPC_RETRY_CLIENTS_GLOBAL_...), for the"
                         + " defaults every channel inherits: it cannot be the entry of the channel " + channel
@@ -278,12 +280,12 @@ public final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
     }
 
     /** What GLOBAL gives a channel that has no entry of its own (before customizers). */
-    public ChannelRetryConfig global() {
+    ChannelRetryConfig global() {
         return global;
     }
 
     /** The cap warnings issued while resolving (each also went to the warning sink). */
-    public List<String> startupWarnings() {
+    List<String> startupWarnings() {
         return startupWarnings;
     }
 }

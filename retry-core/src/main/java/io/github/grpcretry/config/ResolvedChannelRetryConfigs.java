@@ -58,7 +58,6 @@ final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
     private final Map<String, ChannelRetryConfig> configured;
     private final ChannelRetryConfig global;
     private final ConcurrentHashMap<String, ChannelRetryConfig> derived = new ConcurrentHashMap<>();
-    private final List<String> startupWarnings;
     /** Each configured channel's own service config (before GLOBAL's entries) and settings, for relaxed matches. */
     private final Map<String, ServiceConfig> ownConfigs;
     private final Map<String, ChannelDraft.Settings> settings;
@@ -78,10 +77,8 @@ final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
         this.globalSettings = globalSettings;
         this.customizers = List.copyOf(customizers);
         this.maxAttemptsPaths = maxAttemptsPaths;
-        List<String> collected = Collections.synchronizedList(new ArrayList<>());
         this.warnings = msg -> {
             if (warned.add(msg)) {
-                collected.add(msg);
                 warnings.accept(msg);
             }
         };
@@ -97,9 +94,6 @@ final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
         }
         throwIfAny(problems);
         this.configured = Collections.unmodifiableMap(made);
-        synchronized (collected) {
-            this.startupWarnings = List.copyOf(collected);
-        }
     }
 
     /**
@@ -279,13 +273,4 @@ final class ResolvedChannelRetryConfigs implements ChannelRetryConfigs {
         return Collections.unmodifiableSet(new TreeSet<>(configured.keySet()));
     }
 
-    /** What GLOBAL gives a channel that has no entry of its own (before customizers). */
-    ChannelRetryConfig global() {
-        return global;
-    }
-
-    /** The cap warnings issued while resolving (each also went to the warning sink). */
-    List<String> startupWarnings() {
-        return startupWarnings;
-    }
 }

@@ -42,7 +42,8 @@ import org.springframework.util.ClassUtils;
  * wall time on a shared machine. With {@code -Dstartup.steps=<file>} it records Spring's start-up steps
  * (an {@link ApplicationStartup} like Spring Boot's {@code BufferingApplicationStartup} that also reads the
  * thread's CPU time) and writes one line per step: id, parent id, name, wall and CPU microseconds, tags.
- * With {@code -Dstartup.again=N} it then starts the application N more times in the same JVM (see main).
+ * With {@code -Dstartup.again=N} it then starts the application N more times in the same JVM (see main). With
+ * {@code -Dstartup.census=<file>} it writes what the context holds of the starter's (see census).
  */
 @SpringBootApplication
 public class StartupApplication {

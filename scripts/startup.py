@@ -30,12 +30,17 @@ are put in a jar (CDS takes no directories), one training run per variant writes
 (-XX:ArchiveClassesAtExit) and every later start of the variant maps it (-XX:SharedArchiveFile), so the classes
 every run loads come from the archive, the starter's included.
 
+With --census it starts each variant once and counts what is deterministic, which the load on a shared machine
+does not move: the classes one start loads (-Xlog:class+load; the starter's own, and lambdas), and what the context
+holds of the starter's (bean definitions, configuration classes, the sources and conditions of Spring Boot's
+condition evaluation report); with --census-dir DIR the class lists and the starter's beans are kept there.
+
 With --steps N it then starts each line's "with" variant N more times recording Spring's start-up steps
 with their wall and CPU time, and lists the starter's costliest steps by CPU time (the outermost steps
 whose bean or class is the starter's), as medians over the N runs, and the classes each variant loads.
 
   python3 scripts/startup.py [--rounds 15] [--steps 5] [--no-build] [--seed 1] [--before DIR] [--pairs N] [--together N]
-                             [--cds]
+                             [--cds] [--census] [--census-dir DIR]
 """
 import argparse
 import os
@@ -266,6 +271,53 @@ def classes(class_path):
     return len(lines), starter
 
 
+def census(class_path, keep=None, name=""):
+    """One start: {classes, starter classes, starter lambdas, beans, starterBeans, ...} (see StartupApplication)."""
+    with tempfile.NamedTemporaryFile(suffix=".log", delete=False) as f:
+        log = f.name
+    with tempfile.NamedTemporaryFile(suffix=".txt", delete=False) as f:
+        beans = f.name
+    try:
+        start(class_path, ["-Xlog:class+load=info:file=" + log, "-Dstartup.census=" + beans])
+        with open(log) as f:
+            loaded = [line.split("] ", 1)[-1].split(" source:")[0].strip() for line in f]
+        with open(beans) as f:
+            held = f.read().splitlines()
+    finally:
+        os.unlink(log)
+        os.unlink(beans)
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        with open(os.path.join(keep, name.replace(" ", "-") + ".classes"), "w") as f:
+            f.write("\n".join(sorted(loaded)) + "\n")
+        with open(os.path.join(keep, name.replace(" ", "-") + ".beans"), "w") as f:
+            f.write("\n".join(held) + "\n")
+    mine = [c for c in loaded if c.startswith("io.github.grpcretry.") and not c.startswith("io.github.grpcretry.startup.")]
+    counts = {"classes": len(loaded), "starterClasses": sum(1 for c in mine if "$$Lambda" not in c),
+              "starterLambdas": sum(1 for c in mine if "$$Lambda" in c)}
+    for line in held:
+        key, _, value = line.partition(" ")
+        if value.isdigit():
+            counts[key] = int(value)
+    return counts
+
+
+def print_census(variants, keep):
+    print("Census of one start per variant (deterministic counts; lambdas included in the classes)\n")
+    print("| Spring Boot | classes, without | classes, with | with - without | the starter's classes (+ lambdas) "
+          "| beans, without / with | the starter's beans | its configuration classes | condition sources / conditions |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for line in LINES:
+        w = census(variants[line + " with"], keep, line + " with")
+        o = census(variants[line + " without"], keep, line + " without")
+        print("| %s | %d | %d | %+d | %d (+%d) | %d / %d | %d | %d | %d / %d |" % (
+            line, o["classes"], w["classes"], w["classes"] - o["classes"], w["starterClasses"], w["starterLambdas"],
+            o["beans"], w["beans"], w["starterBeans"], w["starterConfigurationClasses"],
+            w["starterConditionSources"], w["starterConditions"]))
+        sys.stdout.flush()
+    print()
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=15)
@@ -278,6 +330,9 @@ def main():
     p.add_argument("--pairs", type=int, default=0,
                    help="further contexts per JVM, in with/excluded pairs (the per-context cost in a test suite)")
     p.add_argument("--cds", action="store_true", help="every variant with its own CDS archive (class data sharing)")
+    p.add_argument("--census", action="store_true",
+                   help="count classes loaded, the starter's beans, configuration classes and conditions (one start each)")
+    p.add_argument("--census-dir", help="with --census: keep the class lists and the starter's beans here")
     a = p.parse_args()
     if not a.no_build:
         build()
@@ -297,6 +352,8 @@ def main():
 
 
 def measure(a, variants):
+    if a.census:
+        print_census(variants, a.census_dir)
     if a.steps:
         for line in LINES:
             top, total = steps(variants[line + " with"], a.steps)

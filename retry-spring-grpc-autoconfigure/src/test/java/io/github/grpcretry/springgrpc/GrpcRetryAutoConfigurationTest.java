@@ -71,7 +71,7 @@ class GrpcRetryAutoConfigurationTest {
     void withoutSpringGrpcClientNothingIsRegistered() {
         runner.withClassLoader(new FilteredClassLoader(GrpcChannelBuilderCustomizer.class)).run(context -> {
             assertThat(context).hasNotFailed();
-            assertThat(context).doesNotHaveBean(GrpcRetryAutoConfiguration.class)
+            assertThat(context).doesNotHaveBean(GrpcRetryAutoConfiguration.Client.class)
                     .doesNotHaveBean(ChannelRetryConfigs.class);
         });
     }

@@ -11,13 +11,13 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 
-/** {@link GrpcRetryDeadlineAutoConfiguration} in (web) application context runners. */
+/** {@link GrpcRetryAutoConfiguration} in (web) application context runners. */
 class GrpcRetryDeadlineAutoConfigurationTest {
 
     private static final String HEADER = "grpc.retry.deadline.http.header=X-Request-Deadline";
 
     private final WebApplicationContextRunner web = new WebApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(GrpcRetryDeadlineAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(GrpcRetryAutoConfiguration.class));
 
     @Test
     void theHeaderPropertyRegistersTheHttpFilterEarly() {
@@ -37,7 +37,7 @@ class GrpcRetryDeadlineAutoConfigurationTest {
 
     @Test
     void notAServletApplicationNoFilter() {
-        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(GrpcRetryDeadlineAutoConfiguration.class))
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(GrpcRetryAutoConfiguration.class))
                 .withPropertyValues(HEADER)
                 .run(context -> assertThat(context).doesNotHaveBean(GrpcDeadlineHttpFilter.class));
     }

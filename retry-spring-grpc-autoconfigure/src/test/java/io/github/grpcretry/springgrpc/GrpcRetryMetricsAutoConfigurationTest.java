@@ -17,12 +17,12 @@ import org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfigur
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
-/** {@link GrpcRetryMetricsAutoConfiguration} in an ApplicationContextRunner, on the application's registry. */
+/** {@link GrpcRetryAutoConfiguration} in an ApplicationContextRunner, on the application's registry. */
 class GrpcRetryMetricsAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class, GrpcClientAutoConfiguration.class,
-                    GrpcRetryAutoConfiguration.class, GrpcRetryMetricsAutoConfiguration.class));
+                    GrpcRetryAutoConfiguration.class));
 
     @Test
     void aMeterRegistryGetsEveryMeterOfTheStarter() {
@@ -37,7 +37,7 @@ class GrpcRetryMetricsAutoConfigurationTest {
 
     @Test
     void noMetersWithoutARegistryBean() {
-        runner.run(context -> assertThat(context).doesNotHaveBean(GrpcRetryMetricsAutoConfiguration.class)
+        runner.run(context -> assertThat(context).doesNotHaveBean(GrpcRetryAutoConfiguration.Metrics.class)
                 .doesNotHaveBean(MicrometerRetryEventListener.class));
     }
 
@@ -66,7 +66,7 @@ class GrpcRetryMetricsAutoConfigurationTest {
     void withoutMicrometerNoMetersAndTheEngineStays() {
         runner.withClassLoader(new FilteredClassLoader("io.micrometer.core")).run(context -> {
             assertThat(context).hasNotFailed();
-            assertThat(context).doesNotHaveBean(GrpcRetryMetricsAutoConfiguration.class)
+            assertThat(context).doesNotHaveBean(GrpcRetryAutoConfiguration.Metrics.class)
                     .hasSingleBean(GrpcRetryClientInterceptor.class);
         });
     }

@@ -11,11 +11,11 @@ import org.springframework.boot.micrometer.observation.autoconfigure.Observation
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
-/** {@link GrpcRetryObservationAutoConfiguration} after Spring Boot's observation auto-configuration. */
+/** {@link GrpcRetryAutoConfiguration} after Spring Boot's observation auto-configuration. */
 class GrpcRetryObservationAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(
-            AutoConfigurations.of(ObservationAutoConfiguration.class, GrpcRetryObservationAutoConfiguration.class));
+            AutoConfigurations.of(ObservationAutoConfiguration.class, GrpcRetryAutoConfiguration.class));
 
     @Test
     void bootsObservationRegistryGetsTheAttemptObserver() {

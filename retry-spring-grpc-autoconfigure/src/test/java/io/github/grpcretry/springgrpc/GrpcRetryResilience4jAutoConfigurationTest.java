@@ -15,7 +15,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
 
-/** {@link GrpcRetryResilience4jAutoConfiguration} in an ApplicationContextRunner. */
+/** {@link GrpcRetryAutoConfiguration} in an ApplicationContextRunner. */
 class GrpcRetryResilience4jAutoConfigurationTest {
 
     @Configuration(proxyBeanMethods = false)
@@ -24,7 +24,7 @@ class GrpcRetryResilience4jAutoConfigurationTest {
     }
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner().withUserConfiguration(Properties.class)
-            .withConfiguration(AutoConfigurations.of(GrpcRetryResilience4jAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(GrpcRetryAutoConfiguration.class));
 
     @Test
     void theChannelsInstanceIsCheckedAgainstTheRegistry() {

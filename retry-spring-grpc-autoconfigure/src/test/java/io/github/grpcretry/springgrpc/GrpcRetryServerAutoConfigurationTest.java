@@ -9,11 +9,11 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
-/** {@link GrpcRetryServerAutoConfiguration} in an ApplicationContextRunner. */
+/** {@link GrpcRetryAutoConfiguration} in an ApplicationContextRunner. */
 class GrpcRetryServerAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(GrpcRetryServerAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(GrpcRetryAutoConfiguration.class));
 
     @Test
     void enabledRegistersTheGuardAndTheDeadlineInterceptors() {

@@ -2,7 +2,6 @@ package io.github.grpcretry.springgrpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.springgrpc.actuate.GrpcRetryActuatorAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
@@ -20,10 +19,7 @@ class OptionalDependenciesTest {
                         "org.springframework.boot.health", "org.springframework.boot.actuate", "io.github.resilience4j",
                         "jakarta.servlet"))
                 .withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class, GrpcClientAutoConfiguration.class,
-                        SpringBootLineAutoConfiguration.class, GrpcRetryAutoConfiguration.class,
-                        GrpcRetryServerAutoConfiguration.class, GrpcRetryMetricsAutoConfiguration.class,
-                        GrpcRetryActuatorAutoConfiguration.class, GrpcRetryDeadlineAutoConfiguration.class,
-                        GrpcRetryResilience4jAutoConfiguration.class))
+                        SpringBootLineAutoConfiguration.class, GrpcRetryAutoConfiguration.class))
                 .withPropertyValues("grpc.retry.clients.inventory.service-config.method[0].retry.max-attempts=3",
                         "grpc.retry.clients.inventory.service-config.method[0].retry.initial-backoff=10ms",
                         "grpc.retry.clients.inventory.service-config.method[0].retry.max-backoff=100ms",
@@ -33,8 +29,8 @@ class OptionalDependenciesTest {
                     assertThat(context).hasNotFailed();
                     assertThat(context).hasSingleBean(GrpcRetryClientInterceptor.class);
                     assertThat(context).hasSingleBean(GrpcRetryChannelCustomizer.class);
-                    assertThat(context).doesNotHaveBean(GrpcRetryMetricsAutoConfiguration.class);
-                    assertThat(context).doesNotHaveBean(GrpcRetryActuatorAutoConfiguration.class);
+                    assertThat(context).doesNotHaveBean(GrpcRetryAutoConfiguration.Metrics.class);
+                    assertThat(context).doesNotHaveBean(GrpcRetryAutoConfiguration.Actuator.class);
                 });
     }
 
@@ -43,7 +39,7 @@ class OptionalDependenciesTest {
         new ApplicationContextRunner()
                 .withClassLoader(new FilteredClassLoader("io.github.resilience4j"))
                 .withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class, GrpcClientAutoConfiguration.class,
-                        GrpcRetryAutoConfiguration.class, GrpcRetryResilience4jAutoConfiguration.class))
+                        GrpcRetryAutoConfiguration.class))
                 .withPropertyValues("grpc.retry.clients.inventory.resilience4j-retry=backend")
                 .run(context -> assertThat(context).getFailure().rootCause()
                         .hasMessageContaining("grpc.retry.clients.inventory.resilience4j-retry")

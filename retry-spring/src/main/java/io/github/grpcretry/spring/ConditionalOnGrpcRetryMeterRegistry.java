@@ -12,7 +12,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 /**
  * Matches when grpc-retry is enabled ({@link ConditionalOnGrpcRetryEnabled}), Micrometer is on the class
  * path and a {@link MeterRegistry} bean exists (the Boot line's metrics auto-configuration, ordered before,
- * or the application's own): the condition of each line's metrics auto-configuration.
+ * or the application's own): the condition of each line's meters.
  */
 @Retention(RetentionPolicy.RUNTIME)
 @Target({ElementType.TYPE, ElementType.METHOD})

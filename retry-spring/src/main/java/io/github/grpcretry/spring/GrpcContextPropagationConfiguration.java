@@ -8,8 +8,7 @@ import org.springframework.context.annotation.Configuration;
 /**
  * The gRPC {@code Context} registered with Micrometer's context-propagation (key {@code grpc.context})
  * when it is on the class path, so Spring's {@code ContextPropagatingTaskDecorator} carries deadlines and
- * cancellation into {@code @Async} work. The same on both lines (each line's deadline auto-configuration
- * imports it).
+ * cancellation into {@code @Async} work. The same on both lines (each line's auto-configuration imports it).
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(name = "io.micrometer.context.ContextRegistry")

@@ -15,7 +15,7 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.util.StringUtils;
 
 /**
- * The HTTP deadline filter of both lines (each line's deadline auto-configuration imports it): in a
+ * The HTTP deadline filter of both lines (each line's auto-configuration imports it): in a
  * servlet web application, while {@code grpc.retry.deadline.http.header} has text
  * ({@link OnHttpHeaderCondition}), the filter registered early in the servlet filter chain, so the whole
  * request handling runs with the deadline.

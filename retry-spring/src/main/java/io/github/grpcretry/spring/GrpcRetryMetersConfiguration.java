@@ -14,9 +14,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The meters both lines register alike on the application's {@link MeterRegistry} (each line's metrics
- * auto-configuration imports it, ordered after its own Boot line's metrics auto-configuration and the
- * line's main auto-configuration): the engine's Micrometer listener (part of {@code grpcRetryEventListener}),
+ * The meters both lines register alike on the application's {@link MeterRegistry} (each line's
+ * auto-configuration imports it where Micrometer and a registry are there, ordered after its own Boot line's
+ * metrics auto-configuration, and after the channels' beans, whose registries its conditions look for): the engine's Micrometer listener (part of {@code grpcRetryEventListener}),
  * the limiter gauges, and the deadline and guard meters.
  */
 @Configuration(proxyBeanMethods = false)

@@ -13,7 +13,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Per-attempt observations (docs/observability.md), the same on both lines (each line's observation
+ * Per-attempt observations (docs/observability.md), the same on both lines (each line's
  * auto-configuration imports it, ordered after its Boot line's observation auto-configuration): when an
  * {@link ObservationRegistry} bean exists and {@code grpc.retry.observation.enabled} is not false, the
  * interceptor engine of every channel observes each attempt as a child of the call's observation. An

@@ -14,7 +14,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The resilience4j bridge of both lines (each line's resilience4j auto-configuration imports it and
+ * The resilience4j bridge of both lines (each line's auto-configuration imports it with the channels' beans and
  * declares the {@link Resilience4jSettings} bean): with resilience4j-retry on the class path, the
  * channels' resilience4j deciders, checked against the {@code RetryRegistry} bean; without it, a start-up
  * failure when a channel names an instance.
@@ -23,6 +23,19 @@ import org.springframework.context.annotation.Configuration;
 public class GrpcRetryResilience4jConfiguration {
 
     private static final Log log = LogFactory.getLog(GrpcRetryResilience4jConfiguration.class);
+
+    /**
+     * Without resilience4j-retry on the class path: fails start-up when a channel names a resilience4j instance. A
+     * method of this class, not a nested one (its signature names none of resilience4j's types): one configuration
+     * class fewer in an application without resilience4j.
+     */
+    @Bean
+    @ConditionalOnMissingClass("io.github.resilience4j.retry.Retry")
+    Resilience4jRetryReferences grpcRetryResilience4jCheck(Resilience4jSettings settings) {
+        Resilience4jRetryReferences refs = settings.references();
+        refs.checkWithoutResilience4j();
+        return refs;
+    }
 
     /** resilience4j-retry is on the class path. */
     @Configuration(proxyBeanMethods = false)
@@ -40,20 +53,6 @@ public class GrpcRetryResilience4jConfiguration {
             settings.references().check(registry == null ? null : Resilience4jRetryDeciderSource.instanceNames(registry),
                     settings.nativeEngine(), log::warn);
             return registry == null ? config -> null : new Resilience4jRetryDeciderSource(registry);
-        }
-    }
-
-    /** resilience4j-retry is not on the class path. */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnMissingClass("io.github.resilience4j.retry.Retry")
-    static class Resilience4jAbsent {
-
-        /** Fails start-up when a channel names a resilience4j instance. */
-        @Bean
-        Resilience4jRetryReferences grpcRetryResilience4jCheck(Resilience4jSettings settings) {
-            Resilience4jRetryReferences refs = settings.references();
-            refs.checkWithoutResilience4j();
-            return refs;
         }
     }
 }

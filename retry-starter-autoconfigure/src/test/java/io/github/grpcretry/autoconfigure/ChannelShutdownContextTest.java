@@ -3,7 +3,6 @@ package io.github.grpcretry.autoconfigure;
 import static io.github.grpcretry.testing.ScheduledRetries.failsWithin;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
 import io.github.grpcretry.spring.reload.ReloadableChannels;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.ScriptedServer.Action;
@@ -62,7 +61,7 @@ class ChannelShutdownContextTest {
 
     private ApplicationContextRunner runner(ScheduledRetries scheduled, String address) {
         return RetryTestContexts.runner()
-                .withConfiguration(AutoConfigurations.of(GrpcRetryEventsAutoConfiguration.class))
+                .withConfiguration(AutoConfigurations.of(GrpcRetryAutoConfiguration.class))
                 .withBean("scheduled", ScheduledRetries.class, () -> scheduled)
                 .withPropertyValues("grpc.retry.engine=interceptor", "grpc.client.svc.address=" + address,
                         "grpc.client.svc.negotiation-type=plaintext");

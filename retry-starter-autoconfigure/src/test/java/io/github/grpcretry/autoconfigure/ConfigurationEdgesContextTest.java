@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import io.github.grpcretry.autoconfigure.deadline.GrpcRetryDeadlineAutoConfiguration;
 import io.github.grpcretry.spring.testing.ConfigurationEdgesContract;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.Status;
@@ -36,8 +35,7 @@ import org.springframework.core.env.StandardEnvironment;
 class ConfigurationEdgesContextTest extends ConfigurationEdgesContract {
 
     @SpringBootConfiguration
-    @ImportAutoConfiguration({GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class,
-            GrpcRetryDeadlineAutoConfiguration.class})
+    @ImportAutoConfiguration({GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class})
     static class App {
     }
 

@@ -3,7 +3,6 @@ package io.github.grpcretry.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.github.grpcretry.autoconfigure.deadline.GrpcRetryDeadlineAutoConfiguration;
 import io.github.grpcretry.testing.PackagedMetadata;
 import net.devh.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration;
 import org.junit.jupiter.api.Test;
@@ -24,8 +23,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 class FailureOriginTest {
 
     @SpringBootConfiguration
-    @ImportAutoConfiguration({GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class,
-            GrpcRetryDeadlineAutoConfiguration.class})
+    @ImportAutoConfiguration({GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class})
     static class App {
     }
 

@@ -3,8 +3,6 @@ package io.github.grpcretry.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
-import io.github.grpcretry.autoconfigure.metrics.GrpcRetryMetricsAutoConfiguration;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.ScriptedServer.Action;
 import io.github.grpcretry.testing.ScriptedServer.Arrival;
@@ -57,8 +55,7 @@ class HedgingContextTest {
 
     private ApplicationContextRunner runner(String... extra) {
         return RetryTestContexts.runner()
-                .withConfiguration(AutoConfigurations.of(GrpcRetryEventsAutoConfiguration.class,
-                        GrpcRetryMetricsAutoConfiguration.class, MetricsAutoConfiguration.class,
+                .withConfiguration(AutoConfigurations.of(GrpcRetryAutoConfiguration.class, MetricsAutoConfiguration.class,
                         SimpleMetricsExportAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class))
                 .withPropertyValues("grpc.client.inventory.address=in-process:" + serverName,
                         M + "name[0].service=grpc.testing.SimpleService",

@@ -12,6 +12,7 @@ import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.policy.ServiceConfigCustomizer;
 import io.github.grpcretry.testing.ScriptedServer;
+import io.github.resilience4j.retry.RetryRegistry;
 import io.grpc.Channel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -99,7 +100,10 @@ class ServiceConfigMergeContextTest {
 
     @Test
     void channelsInheritGlobalPerFieldAndMatchOwnEntriesFirst() {
+        RetryRegistry resilience4j = RetryRegistry.ofDefaults();
+        resilience4j.retry("shared"); // the instance GLOBAL names, which the bridge checks at start-up
         RetryTestContexts.runner()
+                .withBean(RetryRegistry.class, () -> resilience4j)
                 .withPropertyValues(
                         G + "max-attempts-cap=3", G + "budget.ratio=0.2", G + "budget.ttl=5s",
                         G + "per-rpc-buffer-limit=2MB", G + "connect-timeout=3s", G + "resilience4j-retry=shared",

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import io.github.grpcretry.autoconfigure.deadline.GrpcRetryDeadlineAutoConfiguration;
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.Status;
@@ -45,8 +44,7 @@ import org.springframework.core.env.SystemEnvironmentPropertySource;
 class UnknownKeysContextTest {
 
     @SpringBootConfiguration
-    @ImportAutoConfiguration({GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class,
-            GrpcRetryDeadlineAutoConfiguration.class})
+    @ImportAutoConfiguration({GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class})
     static class App {
     }
 

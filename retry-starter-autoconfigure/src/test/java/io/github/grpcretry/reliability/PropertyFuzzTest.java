@@ -3,7 +3,6 @@ package io.github.grpcretry.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
-import io.github.grpcretry.autoconfigure.deadline.GrpcRetryDeadlineAutoConfiguration;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.SimpleCalls;
@@ -112,8 +111,7 @@ class PropertyFuzzTest {
         });
         List<FailureAnalyzer> analyzers = analyzers();
         ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(
-                GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class,
-                GrpcRetryDeadlineAutoConfiguration.class));
+                GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class));
         Random random = new Random(777);
         Map<String, Integer> outcomes = new TreeMap<>();
         List<String> failures = new ArrayList<>();
@@ -175,8 +173,7 @@ class PropertyFuzzTest {
         server.script(ScriptedServer.always(Status.Code.UNAVAILABLE));
         List<FailureAnalyzer> analyzers = analyzers();
         ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(
-                GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class,
-                GrpcRetryDeadlineAutoConfiguration.class));
+                GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class));
         List<String> failures = new ArrayList<>();
         try {
             for (String[] edge : edges) {

@@ -17,13 +17,18 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import java.util.regex.Pattern;
 import java.util.stream.StreamSupport;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.autoconfigure.condition.ConditionEvaluationReport;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.metrics.ApplicationStartup;
 import org.springframework.core.metrics.StartupStep;
 import org.springframework.util.ClassUtils;
@@ -37,7 +42,8 @@ import org.springframework.util.ClassUtils;
  * wall time on a shared machine. With {@code -Dstartup.steps=<file>} it records Spring's start-up steps
  * (an {@link ApplicationStartup} like Spring Boot's {@code BufferingApplicationStartup} that also reads the
  * thread's CPU time) and writes one line per step: id, parent id, name, wall and CPU microseconds, tags.
- * With {@code -Dstartup.again=N} it then starts the application N more times in the same JVM (see main).
+ * With {@code -Dstartup.again=N} it then starts the application N more times in the same JVM (see main). With
+ * {@code -Dstartup.census=<file>} it writes what the context holds of the starter's (see census).
  */
 @SpringBootApplication
 public class StartupApplication {
@@ -75,6 +81,10 @@ public class StartupApplication {
             }
         });
         ConfigurableApplicationContext context = application.run(args);
+        String censusFile = System.getProperty("startup.census");
+        if (censusFile != null) {
+            Files.write(Path.of(censusFile), census(context));
+        }
         if (steps != null) {
             Files.write(Path.of(stepsFile), steps.lines);
         }
@@ -107,6 +117,53 @@ public class StartupApplication {
         }
         System.exit(0);
     }
+
+    /**
+     * With {@code -Dstartup.census=<file>}: what the started context holds of the starter's, one
+     * {@code key value} line each: {@code beans} (all bean definitions), {@code starterBeans} (those whose name
+     * or class is the starter's), {@code starterConfigurationClasses} (of those, the configuration classes),
+     * {@code starterConditionSources} and {@code starterConditions} (the classes and {@code @Bean} methods of
+     * the starter that Spring Boot's condition evaluation report holds, and their conditions), then one
+     * {@code bean <name> <class>} line per starter bean.
+     */
+    private static List<String> census(ConfigurableApplicationContext context) {
+        ConfigurableListableBeanFactory factory = context.getBeanFactory();
+        List<String> starterBeans = new ArrayList<>();
+        int configurations = 0;
+        for (String name : factory.getBeanDefinitionNames()) {
+            Class<?> beanType = factory.getType(name, false);
+            String type = beanType == null ? String.valueOf(factory.getBeanDefinition(name).getBeanClassName())
+                    : ClassUtils.getUserClass(beanType).getName();
+            if (STARTER_BEAN.matcher(name).lookingAt() || STARTER_BEAN.matcher(type).lookingAt()) {
+                starterBeans.add("bean " + name + " " + type);
+                if (beanType != null && AnnotatedElementUtils.hasAnnotation(ClassUtils.getUserClass(beanType),
+                        Configuration.class)) {
+                    configurations++;
+                }
+            }
+        }
+        int sources = 0;
+        int conditions = 0;
+        for (var entry : ConditionEvaluationReport.get(factory).getConditionAndOutcomesBySource().entrySet()) {
+            if (STARTER_BEAN.matcher(entry.getKey()).lookingAt()) {
+                sources++;
+                conditions += (int) StreamSupport.stream(entry.getValue().spliterator(), false).count();
+            }
+        }
+        List<String> lines = new ArrayList<>();
+        lines.add("beans " + factory.getBeanDefinitionCount());
+        lines.add("starterBeans " + starterBeans.size());
+        lines.add("starterConfigurationClasses " + configurations);
+        lines.add("starterConditionSources " + sources);
+        lines.add("starterConditions " + conditions);
+        Collections.sort(starterBeans);
+        lines.addAll(starterBeans);
+        return lines;
+    }
+
+    /** A bean name or class name of the starter's (not this application's). */
+    private static final Pattern STARTER_BEAN = Pattern.compile(
+            "grpcRetry|grpcDeadline|grpcContext|grpc\\.retry-|io\\.github\\.grpcretry\\.(?!startup\\.)");
 
     /** The starter's auto-configurations on the class path, comma-separated (none without the starter). */
     private static String starterAutoConfigurations() throws IOException {

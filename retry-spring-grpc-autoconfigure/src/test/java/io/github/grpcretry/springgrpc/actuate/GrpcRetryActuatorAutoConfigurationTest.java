@@ -12,12 +12,12 @@ import org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfigur
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
-/** {@link GrpcRetryActuatorAutoConfiguration} in an ApplicationContextRunner, after the starter's report. */
+/** {@link GrpcRetryAutoConfiguration} in an ApplicationContextRunner, after the starter's report. */
 class GrpcRetryActuatorAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class, GrpcClientAutoConfiguration.class,
-                    GrpcRetryAutoConfiguration.class, GrpcRetryActuatorAutoConfiguration.class))
+                    GrpcRetryAutoConfiguration.class))
             .withPropertyValues("management.endpoints.web.exposure.include=grpcretry");
 
     @Test
@@ -57,8 +57,8 @@ class GrpcRetryActuatorAutoConfigurationTest {
         runner.withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate", "org.springframework.boot.health"))
                 .run(context -> {
                     assertThat(context).hasNotFailed();
-                    assertThat(context).doesNotHaveBean(GrpcRetryActuatorAutoConfiguration.class)
-                            .hasSingleBean(RetryReport.class);
+                    assertThat(context).doesNotHaveBean(GrpcRetryHealthIndicator.class)
+                            .doesNotHaveBean("grpcRetryEndpoint").hasSingleBean(RetryReport.class);
                 });
     }
 }

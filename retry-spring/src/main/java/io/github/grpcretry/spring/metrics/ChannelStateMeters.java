@@ -11,8 +11,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code grpc.client.channel.state} gauges of every channel of an application, one
- * {@link ChannelStateMeter} per channel name: what both Spring Boot lines' metrics auto-configurations
- * keep. A name's gauges are registered once; {@link #watch} of a later channel of the same name (Spring
+ * {@link ChannelStateMeter} per channel name: what both Spring Boot lines' auto-configurations keep
+ * when Micrometer is there. A name's gauges are registered once; {@link #watch} of a later channel of the same name (Spring
  * gRPC builds a new channel on every {@code createChannel}) moves them to that channel, the one the
  * {@link ChannelStateSource} reports, instead of registering a second set that Micrometer would refuse.
  * {@link #close()} removes every gauge.

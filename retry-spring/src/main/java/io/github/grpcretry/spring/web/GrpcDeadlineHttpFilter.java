@@ -26,7 +26,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Register it for {@code REQUEST} dispatches only (the default of Spring Boot's
  * {@code FilterRegistrationBean} for a plain filter): an async or error dispatch of the same request runs
- * in the context the first dispatch made. Each Spring Boot line's deadline auto-configuration registers it
+ * in the context the first dispatch made. Each Spring Boot line's auto-configuration registers it
  * when {@code grpc.retry.deadline.http.header} is set; {@link #close()} (or the container's
  * {@link #destroy()}) stops its timer.
  */

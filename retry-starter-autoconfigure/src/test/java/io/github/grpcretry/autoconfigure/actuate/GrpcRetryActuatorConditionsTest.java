@@ -3,7 +3,6 @@ package io.github.grpcretry.autoconfigure.actuate;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
-import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
 import io.github.grpcretry.spring.GrpcRetryEndpoint;
 import io.github.grpcretry.spring.report.ChannelStateSource;
 import io.github.grpcretry.spring.report.RetryStatistics;
@@ -22,9 +21,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 class GrpcRetryActuatorConditionsTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class,
-                    GrpcRetryEventsAutoConfiguration.class, GrpcRetryHealthContributorAutoConfiguration.class,
-                    GrpcRetryEndpointAutoConfiguration.class))
+            .withConfiguration(AutoConfigurations.of(GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class))
             .withPropertyValues("management.endpoints.web.exposure.include=grpcretry");
 
     @Test

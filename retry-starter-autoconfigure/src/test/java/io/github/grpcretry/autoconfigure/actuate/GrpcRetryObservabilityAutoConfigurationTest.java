@@ -1,12 +1,11 @@
 package io.github.grpcretry.autoconfigure.actuate;
 
+import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.AttemptKind;
 import io.github.grpcretry.attempt.CallTarget;
 import io.github.grpcretry.attempt.RetryEventListener;
-import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
-import io.github.grpcretry.autoconfigure.metrics.GrpcRetryMetricsAutoConfiguration;
 import io.github.grpcretry.deadline.DeadlineEventListener;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
@@ -19,6 +18,7 @@ import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.Status;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
+import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
@@ -30,16 +30,19 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** Conditions and wiring of the observability auto-configurations, in real (non-web) contexts. */
+/**
+ * Conditions and wiring of the observability part of the auto-configuration, in real (non-web) contexts, without
+ * net.devh's client: the limiters and channel configurations are the test's own ({@link Limiters}).
+ */
 class GrpcRetryObservabilityAutoConfigurationTest {
 
-    private static final AutoConfigurations OURS = AutoConfigurations.of(GrpcRetryEventsAutoConfiguration.class,
-            GrpcRetryMetricsAutoConfiguration.class, GrpcRetryHealthContributorAutoConfiguration.class,
-            GrpcRetryEndpointAutoConfiguration.class);
+    private static final AutoConfigurations OURS = AutoConfigurations.of(GrpcRetryAutoConfiguration.class);
     private static final AutoConfigurations BOOT_METRICS = AutoConfigurations.of(MetricsAutoConfiguration.class,
             SimpleMetricsExportAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class);
+    private static final FilteredClassLoader NO_CLIENT = new FilteredClassLoader("net.devh.boot.grpc.client");
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withClassLoader(NO_CLIENT)
             .withConfiguration(OURS)
             .withConfiguration(BOOT_METRICS)
             .withUserConfiguration(Limiters.class);
@@ -100,7 +103,8 @@ class GrpcRetryObservabilityAutoConfigurationTest {
 
     @Test
     void withoutAMeterRegistryThereAreNoMetersButStatisticsStillCount() {
-        new ApplicationContextRunner().withConfiguration(OURS).withUserConfiguration(Limiters.class).run(context -> {
+        new ApplicationContextRunner().withClassLoader(NO_CLIENT).withConfiguration(OURS)
+                .withUserConfiguration(Limiters.class).run(context -> {
             assertThat(context).hasNotFailed()
                     .doesNotHaveBean(MicrometerRetryEventListener.class)
                     .doesNotHaveBean("grpcRetryDeadlineMeters")
@@ -116,7 +120,7 @@ class GrpcRetryObservabilityAutoConfigurationTest {
     @Test
     void withoutMicrometerTheMetricsConfigurationBacksOff() {
         new ApplicationContextRunner().withConfiguration(OURS).withUserConfiguration(Limiters.class)
-                .withClassLoader(new FilteredClassLoader(MeterRegistry.class))
+                .withClassLoader(new FilteredClassLoader(MeterRegistry.class, GrpcChannelConfigurer.class))
                 .run(context -> assertThat(context).hasNotFailed()
                         .doesNotHaveBean(MicrometerRetryEventListener.class)
                         .hasSingleBean(RetryStatistics.class));

@@ -1,5 +1,6 @@
 package io.github.grpcretry.autoconfigure.deadline;
 
+import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
@@ -44,7 +45,7 @@ class GrpcRetryDeadlineAutoConfigurationTest {
     private static ScriptedServer server;
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(GrpcRetryDeadlineAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(GrpcRetryAutoConfiguration.class));
 
     @BeforeAll
     static void start() throws Exception {
@@ -246,7 +247,7 @@ class GrpcRetryDeadlineAutoConfigurationTest {
         server.reset();
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(GrpcClientAutoConfiguration.class,
-                        GrpcRetryDeadlineAutoConfiguration.class))
+                        GrpcRetryAutoConfiguration.class))
                 .withUserConfiguration(EngineLikeConfigurer.class)
                 .withPropertyValues("grpc.client.svc.address=in-process:" + server.inProcessName(),
                         "grpc.retry.deadline.default-timeout=1500ms")

@@ -1,5 +1,6 @@
 package io.github.grpcretry.autoconfigure.deadline;
 
+import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
@@ -9,11 +10,11 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.core.task.TaskDecorator;
 
-/** The conditions of {@link GrpcRetryDeadlineAutoConfiguration}, alone in an ApplicationContextRunner. */
+/** The conditions of {@link GrpcRetryAutoConfiguration}, alone in an ApplicationContextRunner. */
 class GrpcRetryDeadlineConditionsTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(GrpcRetryDeadlineAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(GrpcRetryAutoConfiguration.class));
 
     @Test
     void ownTaskDecoratorBacksTheStartersOff() {

@@ -1,13 +1,11 @@
 package io.github.grpcretry.autoconfigure.guard;
 
+import io.github.grpcretry.autoconfigure.GuardChannelConfigurer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
 import io.github.grpcretry.autoconfigure.GrpcRetryChannelConfigurer;
 import io.github.grpcretry.autoconfigure.deadline.DeadlineChannelConfigurer;
-import io.github.grpcretry.autoconfigure.deadline.GrpcRetryDeadlineAutoConfiguration;
-import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
-import io.github.grpcretry.autoconfigure.metrics.GrpcRetryMetricsAutoConfiguration;
 import io.github.grpcretry.deadline.DeadlineServerInterceptor;
 import io.github.grpcretry.guard.GuardEventListener;
 import io.github.grpcretry.guard.GuardServerInterceptor;
@@ -55,16 +53,14 @@ class GrpcRetryGuardAutoConfigurationTest {
                 GrpcServerAutoConfiguration.class, GrpcAdviceAutoConfiguration.class, GrpcClientAutoConfiguration.class,
                 MetricsAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
                 CompositeMeterRegistryAutoConfiguration.class,
-                GrpcRetryAutoConfiguration.class, GrpcRetryDeadlineAutoConfiguration.class,
-                GrpcRetryEventsAutoConfiguration.class, GrpcRetryMetricsAutoConfiguration.class,
-                GrpcRetryGuardAutoConfiguration.class))
+                GrpcRetryAutoConfiguration.class))
                 .withPropertyValues("grpc.server.port=-1", "grpc.server.in-process-name=guard-ac-" + UUID.randomUUID());
     }
 
     @Test
     void isListedAsAnAutoConfiguration() {
         assertThat(ImportCandidates.load(AutoConfiguration.class, getClass().getClassLoader()).getCandidates())
-                .contains(GrpcRetryGuardAutoConfiguration.class.getName());
+                .contains(GrpcRetryAutoConfiguration.class.getName());
     }
 
     @Test
@@ -108,7 +104,7 @@ class GrpcRetryGuardAutoConfigurationTest {
         new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(
                 GrpcCommonCodecAutoConfiguration.class, GrpcServerFactoryAutoConfiguration.class,
                 GrpcServerAutoConfiguration.class, GrpcClientAutoConfiguration.class,
-                GrpcRetryAutoConfiguration.class, GrpcRetryGuardAutoConfiguration.class))
+                GrpcRetryAutoConfiguration.class))
                 .withPropertyValues("grpc.server.port=-1", "grpc.server.in-process-name=guard-ac-" + UUID.randomUUID())
                 .run(ctx -> {
                     assertThat(ctx).hasNotFailed();

@@ -1,5 +1,7 @@
 package io.github.grpcretry.autoconfigure.guard;
 
+import io.github.grpcretry.autoconfigure.GuardChannelConfigurer;
+import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.guard.GuardServerInterceptor;
@@ -8,11 +10,11 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
-/** The conditions of {@link GrpcRetryGuardAutoConfiguration}, alone in an ApplicationContextRunner. */
+/** The conditions of {@link GrpcRetryAutoConfiguration}, alone in an ApplicationContextRunner. */
 class GrpcRetryGuardConditionsTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(GrpcRetryGuardAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(GrpcRetryAutoConfiguration.class));
 
     @Test
     void enabledRegistersTheServerAndChannelGuards() {

@@ -28,9 +28,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
-import io.github.grpcretry.autoconfigure.deadline.GrpcRetryDeadlineAutoConfiguration;
-import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
-import io.github.grpcretry.autoconfigure.metrics.GrpcRetryMetricsAutoConfiguration;
 import net.devh.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration;
 import net.devh.boot.grpc.common.autoconfigure.GrpcCommonCodecAutoConfiguration;
 import net.devh.boot.grpc.server.autoconfigure.GrpcAdviceAutoConfiguration;
@@ -79,11 +76,9 @@ class GuardChainTest {
             // Micrometer with a simple registry
             MetricsAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
             CompositeMeterRegistryAutoConfiguration.class,
-            // this starter (the guard's auto-configuration is listed in AutoConfiguration.imports: see
+            // this starter (its auto-configuration is listed in AutoConfiguration.imports: see
             // GrpcRetryGuardAutoConfigurationTest)
-            GrpcRetryAutoConfiguration.class, GrpcRetryDeadlineAutoConfiguration.class,
-            GrpcRetryEventsAutoConfiguration.class, GrpcRetryMetricsAutoConfiguration.class,
-            GrpcRetryGuardAutoConfiguration.class})
+            GrpcRetryAutoConfiguration.class})
     @Import(Relay.class)
     static class Layer {
     }

@@ -73,7 +73,7 @@ class AttemptTracingContextTest {
             GrpcServerMicrometerTraceAutoConfiguration.class, GrpcClientMicrometerTraceAutoConfiguration.class,
             ObservationAutoConfiguration.class, MicrometerTracingAutoConfiguration.class,
             OpenTelemetryAutoConfiguration.class, OpenTelemetryTracingAutoConfiguration.class,
-            GrpcRetryAutoConfiguration.class, GrpcRetryObservationAutoConfiguration.class})
+            GrpcRetryAutoConfiguration.class})
     @Import(Scripted.class)
     static class App {
         @Bean

@@ -70,8 +70,7 @@ class GrpcRetryObservationAutoConfigurationTest {
 
     private ApplicationContextRunner runner(boolean registry) {
         ApplicationContextRunner runner = new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class,
-                        GrpcRetryObservationAutoConfiguration.class));
+                .withConfiguration(AutoConfigurations.of(GrpcClientAutoConfiguration.class, GrpcRetryAutoConfiguration.class));
         if (registry) {
             runner = runner.withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class,
                     GrpcClientMicrometerTraceAutoConfiguration.class));

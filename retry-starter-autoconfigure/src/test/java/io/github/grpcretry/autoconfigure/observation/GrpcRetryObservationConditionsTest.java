@@ -1,5 +1,6 @@
 package io.github.grpcretry.autoconfigure.observation;
 
+import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.AttemptObserver;
@@ -10,11 +11,11 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
-/** The conditions of {@link GrpcRetryObservationAutoConfiguration}, alone in an ApplicationContextRunner. */
+/** The conditions of {@link GrpcRetryAutoConfiguration}, alone in an ApplicationContextRunner. */
 class GrpcRetryObservationConditionsTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(GrpcRetryObservationAutoConfiguration.class))
+            .withConfiguration(AutoConfigurations.of(GrpcRetryAutoConfiguration.class))
             .withBean(ObservationRegistry.class, ObservationRegistry::create);
 
     @Test
@@ -33,7 +34,7 @@ class GrpcRetryObservationConditionsTest {
 
     @Test
     void withoutMicrometerObservationNoObserver() {
-        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(GrpcRetryObservationAutoConfiguration.class))
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(GrpcRetryAutoConfiguration.class))
                 .withClassLoader(new FilteredClassLoader("io.micrometer.observation"))
                 .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(AttemptObserver.class));
     }

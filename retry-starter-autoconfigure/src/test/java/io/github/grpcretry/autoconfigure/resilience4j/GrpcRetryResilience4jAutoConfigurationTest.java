@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.grpcretry.attempt.RetryDeciderSource;
 import io.github.grpcretry.autoconfigure.GrpcRetryAutoConfiguration;
 import io.github.grpcretry.spring.InvalidRetryConfigurationFailureAnalyzer;
-import io.github.grpcretry.autoconfigure.metrics.GrpcRetryEventsAutoConfiguration;
-import io.github.grpcretry.autoconfigure.metrics.GrpcRetryMetricsAutoConfiguration;
 import io.github.grpcretry.policy.InvalidRetryConfigurationException;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.ScriptedServer.Action;
@@ -73,8 +71,7 @@ class GrpcRetryResilience4jAutoConfigurationTest {
     private ApplicationContextRunner bare() {
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(GrpcClientAutoConfiguration.class,
-                        GrpcRetryAutoConfiguration.class, GrpcRetryResilience4jAutoConfiguration.class,
-                        GrpcRetryEventsAutoConfiguration.class, GrpcRetryMetricsAutoConfiguration.class,
+                        GrpcRetryAutoConfiguration.class,
                         MetricsAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
                         CompositeMeterRegistryAutoConfiguration.class))
                 .withPropertyValues("grpc.client.inventory.address=in-process:" + serverName);

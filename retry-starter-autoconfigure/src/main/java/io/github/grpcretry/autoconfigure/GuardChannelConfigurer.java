@@ -1,6 +1,5 @@
-package io.github.grpcretry.autoconfigure.guard;
+package io.github.grpcretry.autoconfigure;
 
-import io.github.grpcretry.autoconfigure.GrpcRetryChannelConfigurer;
 import io.github.grpcretry.autoconfigure.deadline.DeadlineChannelConfigurer;
 import io.github.grpcretry.guard.GuardClientInterceptor;
 import io.github.grpcretry.guard.GuardEventListener;

@@ -23,6 +23,17 @@ import org.jspecify.annotations.Nullable;
 final class LongStream<ReqT, RespT> {
 
     private static final String ROLE = "StreamResumption";
+
+    /**
+     * What the idle timeout keeps of one attempt (made with the attempt when the channel has one): when it last heard
+     * from the attempt (headers or a message; written on its callback thread), its one pending idle timer (guarded by
+     * the call's lock), and whether it cut the attempt.
+     */
+    static final class Watch {
+        volatile long lastHeard;
+        RetryScheduler.@Nullable Timer timer;
+        volatile boolean cut;
+    }
     /** What {@link #beforeBreak} answers when a resumption applies but the resumer gives no request. */
     static final Object REFUSED = new Object();
 

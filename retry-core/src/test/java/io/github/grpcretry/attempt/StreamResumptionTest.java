@@ -50,6 +50,10 @@ class StreamResumptionTest {
             assertThat(rig.attemptsMeter(AttemptKind.RESUME)).as("grpc.client.retry.attempts{kind=resume}").isEqualTo(3);
             assertThat(rig.attemptsMeter(AttemptKind.INITIAL)).isEqualTo(1);
             assertThat(rig.events.suppressions()).isEmpty();
+            CallState end = ((EngineCall<?, ?>) reader.call).state(); // interrupted and resumed three times, then finished
+            assertThat(end.phase()).isEqualTo(CallState.Phase.FINISHED);
+            assertThat(end.attempts()).isEqualTo(4);
+            assertThat(end.committed()).as("the last resumed attempt is the call's").isEqualTo(4);
         }
     }
 

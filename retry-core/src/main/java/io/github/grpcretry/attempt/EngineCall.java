@@ -459,18 +459,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
         }
         if (w != null) {
-            armIdle(a, w, Objects.requireNonNull(stream).idleNanos);
+            synchronized (this) {
+                armIdleLocked(a, w, Objects.requireNonNull(stream).idleNanos);
+            }
         }
         launched(a);
     }
 
-    /** {@code a}'s idle check runs in {@code delayNanos} (unless it ended meanwhile). */
-    private void armIdle(Attempt a, LongStream.Watch w, long delayNanos) {
-        synchronized (this) {
-            if (a.phase.open() && !state.phase().ended()) {
-                w.timer = engine.scheduler.schedule(() -> idleFired(a, w), () -> { }, executor(), delayNanos);
-            }
-        }
+    /** Under lock: {@code a}'s idle check runs in {@code delayNanos}, unless it ended. */
+    @GuardedBy("this")
+    private void armIdleLocked(Attempt a, LongStream.Watch w, long delayNanos) {
+        w.timer = !a.phase.open() || state.phase().ended() ? null
+                : engine.scheduler.schedule(() -> idleFired(a, w), () -> { }, executor(), delayNanos);
     }
 
     /**
@@ -482,14 +482,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private void idleFired(Attempt a, LongStream.Watch w) {
         LongStream<ReqT, RespT> ls = Objects.requireNonNull(stream);
         synchronized (this) {
-            w.timer = null;
-            if (!a.phase.open() || state.phase().ended()) {
-                return;
-            }
-            long since = Math.max(w.lastHeard, ls.demandSinceNanos);
-            long left = ls.waiting() ? since + ls.idleNanos - System.nanoTime() : ls.idleNanos;
-            if (left > 0) {
-                w.timer = engine.scheduler.schedule(() -> idleFired(a, w), () -> { }, executor(), left);
+            long left = ls.idleLeft(w);
+            if (left > 0 || !a.phase.open() || state.phase().ended()) {
+                armIdleLocked(a, w, left); // none once it ended
                 return;
             }
             w.cut = true;

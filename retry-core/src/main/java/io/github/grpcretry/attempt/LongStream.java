@@ -47,7 +47,7 @@ final class LongStream<ReqT, RespT> {
     private volatile long requested;
     private volatile long received;
     /** When the application's demand last rose from none: an attempt is not idle for the time before. */
-    volatile long demandSinceNanos;
+    private volatile long demandSinceNanos;
     private volatile StreamResumption.@Nullable Resumer<ReqT, RespT> resumer;
     private volatile boolean resumerFailed;
     // guarded by the call's lock
@@ -127,9 +127,12 @@ final class LongStream<ReqT, RespT> {
         }
     }
 
-    /** Whether the application asked for a response it was not served yet. */
-    boolean waiting() {
-        return requested > received;
+    /**
+     * Nanoseconds until the attempt {@code w} watches is idle (&le; 0: it is): the idle timeout since it last heard
+     * something or the application's demand last rose from none; a full timeout while the application asks for nothing.
+     */
+    long idleLeft(Watch w) {
+        return requested > received ? Math.max(w.lastHeard, demandSinceNanos) + idleNanos - System.nanoTime() : idleNanos;
     }
 
     /**

@@ -6,6 +6,7 @@ import io.github.grpcretry.attempt.LongStreamRig.Arrival;
 import io.github.grpcretry.attempt.LongStreamRig.OffsetResumption;
 import io.github.grpcretry.attempt.LongStreamRig.Reader;
 import io.github.grpcretry.internal.callback.CallbackFailures;
+import io.github.grpcretry.observation.DefaultAttemptObservationConvention;
 import io.grpc.CallOptions;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -50,6 +51,18 @@ class StreamResumptionTest {
             assertThat(rig.attemptsMeter(AttemptKind.RESUME)).as("grpc.client.retry.attempts{kind=resume}").isEqualTo(3);
             assertThat(rig.attemptsMeter(AttemptKind.INITIAL)).isEqualTo(1);
             assertThat(rig.events.suppressions()).isEmpty();
+            // each resumed attempt is an attempt span of its own, under the same call
+            RetryEngineTest.waitFor(() -> rig.spans.size() == 4);
+            assertThat(rig.spanValues(DefaultAttemptObservationConvention.KIND)).containsExactly("initial", "resume",
+                    "resume", "resume");
+            assertThat(rig.spanValues(DefaultAttemptObservationConvention.PREVIOUS_RPC_ATTEMPTS)).containsExactly("0", "1",
+                    "2", "3");
+            assertThat(rig.spanValues(DefaultAttemptObservationConvention.STATUS_CODE)).containsExactly("UNAVAILABLE",
+                    "UNAVAILABLE", "UNAVAILABLE", "OK");
+            assertThat(rig.spanValues(DefaultAttemptObservationConvention.COMMITTED)).as("each served the application")
+                    .containsOnly("true");
+            assertThat(rig.spanValues(DefaultAttemptObservationConvention.DELAY_SOURCE)).containsExactly(null, "policy",
+                    "policy", "policy");
             CallState end = ((EngineCall<?, ?>) reader.call).state(); // interrupted and resumed three times, then finished
             assertThat(end.phase()).isEqualTo(CallState.Phase.FINISHED);
             assertThat(end.attempts()).isEqualTo(4);

@@ -6,6 +6,7 @@ import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.spring.ConditionalOnGrpcRetryEnabled;
 import io.github.grpcretry.spring.GrpcRetryEventsConfiguration;
 import io.github.grpcretry.spring.GrpcRetryProperties;
+import io.github.grpcretry.spring.channel.StreamResumptions;
 import io.github.grpcretry.spring.reload.PolicySources;
 import io.github.grpcretry.spring.report.ChannelStateSource;
 import io.github.grpcretry.spring.report.RetryReport;
@@ -43,10 +44,10 @@ public class GrpcRetryEventsAutoConfiguration {
     public RetryReport grpcRetryReport(GrpcRetryProperties properties, ObjectProvider<ChannelRetryConfigs> configs,
             ObjectProvider<RetryLimiterRegistry> limiters, ObjectProvider<RetryStatistics> statistics,
             ObjectProvider<ChannelStateSource> states, ObjectProvider<PolicySources> policySources,
-            ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
+            ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging, ObjectProvider<StreamResumptions> resumptions) {
         return new RetryReport(properties.engine(), configs::getIfAvailable, limiters::getIfAvailable,
                 statistics::getIfAvailable, states::getIfAvailable, policySources::getIfAvailable,
-                adaptiveHedging::getIfAvailable);
+                adaptiveHedging::getIfAvailable, resumptions::getIfAvailable);
     }
 
     @Configuration(proxyBeanMethods = false)

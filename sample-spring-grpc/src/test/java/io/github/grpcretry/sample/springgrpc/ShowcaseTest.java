@@ -34,6 +34,9 @@ class ShowcaseTest {
             assertThat(showcase.rows().get(0)).isEqualTo(new Showcase.Row("no-retry", 15, 20, 0.0, null));
             assertThat(showcase.rows().get(1)).isEqualTo(new Showcase.Row("via-properties", 20, 25, 5.0, 6.7));
             assertThat(showcase.rows().get(2)).isEqualTo(new Showcase.Row("via-boot", 20, 25, 5.0, 6.7));
+            // the Feed stream the server broke twice: the FeedResumption bean resumed it, all 30 items once in order
+            assertThat(showcase.feed().complete(Showcase.FEED_ITEMS)).as(showcase.feed().text()).isTrue();
+            assertThat(showcase.feed().attempts()).isEqualTo(3);
             assertThat(showcase.expected()).isTrue();
             // each retried call's attempts and the backend each reached: the sample's one backend, its gRPC server
             String twoAttempts = "attempt 1 UNAVAILABLE :" + grpcPort + " | attempt 2 OK :" + grpcPort;

@@ -33,11 +33,16 @@ public class RetryShowcase implements ApplicationRunner {
     @GrpcClient("flaky")
     private FlakyGrpc.FlakyBlockingStub flaky;
 
+    /** The stream's own channel: its breaks do not take tokens from the flaky channel's throttle. */
+    @GrpcClient("feed")
+    private FlakyGrpc.FlakyBlockingStub feedStub;
+
     /** The showcase's stream: this many items, broken by the server before every {@link #FEED_BREAK_EVERY}th. */
     static final int FEED_ITEMS = 30;
     static final int FEED_BREAK_EVERY = 10;
 
     private final ArrivalLog arrivals;
+    private volatile FeedReader.Read feed;
 
     public RetryShowcase(ArrivalLog arrivals) {
         this.arrivals = arrivals;
@@ -74,10 +79,15 @@ public class RetryShowcase implements ApplicationRunner {
     /** A stream the server breaks after every 10th item: the FeedResumption bean continues it from the next offset. */
     private void showFeed() {
         String key = UUID.randomUUID().toString().substring(0, 8);
-        FeedReader.Read read = FeedReader.read(flaky.getChannel(), FeedRequest.newBuilder().setKey(key)
+        FeedReader.Read read = feed = FeedReader.read(feedStub.getChannel(), FeedRequest.newBuilder().setKey(key)
                 .setCount(FEED_ITEMS).setBreakEvery(FEED_BREAK_EVERY).build(), 5000);
         log.info("[{}] a stream of {} items the server breaks after every {}th, resumed by the FeedResumption bean: {}"
                 + " after {} ms, server saw {} attempt(s)", key, FEED_ITEMS, FEED_BREAK_EVERY, read.text(),
                 Math.round(read.millis()), arrivals.attempts(key));
+    }
+
+    /** What the showcase's stream delivered (null before the showcase ran). */
+    public FeedReader.Read feed() {
+        return feed;
     }
 }

@@ -15,7 +15,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * The sample as a user starts it: the showcase's figures and the backend (port) of each attempt of a retried call,
- * Actuator answering on the web port (health and the
+ * its Feed stream resumed whole, Actuator answering on the web port (health, the feed channel's resumption and the
  * Prometheus scrape), and both ports on loopback only.
  */
 class ShowcaseTest {
@@ -50,6 +50,13 @@ class ShowcaseTest {
                     HttpResponse.BodyHandlers.ofString());
             assertThat(health.statusCode()).isEqualTo(200);
             assertThat(health.body()).contains("\"via-boot\"", "\"tokens\":6.7");
+
+            HttpResponse<String> feed = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port + "/actuator/grpcretry/feed")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(feed.statusCode()).isEqualTo(200);
+            assertThat(feed.body()).contains("\"streamResumptions\":{\"sample.flaky.Flaky/Feed\":"
+                    + "\"io.github.grpcretry.sample.lab.FeedResumption\"}");
 
             HttpResponse<String> scrape = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + port + "/actuator/prometheus")).build(),

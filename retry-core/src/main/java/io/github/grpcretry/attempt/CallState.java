@@ -2,8 +2,8 @@ package io.github.grpcretry.attempt;
 
 /**
  * Where one engine call stands, as one immutable value (docs/design.md §18): its phase, how many attempts it started,
- * which one is committed (by number, 0: none), whether the call passes through to it, and whether further attempts
- * are frozen (a strategy's stop). A call replaces its state only under its lock and only by the named transitions below; each checks
+ * which one is committed (by number, 0: none; a resumed attempt is committed from its start), whether the call passes
+ * through to it, and whether further attempts are frozen (a strategy's stop). A call replaces its state only under its lock and only by the named transitions below; each checks
  * what must hold before it, and the constructor what must hold of every state, so a broken invariant throws
  * {@link IllegalStateException} where it breaks. The values of calls with up to {@link #CACHED} attempts are made
  * once: a transition allocates nothing.
@@ -91,6 +91,24 @@ record CallState(Phase phase, int attempts, int committed, boolean passThrough, 
     CallState passingThrough() {
         require(phase == Phase.COMMITTED && !passThrough, "passingThrough");
         return of(phase, attempts, committed, true, frozen);
+    }
+
+    /**
+     * The committed attempt broke, or was cut for idleness, in a call that may resume its stream: the pass-through
+     * ends (what the application does meanwhile is logged for the attempt that resumes it); the call is committed.
+     */
+    CallState interrupted() {
+        require(phase == Phase.COMMITTED, "interrupted");
+        return of(phase, attempts, committed, false, frozen);
+    }
+
+    /**
+     * Attempt {@code attempts + 1} resumes the committed attempt's stream and is the call's from its start: the call
+     * is committed and interrupted (its committed attempt ended, nothing passes through).
+     */
+    CallState resumed() {
+        require(phase == Phase.COMMITTED && !passThrough, "resumed");
+        return of(phase, attempts + 1, attempts + 1, false, frozen);
     }
 
     /** No further attempt starts (hedging stopped by pushback, throttle, budget or deadline): the call is open. */

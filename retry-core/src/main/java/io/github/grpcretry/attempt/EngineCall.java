@@ -72,6 +72,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this") private final CallBuffer record = new CallBuffer();
     @GuardedBy("this") private @Nullable Extra extra;
     private volatile byte busy;
+    /** Its idle timeout and resumption (null: neither applies, nothing is counted per message). */
+    final @Nullable LongStream<ReqT, RespT> stream;
 
     /** What a call needs beyond the success path (timers, watches, queued deliveries), made on first use. */
     class Extra {
@@ -102,6 +104,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         this.next = next;
         this.parallel = parallel;
         this.context = Context.current();
+        this.stream = LongStream.of(engine, plan, method, parallel);
     }
 
     /** Under lock: what follows the failure of uncommitted {@code a} (the core admits and schedules it). */
@@ -208,16 +211,23 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
      */
     private void op(Object entry) {
         checkOp(entry);
+        LongStream<ReqT, RespT> ls = stream;
+        if (ls != null) {
+            ls.sending(entry); // its one request makes the resumer (off the lock: the application's code)
+        }
         CallState s = state;
         Attempt head = null;
         Attempt mine = null;
-        if (!s.passThrough()) {
+        if (!s.passThrough() || ls != null) { // a long stream counts the demand with the log, pass-through or not
             synchronized (this) {
                 s = state;
                 if (s.phase().ended()) {
                     return;
                 }
-                head = newest;
+                if (ls != null) {
+                    ls.loggedLocked(entry);
+                }
+                head = s.passThrough() ? null : newest;
                 if (!s.passThrough()) {
                     if (head != null && head.phase.open() && !head.owned && caughtUpLocked(head)) {
                         mine = head; // this thread owns its drain now, its cursor past this operation
@@ -365,7 +375,22 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this")
     final Attempt openLocked() {
         state = state.opened();
-        Attempt a = new Attempt(state.attempts(), newest);
+        int n = state.attempts();
+        Attempt a = new Attempt(n, newest, n == 1 ? AttemptKind.INITIAL : parallel ? AttemptKind.HEDGE : AttemptKind.RETRY);
+        newest = a;
+        openedLocked(a);
+        return a;
+    }
+
+    /**
+     * Under lock: the state's {@code resumed}; the attempt that resumes the stream is linked as the newest, the call's
+     * from its start, and the log starts again with the resumer's request and the demand not served yet.
+     */
+    @GuardedBy("this")
+    final Attempt resumeLocked(LongStream<ReqT, RespT> ls) {
+        state = state.resumed();
+        record.resume(engine.bufferPool, ls.takeRequest(), ls.halfClosed(), ls.outstanding());
+        Attempt a = new Attempt(state.attempts(), newest, AttemptKind.RESUME);
         newest = a;
         openedLocked(a);
         return a;
@@ -404,6 +429,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         AttemptObserver.Scope scope = followed == null ? null
                 : followed.starting(kind(a), a.number, delay, source, Objects.requireNonNull(headers));
         Context previous = context == Context.current() ? null : context.attach();
+        LongStream<ReqT, RespT> ls = stream;
+        if (ls != null && ls.idleNanos > 0) {
+            a.lastHeard = System.nanoTime();
+        }
         try {
             a.call = next.newCall(method, attemptOptions(a, followed));
             a.call.start(a, Objects.requireNonNull(headers));
@@ -429,7 +458,47 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 context.detach(previous);
             }
         }
+        if (ls != null && ls.idleNanos > 0) {
+            armIdle(a, ls.idleNanos);
+        }
         launched(a);
+    }
+
+    /** Under lock or before any thread can reach {@code a}'s timer: its idle check runs in {@code delayNanos}. */
+    private void armIdle(Attempt a, long delayNanos) {
+        synchronized (this) {
+            if (a.phase.open() && !state.phase().ended()) {
+                a.idleTimer = engine.scheduler.schedule(() -> idleFired(a), () -> { }, executor(), delayNanos);
+            }
+        }
+    }
+
+    /**
+     * {@code a}'s idle timer fired: while the application waits for a response and {@code a} has sent nothing (headers or
+     * a message) for the idle timeout, it is cut (cancelled, and its end is the idle status: a failure like any other
+     * before the commit, a break that a resumption may continue after it); else the timer is armed again for the time
+     * left since it last heard from {@code a} (a full timeout while the application asks for nothing).
+     */
+    private void idleFired(Attempt a) {
+        LongStream<ReqT, RespT> ls = Objects.requireNonNull(stream);
+        synchronized (this) {
+            a.idleTimer = null;
+            if (!a.phase.open() || state.phase().ended()) {
+                return;
+            }
+            long since = Math.max(a.lastHeard, ls.demandSinceNanos);
+            long left = ls.waiting() ? since + ls.idleNanos - System.nanoTime() : ls.idleNanos;
+            if (left > 0) {
+                a.idleTimer = engine.scheduler.schedule(() -> idleFired(a), () -> { }, executor(), left);
+                return;
+            }
+            a.idleCut = true;
+            markLocked(a, Objects.requireNonNull(ls.idleStatus));
+            if (state.committed() == a.number) {
+                state = state.interrupted(); // nothing more of it reaches the application
+            }
+        }
+        drain(a, false); // its cancel, unless another thread owns its drain
     }
 
     /** Drains every attempt from {@code head} back, the oldest first. */
@@ -492,17 +561,22 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** A callback from {@code a}: a response commits to it; delivered when {@code a} is (or may become) the call's. */
     private void receive(Attempt a, Signal signal, @Nullable Object value) {
         boolean commits;
+        boolean accepted;
         boolean deliver;
         synchronized (this) {
-            commits = signal != Signal.READY && state.phase() == Phase.OPEN && a.phase != AttemptPhase.CLOSED;
+            commits = signal != Signal.READY && state.phase() == Phase.OPEN && a.phase != AttemptPhase.CLOSED && !a.idleCut;
             if (commits) {
                 commitLocked(a, SuppressionReason.COMMITTED);
             }
             CallState s = state;
             a.readyMissed |= signal == Signal.READY && a.phase == AttemptPhase.STARTING;
             boolean mine = signal == Signal.READY ? a.phase == AttemptPhase.LIVE && !s.phase().ended()
-                    && (s.committed() == 0 || s.committed() == a.number) : s.committed() == a.number;
-            deliver = mine && s.phase() != Phase.CANCELLED && enterLocked(signal, value, null);
+                    && (s.committed() == 0 || s.committed() == a.number) : s.committed() == a.number && !a.idleCut;
+            accepted = mine && s.phase() != Phase.CANCELLED;
+            deliver = accepted && enterLocked(signal, value, null);
+        }
+        if (accepted && signal == Signal.MESSAGE && stream != null) {
+            stream.served(value); // delivered now or queued: the application is served it
         }
         if (commits) {
             drainAll(newest); // the others' cancels
@@ -514,8 +588,16 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** The one end of an attempt: reports it once; the attempt that settles the call ends it. */
-    private void closed(Attempt a, Status attemptStatus, Metadata attemptTrailers) {
+    /**
+     * The one end of an attempt: reports it once; the attempt that settles the call ends it, unless it is the committed
+     * attempt of a stream that resumes ({@link LongStream}): its break is then decided as a retry's failure.
+     */
+    private void closed(Attempt a, Status closeStatus, Metadata attemptTrailers) {
+        Status attemptStatus = a.idleCut ? Objects.requireNonNull(engine.idleStatus) : closeStatus;
+        LongStream<ReqT, RespT> ls = stream;
+        CallState before = state;
+        Object resume = ls != null && before.committed() == a.number && !before.phase().ended()
+                ? ls.beforeBreak(attemptStatus) : null; // the resumer's request, off the lock
         Status status = attemptStatus;
         Metadata trailers = attemptTrailers;
         Decision d = null;
@@ -530,16 +612,24 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (a.phase == AttemptPhase.CLOSED) {
                 return;
             }
-            boolean startFailed = a.cancel == attemptStatus && a.phase != AttemptPhase.CANCEL_SENT; // else: at its cancel
+            boolean startFailed = a.cancel == closeStatus && a.phase != AttemptPhase.CANCEL_SENT; // else: at its cancel
             a.phase = a.phase.close();
+            if (a.idleTimer != null) {
+                a.idleTimer.cancel(); // its timer ends with it
+                a.idleTimer = null;
+            }
             CallState s = state;
             followed = extra == null ? null : extra.observed;
             wasCommitted = s.committed() == a.number;
-            cancelledHere = a.cancel != null && !startFailed;
+            cancelledHere = a.cancel != null && !startFailed && !a.idleCut;
             end = !s.phase().ended() && (s.committed() == 0 || wasCommitted); // else settled: it only reports its end
+            if (end && wasCommitted && resume != null && ls != null) {
+                state = state.interrupted(); // a break that may resume: decided below as a retry's failure
+                ls.broke(resume);
+            }
             if (!end || startFailed || status.isOk() && !wasCommitted) {
                 suppressed = null; // nothing to decide
-            } else if (wasCommitted) {
+            } else if (wasCommitted && resume == null) {
                 suppressed = Decision.afterCommit(extra == null ? null : extra.commitReason,
                         !status.isOk() && wouldRetry(status, trailers));
             } else if (ChannelShutdown.closedByShutdown(status, shutdownWatch())) {
@@ -960,7 +1050,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     final AttemptKind kind(Attempt a) {
-        return a.number == 1 ? AttemptKind.INITIAL : parallel ? AttemptKind.HEDGE : AttemptKind.RETRY;
+        return a.kind;
     }
 
     /** Where timer-triggered work and a close with nothing in flight run. */
@@ -1098,6 +1188,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final class Attempt extends ClientCall.Listener<RespT> {
         final int number;
         final @Nullable Attempt prev;
+        /** How it came about: the call's first, a retry, a hedge, or the resumption of its stream after a break. */
+        final AttemptKind kind;
         ClientCall<ReqT, RespT> call; // set by its launcher before another thread can drain or read it
         AttemptPhase phase = AttemptPhase.STARTING;
         boolean owned = true; // a thread sends to it (its launcher from the start): the others leave it to that one
@@ -1107,11 +1199,17 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         @Nullable Status cancel; // why it is to be cancelled (null: not); issued once, by its drain's owner
         /** Its stream tracer factory once launched: read by the balancer's picks of later attempts. */
         volatile @Nullable Streams streams;
+        /** With an idle timeout: when it last sent something (headers or a message), its pending idle check. */
+        volatile long lastHeard;
+        RetryScheduler.@Nullable Timer idleTimer;
+        /** It was cut for idleness: nothing more of it reaches the application, its end is the idle status. */
+        volatile boolean idleCut;
 
         @SuppressWarnings("NullAway.Init") // call: set by its launcher before another thread can reach it
-        Attempt(int number, @Nullable Attempt prev) {
+        Attempt(int number, @Nullable Attempt prev, AttemptKind kind) {
             this.number = number;
             this.prev = prev;
+            this.kind = kind;
         }
 
         /**
@@ -1145,6 +1243,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         /** An attempt after others tells the application how many came before (A6 "exposed retry metadata"). */
         @Override
         public void onHeaders(Metadata responseHeaders) {
+            if (kind == AttemptKind.RESUME) {
+                heard(); // the application has the first attempt's headers: a resumed stream's are not delivered
+                return;
+            }
             if (number > 1) {
                 responseHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS);
                 responseHeaders.put(RetryingCall.PREVIOUS_ATTEMPTS, RetryingCall.previousAttemptsValue(number - 1));
@@ -1164,9 +1266,16 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
         /** Straight to the listener while the call passes through to it (busy meanwhile), else through the call. */
         private void signal(Signal s, @Nullable Object value) {
+            LongStream<ReqT, RespT> ls = stream;
+            if (ls != null && s != Signal.READY) {
+                heard();
+            }
             boolean direct = passing() && BUSY.compareAndSet(EngineCall.this, (byte) 0, (byte) 1);
             boolean emitted = direct && passing(); // still: not cancelled before this thread was busy
             if (emitted) {
+                if (ls != null && s == Signal.MESSAGE) {
+                    ls.served(value);
+                }
                 emit(s, value, null);
             }
             if (direct) {
@@ -1174,6 +1283,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             if (!emitted) {
                 receive(this, s, value); // through the call's state (after a cancel: dropped)
+            }
+        }
+
+        /** With an idle timeout: it sent something now (no allocation: one clock reading, one write). */
+        private void heard() {
+            LongStream<ReqT, RespT> ls = stream;
+            if (ls != null && ls.idleNanos > 0) {
+                lastHeard = System.nanoTime();
             }
         }
 

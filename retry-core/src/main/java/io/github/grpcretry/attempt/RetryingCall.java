@@ -96,6 +96,10 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         long pushback = Pushback.parse(trailers);
         long serverDelay = engine.retryInfo ? Decision.serverDelay(pushback, RetryInfoDelay.delayNanos(status, trailers),
                 remainingNanos(), engine.retryInfoMaxDelayNanos) : Decision.NO_SERVER_DELAY;
+        LongStream<ReqT, RespT> ls = stream;
+        if (state().committed() != 0 && ls != null) { // the committed attempt broke, with a resumer's request
+            return ls.afterBreakLocked(status.getCode(), pushback, serverDelay, engine.throttle, remainingNanos());
+        }
         RetryPolicy policy = plan.policy();
         Decision.Failure failure;
         if (policy != null) {
@@ -136,17 +140,35 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
                 : Objects.requireNonNull(plan.decider()).isRetryable(status, trailers)); // guarded: a throw is false
     }
 
-    /** The backoff timer fired: the retry starts (on the call's executor). */
+    /**
+     * The backoff timer fired: the retry, or the attempt that resumes the stream, starts (on the call's executor); a
+     * resumption's wait that the call's deadline ended ends the call {@code DEADLINE_EXCEEDED}.
+     */
     @Override
     void nextAttempt() {
-        Attempt a;
+        Attempt a = null;
+        Status.Code expired = null;
         synchronized (this) {
             if (state().phase().ended()) {
                 return;
             }
-            a = openLocked();
+            LongStream<ReqT, RespT> ls = stream;
+            if (state().committed() == 0) {
+                a = openLocked();
+            } else if (!Objects.requireNonNull(ls).deadlineWait) {
+                a = resumeLocked(ls);
+            } else {
+                expired = ls.breakCode();
+                finishLocked();
+            }
         }
-        launch(a, null);
+        if (expired != null) {
+            suppressed(SuppressionReason.DEADLINE, expired);
+            endCall(Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed while its stream waited to "
+                    + "resume after " + expired), new Metadata());
+            return;
+        }
+        launch(Objects.requireNonNull(a), null);
     }
 
     @Override

@@ -4,6 +4,7 @@ import io.github.grpcretry.budget.RetryBudget;
 import io.github.grpcretry.internal.backends.TriedBackendsLoadBalancerProvider;
 import io.github.grpcretry.internal.commit.RetryBufferPool;
 import io.github.grpcretry.internal.pushback.RetryInfoDelay;
+import io.github.grpcretry.internal.time.Durations;
 import io.github.grpcretry.limiter.RetryLimiterRegistry;
 import io.github.grpcretry.policy.AdaptiveHedgingPolicy;
 import io.github.grpcretry.policy.ChannelRetryConfig;
@@ -17,6 +18,8 @@ import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -66,6 +69,12 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
     private final boolean anyRetryPolicy; // or hedging policy, or a fallback decider
     private final @Nullable Function<MethodDescriptor<?, ?>, @Nullable RetryDecider> fallbackDecider;
     private final ConcurrentHashMap<String, MethodPlan> plans = new ConcurrentHashMap<>();
+    /** The server-streaming methods resumed after a break past their commit, by full name ({@code streams.max-resumes} &gt; 0). */
+    private final Map<String, StreamResumption<?, ?>> resumptions;
+    final int maxResumes;
+    /** {@code streams.idle-timeout} in nanoseconds (0: none), and how an attempt it cuts ends. */
+    final long idleTimeoutNanos;
+    final @Nullable Status idleStatus;
 
     /**
      * What the engine does for one method: its retry policy or its hedging policy, or else the fallback's decider (all
@@ -114,6 +123,17 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
             }
         }
         this.anyRetryPolicy = any;
+        this.maxResumes = config.streams().maxResumes();
+        this.resumptions = maxResumes == 0 ? Map.of() : Map.copyOf(b.resumptions);
+        Duration idle = config.streams().idleTimeout();
+        this.idleTimeoutNanos = idle == null ? 0 : Math.max(1, Nanos.saturated(idle));
+        this.idleStatus = idle == null ? null : Status.UNAVAILABLE.withDescription("idle for " + Durations.toText(idle));
+    }
+
+    /** The resumption of {@code method}'s calls, or null (none, or {@code streams.max-resumes} is 0). */
+    @SuppressWarnings("unchecked")
+    <ReqT, RespT> @Nullable StreamResumption<ReqT, RespT> resumption(MethodDescriptor<ReqT, RespT> method) {
+        return resumptions.isEmpty() ? null : (StreamResumption<ReqT, RespT>) resumptions.get(method.getFullMethodName());
     }
 
     /** A builder for the channel described by {@code config}. */

@@ -23,7 +23,9 @@ public enum SuppressionReason {
     /** The call was already committed (response headers or a message arrived). */
     COMMITTED,
     /** The call was committed because its requests passed the per-RPC or channel buffer limit. */
-    BUFFER_LIMIT;
+    BUFFER_LIMIT,
+    /** A server stream that broke after its commit was not resumed: its {@link StreamResumption}'s resumer gave no request. */
+    RESUME_REFUSED;
 
     private final String tagValue = name().toLowerCase(Locale.ROOT);
 

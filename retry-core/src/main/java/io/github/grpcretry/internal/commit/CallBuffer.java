@@ -115,6 +115,20 @@ public final class CallBuffer {
                 ? "Failed to set message compression" : entry == HALF_CLOSE ? "Failed to half-close" : "Failed to stream message";
     }
 
+    /**
+     * Starts the log again for an attempt that resumes a server stream: {@code request}, then the half-close when the
+     * application made it, and {@code demand} messages asked for (what it asked and was not served yet). Bytes are no
+     * longer counted (the call is committed): any still held go back to {@code pool}.
+     */
+    public void resume(RetryBufferPool pool, Object request, boolean halfClosed, int demand) {
+        release(pool);
+        add(message(request));
+        if (halfClosed) {
+            add(HALF_CLOSE);
+        }
+        this.demand = demand;
+    }
+
     /** Reserves {@code bytes} more when they fit under both limits; else false, from then on (nothing reserved). */
     public boolean tryAdd(long bytes, long perRpcLimit, RetryBufferPool pool) {
         if (exceeded || !fits(held, bytes, perRpcLimit, pool)) {

@@ -1,0 +1,210 @@
+package io.github.grpcretry.attempt;
+
+import io.github.grpcretry.internal.callback.CallbackFailures;
+import io.github.grpcretry.internal.commit.CallBuffer;
+import io.github.grpcretry.policy.RetryPolicy;
+import io.github.grpcretry.throttle.RetryThrottle;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a long stream of one engine call needs beyond A6 (docs/design.md §18, "Long streams"): the demand its
+ * application asked for and the responses it was served, for the idle timeout of its attempts
+ * ({@code streams.idle-timeout}) and for the resumption of a server stream that breaks after its commit (a
+ * {@link StreamResumption}, at most {@code streams.max-resumes} times). A call gets one only when its channel has an
+ * idle timeout and the call streams responses, or its method has a resumption; without it the call pays nothing per
+ * message. The resumption's user code (the resumer) is called off the call's lock, on the application's thread (its
+ * request) or the attempt's callback thread (what was delivered, the request that resumes); a throw is logged once and
+ * counted (docs/design.md §14): the call goes on and is not resumed. Fields marked so are guarded by the call's lock.
+ */
+final class LongStream<ReqT, RespT> {
+
+    private static final String ROLE = "StreamResumption";
+    /** What {@link #beforeBreak} answers when a resumption applies but the resumer gives no request. */
+    static final Object REFUSED = new Object();
+
+    private final @Nullable StreamResumption<ReqT, RespT> resumption;
+    private final @Nullable RetryPolicy policy;
+    /** The idle timeout (0: none) and the status of an attempt it cuts. */
+    final long idleNanos;
+    final @Nullable Status idleStatus;
+    private final int maxResumes;
+    /** The demand the application asked for in all (written under the call's lock), and the responses it was served. */
+    private volatile long requested;
+    private volatile long received;
+    /** When the application's demand last rose from none: an attempt is not idle for the time before. */
+    volatile long demandSinceNanos;
+    private volatile StreamResumption.@Nullable Resumer<ReqT, RespT> resumer;
+    private volatile boolean resumerFailed;
+    // guarded by the call's lock
+    private boolean halfClosed;
+    private volatile int resumes; // read off the lock by beforeBreak
+    private int backoffStep;
+    private long receivedAtBreak;
+    private @Nullable Object next; // the request of the resumed attempt that follows the break
+    private Status.Code breakCode = Status.Code.UNKNOWN;
+    /** The wait for the resumed attempt ends at the call's deadline: it ends the call {@code DEADLINE_EXCEEDED}. */
+    boolean deadlineWait;
+
+    private LongStream(@Nullable StreamResumption<ReqT, RespT> resumption, @Nullable RetryPolicy policy, long idleNanos,
+            @Nullable Status idleStatus, int maxResumes) {
+        this.resumption = resumption;
+        this.policy = policy;
+        this.idleNanos = idleNanos;
+        this.idleStatus = idleStatus;
+        this.maxResumes = maxResumes;
+    }
+
+    /**
+     * The long stream of a call to {@code method}, or null when neither applies: the idle timeout to server- and
+     * bidi-streaming calls, a resumption to a server-streaming call retried under a retry policy (not hedged).
+     */
+    static <ReqT, RespT> @Nullable LongStream<ReqT, RespT> of(RetryingClientInterceptor engine,
+            RetryingClientInterceptor.MethodPlan plan, MethodDescriptor<ReqT, RespT> method, boolean parallel) {
+        MethodDescriptor.MethodType type = method.getType();
+        boolean streams = type == MethodDescriptor.MethodType.SERVER_STREAMING
+                || type == MethodDescriptor.MethodType.BIDI_STREAMING;
+        long idle = streams ? engine.idleTimeoutNanos : 0;
+        StreamResumption<ReqT, RespT> r = parallel || plan.policy() == null
+                || type != MethodDescriptor.MethodType.SERVER_STREAMING ? null : engine.resumption(method);
+        return idle == 0 && r == null ? null
+                : new LongStream<>(r, plan.policy(), idle, engine.idleStatus, engine.maxResumes);
+    }
+
+    /** The application sends {@code entry} (on its thread, before it is logged): its one request makes the resumer. */
+    void sending(Object entry) {
+        StreamResumption<ReqT, RespT> r = resumption;
+        if (r == null || resumer != null || resumerFailed || !CallBuffer.isMessage(entry)) {
+            return;
+        }
+        try {
+            @SuppressWarnings("unchecked")
+            ReqT request = (ReqT) entry;
+            resumer = r.start(request);
+            resumerFailed = resumer == null;
+        } catch (RuntimeException e) {
+            failed(r, "start", e);
+        }
+    }
+
+    /** Under the call's lock: the application's operation is logged or passed through; its demand is counted. */
+    void loggedLocked(Object entry) {
+        if (entry instanceof Integer n) {
+            if (idleNanos > 0 && requested == received) {
+                demandSinceNanos = System.nanoTime();
+            }
+            requested += n;
+        } else if (entry == CallBuffer.HALF_CLOSE) {
+            halfClosed = true;
+        }
+    }
+
+    /** The application is served a response of the call's (on the attempt's callback thread, in order). */
+    @SuppressWarnings("unchecked")
+    void served(@Nullable Object response) {
+        received++; // one writer: the committed attempt's callback thread, attempts one after the other
+        StreamResumption.Resumer<ReqT, RespT> r = resumer;
+        if (r != null && !resumerFailed) {
+            try {
+                r.delivered((RespT) Objects.requireNonNull(response)); // a message is never null
+            } catch (RuntimeException e) {
+                failed(resumption, "delivered", e);
+            }
+        }
+    }
+
+    /** Whether the application asked for a response it was not served yet. */
+    boolean waiting() {
+        return requested > received;
+    }
+
+    /**
+     * Off the lock, on the callback thread of the committed attempt that ended with {@code status} (after every response
+     * it delivered): null when no resumption applies (none for the method, a status the policy does not retry), else the
+     * request that resumes the stream, or {@link #REFUSED} (no resumer, or every resumption taken: not asked).
+     */
+    @Nullable Object beforeBreak(Status status) {
+        StreamResumption.Resumer<ReqT, RespT> r = resumer;
+        RetryPolicy p = policy;
+        if (resumption == null || status.isOk() || p == null || !p.isRetryable(status.getCode())) {
+            return null;
+        }
+        if (r == null || resumerFailed || resumes >= maxResumes) { // every resumption taken: MAX_ATTEMPTS below
+            return REFUSED;
+        }
+        try {
+            ReqT request = r.resumeRequest();
+            return request == null ? REFUSED : request;
+        } catch (RuntimeException e) {
+            failed(resumption, "resumeRequest", e);
+            return REFUSED;
+        }
+    }
+
+    /** Under the call's lock: the committed attempt broke, and {@link #beforeBreak} answered {@code request}. */
+    void broke(Object request) {
+        next = request;
+    }
+
+    /**
+     * Under the call's lock: what follows the break of the committed attempt with {@code code} ({@link #broke}): as a retry's failure (pushback, RetryInfo, the throttle's token), its backoff from
+     * the policy's initial one again after a break that followed progress; a resumption the resumer refused is
+     * {@code Stop(RESUME_REFUSED)}. A wait the call's deadline cuts short is taken to the deadline ({@link #deadlineWait}).
+     */
+    Decision afterBreakLocked(Status.Code code, long pushback, long serverDelay,
+            @Nullable RetryThrottle throttle, long remainingNanos) {
+        RetryPolicy p = Objects.requireNonNull(policy); // beforeBreak answered: a policy retries the call
+        Object request = Objects.requireNonNull(next, "no break");
+        next = null;
+        long served = received;
+        backoffStep = served > receivedAtBreak ? 0 : backoffStep;
+        receivedAtBreak = served;
+        breakCode = code;
+        Decision.Failure failure = Decision.classify(p, code, false, pushback, serverDelay, backoffStep,
+                ThreadLocalRandom.current().nextDouble(0.8, 1.2));
+        boolean allowed = Decision.record(throttle, failure.qualifies());
+        Decision d = Decision.afterRetryFailure(failure, allowed, resumes, maxResumes, Decision.NO_DEADLINE);
+        if (!(d instanceof Decision.Retry r)) {
+            return d;
+        }
+        if (request == REFUSED) {
+            return new Decision.Stop(SuppressionReason.RESUME_REFUSED);
+        }
+        resumes = resumes + 1; // under the call's lock: the one writer
+        backoffStep = r.nextBackoffStep();
+        next = request;
+        deadlineWait = remainingNanos != Decision.NO_DEADLINE && remainingNanos <= r.delayNanos();
+        return deadlineWait ? new Decision.Retry(Math.max(0, remainingNanos), r.nextBackoffStep(), r.source()) : d;
+    }
+
+    /** Under the call's lock: the request of the resumed attempt that starts now. */
+    Object takeRequest() {
+        Object request = Objects.requireNonNull(next, "no resumption pending");
+        next = null;
+        return request;
+    }
+
+    /** Under the call's lock: whether the application half-closed. */
+    boolean halfClosed() {
+        return halfClosed;
+    }
+
+    /** What the application asked for and was not served yet (up to MAX_VALUE). */
+    int outstanding() {
+        return (int) Math.min(Integer.MAX_VALUE, Math.max(0, requested - received));
+    }
+
+    /** The status of the break that the resumption waits to continue. */
+    Status.Code breakCode() {
+        return breakCode;
+    }
+
+    private void failed(@Nullable Object callback, String kind, RuntimeException e) {
+        resumerFailed = true;
+        CallbackFailures.SHARED.failed(ROLE, callback == null ? this : callback, kind, e,
+                "the call is not resumed: a break ends it with its status");
+    }
+}

@@ -1,0 +1,124 @@
+package io.github.grpcretry.attempt;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.grpcretry.attempt.LongStreamRig.OffsetResumption;
+import io.github.grpcretry.attempt.LongStreamRig.Reader;
+import io.grpc.CallOptions;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.testing.protobuf.SimpleRequest;
+import io.grpc.testing.protobuf.SimpleResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code streams.idle-timeout} over Netty on loopback: an attempt that sends nothing while the application waits for a
+ * response is cut and ends UNAVAILABLE "idle for 200ms"; before the commit the policy retries it, after the commit it
+ * is a break that a resumption continues (or that ends the call); a slow reader is not idle. Every test ends with no
+ * timer outstanding ({@link LongStreamRig#close}).
+ */
+class IdleTimeoutTest {
+
+    private static final Duration IDLE = Duration.ofMillis(200);
+    private static final List<String> ALL = IntStream.range(0, LongStreamRig.TOTAL).mapToObj(Integer::toString).toList();
+
+    @Test
+    void anIdleFirstServerStreamingAttemptIsCutAndRetried() throws Exception {
+        idleFirstAttemptIsCutAndRetried(Rpc.SERVER_STREAMING);
+    }
+
+    @Test
+    void anIdleFirstBidiAttemptIsCutAndRetried() throws Exception {
+        idleFirstAttemptIsCutAndRetried(Rpc.BIDI);
+    }
+
+    private void idleFirstAttemptIsCutAndRetried(MethodDescriptor<SimpleRequest, SimpleResponse> method) throws Exception {
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(IDLE, 3), null, a -> {
+            if (a.attempt > 1) {
+                a.sendThenBreak(LongStreamRig.TOTAL); // the first attempt says nothing
+            }
+        })) {
+            Reader reader = rig.start(method, new Reader(1), CallOptions.DEFAULT);
+            Status status = reader.await();
+            assertThat(status.getCode()).as("%s", status).isEqualTo(Status.Code.OK);
+            assertThat(reader.responses).isEqualTo(ALL);
+            assertThat(reader.elapsedMillis()).as("the first attempt waited out the idle timeout").isGreaterThanOrEqualTo(
+                    IDLE.toMillis());
+            assertThat(rig.byAttempt().get(0).cancelled.await(LongStreamRig.WAIT_SECONDS, TimeUnit.SECONDS))
+                    .as("the server saw the idle attempt cancelled").isTrue();
+            assertThat(rig.startedKinds()).containsExactly(AttemptKind.INITIAL, AttemptKind.RETRY);
+            assertThat(rig.events.ofType("attemptEnded")).extracting(RecordingEvents.Event::code)
+                    .containsExactly(Status.Code.UNAVAILABLE, Status.Code.OK);
+        }
+    }
+
+    @Test
+    void anIdleAttemptAfterTheCommitWithoutResumptionEndsTheCallUnavailableIdle() throws Exception {
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(IDLE, 3), null,
+                a -> a.send(2))) { // then stalls, the stream open
+            Reader reader = rig.start(new Reader(1), CallOptions.DEFAULT);
+            Status status = reader.await();
+            assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(status.getDescription()).isEqualTo("idle for 200ms");
+            assertThat(reader.responses).isEqualTo(ALL.subList(0, 2));
+            assertThat(reader.violations).isEmpty();
+            assertThat(rig.byAttempt().get(0).cancelled.await(LongStreamRig.WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+            assertThat(rig.arrivals).hasSize(1);
+            assertThat(rig.events.suppressions()).as("as a break the policy would have retried")
+                    .containsExactly(SuppressionReason.COMMITTED);
+        }
+    }
+
+    @Test
+    void anIdleAttemptAfterTheCommitWithResumptionIsResumed() throws Exception {
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(IDLE, 3),
+                new OffsetResumption(), a -> {
+                    if (a.attempt == 1) {
+                        a.send(3); // then stalls
+                    } else {
+                        a.sendThenBreak(LongStreamRig.TOTAL);
+                    }
+                })) {
+            Reader reader = rig.start(new Reader(1), CallOptions.DEFAULT);
+            Status status = reader.await();
+            assertThat(status.getCode()).as("%s", status).isEqualTo(Status.Code.OK);
+            assertThat(reader.responses).isEqualTo(ALL);
+            assertThat(reader.headers()).isEqualTo(1);
+            assertThat(reader.violations).isEmpty();
+            assertThat(rig.froms()).containsExactly(0, 3);
+            assertThat(rig.byAttempt().get(0).cancelled.await(LongStreamRig.WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+            assertThat(rig.startedKinds()).containsExactly(AttemptKind.INITIAL, AttemptKind.RESUME);
+            assertThat(rig.events.ofType("attemptEnded")).extracting(RecordingEvents.Event::code)
+                    .containsExactly(Status.Code.UNAVAILABLE, Status.Code.OK);
+        }
+    }
+
+    @Test
+    void aSlowReaderIsNotIdleItsNextRequestStartsTheClockAgain() throws Exception {
+        ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
+        long pauseMs = 3 * IDLE.toMillis();
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(IDLE, 3), null,
+                a -> a.send(3))) { // then stalls
+            Reader reader = rig.start(new Reader(3) {
+                @Override
+                void served(int count) {
+                    later.schedule(() -> ask(1), pauseMs, TimeUnit.MILLISECONDS); // asks for nothing meanwhile
+                }
+            }, CallOptions.DEFAULT);
+            Status status = reader.await();
+            assertThat(status.getDescription()).isEqualTo("idle for 200ms");
+            assertThat(reader.responses).as("not cut while it asked for nothing").isEqualTo(ALL.subList(0, 3));
+            assertThat(reader.elapsedMillis()).as("cut an idle timeout after its next request")
+                    .isGreaterThanOrEqualTo(pauseMs + IDLE.toMillis());
+            assertThat(rig.arrivals).hasSize(1);
+        } finally {
+            later.shutdownNow();
+        }
+    }
+}

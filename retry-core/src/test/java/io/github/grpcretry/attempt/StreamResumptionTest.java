@@ -1,0 +1,221 @@
+package io.github.grpcretry.attempt;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.grpcretry.attempt.LongStreamRig.Arrival;
+import io.github.grpcretry.attempt.LongStreamRig.OffsetResumption;
+import io.github.grpcretry.attempt.LongStreamRig.Reader;
+import io.github.grpcretry.internal.callback.CallbackFailures;
+import io.grpc.CallOptions;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.testing.protobuf.SimpleRequest;
+import io.grpc.testing.protobuf.SimpleResponse;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Resumption of a server stream after its commit (docs/how-it-works.md "Resuming a server stream"), over Netty on
+ * loopback: a stream of 10 offsets whose server breaks it (UNAVAILABLE) after every third message it sends.
+ */
+class StreamResumptionTest {
+
+    private static final List<String> ALL = IntStream.range(0, LongStreamRig.TOTAL).mapToObj(Integer::toString).toList();
+
+    @Test
+    void aStreamThatBreaksAfterEveryThirdMessageResumesThreeTimesAndDeliversAllTenOnceInOrder() throws Exception {
+        OffsetResumption resumption = new OffsetResumption();
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(null, 3), resumption,
+                a -> a.sendThenBreak(3))) {
+            Reader reader = rig.start(new Reader(1), CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS));
+            Status status = reader.await();
+            assertThat(status.getCode()).as("%s", status).isEqualTo(Status.Code.OK);
+            assertThat(reader.responses).as("every offset once, in order").isEqualTo(ALL);
+            assertThat(reader.headers()).as("the first attempt's headers, once").isEqualTo(1);
+            assertThat(reader.violations).isEmpty();
+            assertThat(rig.froms()).as("each resumed attempt asks from the offset after the last delivered")
+                    .containsExactly(0, 3, 6, 9);
+            assertThat(rig.previousAttempts()).as("grpc-previous-rpc-attempts as the server saw it")
+                    .containsExactly("null", "1", "2", "3");
+            assertThat(resumption.resumers).as("one resumer, made at the request").hasValue(1);
+            assertThat(resumption.delivered).isEqualTo(ALL);
+            assertThat(rig.startedKinds()).containsExactly(AttemptKind.INITIAL, AttemptKind.RESUME, AttemptKind.RESUME,
+                    AttemptKind.RESUME);
+            assertThat(rig.events.ofType("retryScheduled")).extracting(RecordingEvents.Event::attempt).containsExactly(2, 3, 4);
+            assertThat(rig.events.ofType("committed")).as("the first attempt's headers commit the call, once").hasSize(1);
+            assertThat(rig.attemptsMeter(AttemptKind.RESUME)).as("grpc.client.retry.attempts{kind=resume}").isEqualTo(3);
+            assertThat(rig.attemptsMeter(AttemptKind.INITIAL)).isEqualTo(1);
+            assertThat(rig.events.suppressions()).isEmpty();
+        }
+    }
+
+    @Test
+    void maxResumesStopsItWithTheBreaksStatus() throws Exception {
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(null, 2),
+                new OffsetResumption(), a -> a.sendThenBreak(3))) {
+            Reader reader = rig.start(new Reader(1), CallOptions.DEFAULT);
+            Status status = reader.await();
+            assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(status.getDescription()).isEqualTo("stream broke");
+            assertThat(reader.responses).isEqualTo(ALL.subList(0, 9));
+            assertThat(rig.froms()).containsExactly(0, 3, 6);
+            assertThat(rig.events.suppressions()).containsExactly(SuppressionReason.MAX_ATTEMPTS);
+        }
+    }
+
+    @Test
+    void noResumptionWithMaxResumesZero() throws Exception {
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(null, 0),
+                new OffsetResumption(), a -> a.sendThenBreak(3))) {
+            Reader reader = rig.start(new Reader(1), CallOptions.DEFAULT);
+            assertThat(reader.await().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(reader.responses).isEqualTo(ALL.subList(0, 3));
+            assertThat(rig.froms()).containsExactly(0);
+            assertThat(rig.events.suppressions()).as("as any committed call the policy would have retried")
+                    .containsExactly(SuppressionReason.COMMITTED);
+        }
+    }
+
+    @Test
+    void aResumerThatReturnsNullEndsTheCallWithTheBreaksStatusCountedResumeRefused() throws Exception {
+        OffsetResumption resumption = new OffsetResumption();
+        resumption.refuse = true;
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(null, 3), resumption,
+                a -> a.sendThenBreak(3))) {
+            Reader reader = rig.start(new Reader(1), CallOptions.DEFAULT);
+            Status status = reader.await();
+            assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(status.getDescription()).isEqualTo("stream broke");
+            assertThat(reader.responses).isEqualTo(ALL.subList(0, 3));
+            assertThat(rig.froms()).containsExactly(0);
+            assertThat(rig.events.suppressions()).containsExactly(SuppressionReason.RESUME_REFUSED);
+            assertThat(rig.suppressedMeter(SuppressionReason.RESUME_REFUSED)).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aResumerThatThrowsNeverReachesTheApplicationTheCallEndsWithTheBreak() throws Exception {
+        StreamResumption<SimpleRequest, SimpleResponse> throwing = new StreamResumption<>() {
+            @Override
+            public MethodDescriptor<SimpleRequest, SimpleResponse> method() {
+                return Rpc.SERVER_STREAMING;
+            }
+
+            @Override
+            public Resumer<SimpleRequest, SimpleResponse> start(SimpleRequest request) {
+                return new Resumer<>() {
+                    @Override
+                    public void delivered(SimpleResponse response) {
+                    }
+
+                    @Override
+                    public @Nullable SimpleRequest resumeRequest() {
+                        throw new IllegalStateException("resumer failed");
+                    }
+                };
+            }
+        };
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(null, 3), throwing,
+                a -> a.sendThenBreak(3))) {
+            Reader reader = rig.start(new Reader(1), CallOptions.DEFAULT);
+            Status status = reader.await();
+            assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(status.getDescription()).isEqualTo("stream broke");
+            assertThat(reader.responses).isEqualTo(ALL.subList(0, 3));
+            assertThat(rig.events.suppressions()).containsExactly(SuppressionReason.RESUME_REFUSED);
+            assertThat(CallbackFailures.SHARED.count(throwing, "resumeRequest")).as("logged once, counted").isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aDeadlineThatExpiresDuringTheResumeBackoffEndsTheCallDeadlineExceeded() throws Exception {
+        long deadlineMs = 600;
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10_000), LongStreamRig.streams(null, 3),
+                new OffsetResumption(), a -> a.sendThenBreak(3))) {
+            Reader reader = rig.start(new Reader(1), CallOptions.DEFAULT.withDeadlineAfter(deadlineMs, TimeUnit.MILLISECONDS));
+            Status status = reader.await();
+            assertThat(status.getCode()).as("%s", status).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+            assertThat(reader.elapsedMillis()).as("at the deadline, not after the backoff")
+                    .isBetween(deadlineMs - 50, 5_000L);
+            assertThat(reader.responses).isEqualTo(ALL.subList(0, 3));
+            assertThat(rig.froms()).as("no resumed attempt").containsExactly(0);
+            assertThat(rig.events.suppressions()).containsExactly(SuppressionReason.DEADLINE);
+        }
+    }
+
+    @Test
+    void cancellationDuringAResumedAttemptReachesTheServerAndTheApplicationHearsOnlyItsClose() throws Exception {
+        CountDownLatch holding = new CountDownLatch(1);
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(null, 3),
+                new OffsetResumption(), a -> {
+                    if (a.attempt == 1) {
+                        a.sendThenBreak(3);
+                    } else {
+                        a.send(1); // then holds the stream open
+                        holding.countDown();
+                    }
+                })) {
+            Reader reader = rig.start(new Reader(1) {
+                @Override
+                void served(int count) {
+                    if (count == 4) {
+                        call.cancel("enough", null); // within the resumed attempt, after its first message
+                    } else {
+                        super.served(count);
+                    }
+                }
+            }, CallOptions.DEFAULT);
+            Status status = reader.await();
+            assertThat(status.getCode()).isEqualTo(Status.Code.CANCELLED);
+            assertThat(reader.responses).isEqualTo(ALL.subList(0, 4));
+            assertThat(holding.await(LongStreamRig.WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+            Arrival resumed = rig.byAttempt().get(1);
+            assertThat(resumed.cancelled.await(LongStreamRig.WAIT_SECONDS, TimeUnit.SECONDS))
+                    .as("the server saw the resumed attempt cancelled").isTrue();
+            assertThat(rig.startedKinds()).containsExactly(AttemptKind.INITIAL, AttemptKind.RESUME);
+        }
+    }
+
+    @Test
+    void cancellationDuringTheResumeBackoffEndsTheCallAndItsTimer() throws Exception {
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10_000), LongStreamRig.streams(null, 3),
+                new OffsetResumption(), a -> a.sendThenBreak(3))) {
+            Reader reader = rig.start(new Reader(1), CallOptions.DEFAULT);
+            RetryEngineTest.waitFor(() -> rig.events.ofType("retryScheduled").size() == 1);
+            reader.call.cancel("stop waiting", null);
+            Status status = reader.await();
+            assertThat(status.getCode()).isEqualTo(Status.Code.CANCELLED);
+            assertThat(reader.responses).isEqualTo(ALL.subList(0, 3));
+            assertThat(rig.froms()).containsExactly(0);
+        } // close: no timer outstanding
+    }
+
+    @Test
+    void aSlowReaderAcrossResumptionsIsServedWhatItAskedForNothingLostNothingTwice() throws Exception {
+        for (int batch : new int[] {1, 2, 4}) {
+            try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(null, 3),
+                    new OffsetResumption(), a -> a.sendThenBreak(3))) {
+                Reader reader = rig.start(new Reader(batch), CallOptions.DEFAULT);
+                assertThat(reader.await().getCode()).as("batch %d", batch).isEqualTo(Status.Code.OK);
+                assertThat(reader.responses).as("batch %d", batch).isEqualTo(ALL);
+                assertThat(reader.violations).as("batch %d: never served more than asked for", batch).isEmpty();
+                assertThat(rig.froms()).containsExactly(0, 3, 6, 9);
+            }
+        }
+    }
+
+    @Test
+    void neverForABidiCall() throws Exception {
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(null, 3),
+                new OffsetResumption(), a -> a.sendThenBreak(3))) {
+            Reader reader = rig.start(Rpc.BIDI, new Reader(1), CallOptions.DEFAULT);
+            assertThat(reader.await().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(reader.responses).isEqualTo(ALL.subList(0, 3));
+            assertThat(rig.arrivals).hasSize(1);
+        }
+    }
+}

@@ -30,8 +30,9 @@ public final class R8LongStreams {
     static final int BREAK_EVERY = 10_000;
     static final int STALL_AT = 55_000;
     static final int STALL_MS = 10_000;
-    static final String IDLE_TIMEOUT = "200ms";
-    private static final Duration IDLE = Duration.ofMillis(200);
+    /** Long enough that a loaded machine's scheduling delays never look like a stall; the stall is ten times it. */
+    static final String IDLE_TIMEOUT = "1s";
+    private static final Duration IDLE = Duration.ofSeconds(1);
     static final int MAX_RESUMES = 20;
     /** Breaks before 10,000 ... 90,000, and the stall. */
     static final int RESUMES = ITEMS / BREAK_EVERY - 1 + 1;
@@ -50,11 +51,8 @@ public final class R8LongStreams {
                 + " that breaks the stream before every %,dth and stalls once", items, BREAK_EVERY), "rule", clients);
         boolean interceptor = "interceptor".equals(clients.engine());
         try (FlakyServer server = FlakyServer.start(seed)) {
-            ChannelSpec spec = ChannelSpec.channel("r8", server.address()).retry(3, "1ms", "1ms", 1)
-                    .property("streams.idle-timeout", IDLE_TIMEOUT)
-                    .property("streams.max-resumes", Integer.toString(MAX_RESUMES));
-            try (LabClients.Client plain = clients.client(List.of(spec), Map.of(
-                    "grpc.retry.ignore-unknown-properties", "true"))) {
+            try (LabClients.Client plain = clients.client(
+                    List.of(ChannelSpec.channel("r8", server.address()).retry(3, "1ms", "1ms", 1)), Map.of())) {
                 FeedReader.Read broken = FeedReader.read(plain.channel("r8"), request("r8-plain", 0, items), DEADLINE_MS);
                 t.add(LabRow.rule("broken before every " + String.format(Locale.ROOT, "%,d", BREAK_EVERY)
                                 + "th item, no StreamResumption", "ends UNAVAILABLE after "
@@ -62,10 +60,15 @@ public final class R8LongStreams {
                         broken.ended() == Status.Code.UNAVAILABLE && broken.received() == BREAK_EVERY && broken.inOrderOnce(),
                         "gRFC A6: a server stream is committed by its first response; a break after it ends the call"));
             }
+            ChannelSpec spec = ChannelSpec.channel("r8", server.address()).retry(3, "1ms", "1ms", 1)
+                    .property("streams.idle-timeout", IDLE_TIMEOUT)
+                    .property("streams.max-resumes", Integer.toString(MAX_RESUMES));
             try (LabClients.Client client = clients.client(List.of(spec), Map.of(
                     "grpc.retry.ignore-unknown-properties", "true",
                     "spring.main.sources", FeedResumption.class.getName()))) {
-                FeedReader.read(client.channel("r8"), request("r8-warm-up", 0, BREAK_EVERY), DEADLINE_MS);
+                // a whole unbroken stream first, unmeasured: both measured streams run on a warm JVM
+                FeedReader.read(client.channel("r8"), request("r8-warm-up", 0, items).toBuilder().setBreakEvery(0).build(),
+                        DEADLINE_MS);
                 FeedReader.Read unbroken = FeedReader.read(client.channel("r8"), request("r8-unbroken", 0, items)
                         .toBuilder().setBreakEvery(0).build(), DEADLINE_MS);
                 t.add(LabRow.info("unbroken stream", "–", unbroken.text() + ms(unbroken),

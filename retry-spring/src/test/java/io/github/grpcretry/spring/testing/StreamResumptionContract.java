@@ -184,29 +184,34 @@ public abstract class StreamResumptionContract {
         return context.getBean(RetryReport.class).endpoint(CHANNEL).get("streamResumptions");
     }
 
+    /** One stream through the channel: all offsets, each once in order, from 4 attempts; the endpoint shows the bean. */
+    private void assertResumedWhole(ConfigurableApplicationContext context) {
+        attempts.clear();
+        Received received = stream(context);
+        assertThat(received.ended()).isNull();
+        assertThat(received.offsets()).containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
+        assertThat(attempts).containsExactly(0, 3, 6, 9);
+        assertThat(shownResumptions(context)).isEqualTo(Map.of(METHOD, OffsetResumption.class.getName()));
+    }
+
     @Test
     public void aStreamResumptionBeanResumesABrokenStreamAndTheEndpointShowsIt() {
         try (ConfigurableApplicationContext context = start("2", List.of(), List.of(OffsetResumption.class))) {
-            Received received = stream(context);
-            assertThat(received.ended()).isNull();
-            assertThat(received.offsets()).containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
-            assertThat(attempts).containsExactly(0, 3, 6, 9);
-            assertThat(shownResumptions(context)).isEqualTo(Map.of(METHOD, OffsetResumption.class.getName()));
+            assertResumedWhole(context);
         }
     }
 
     @Test
+    @SuppressWarnings("unchecked")
     public void aReloadThatRebuildsTheChannelsEngineKeepsTheResumptions() {
         try (ConfigurableApplicationContext context = start("2", List.of(), List.of(OffsetResumption.class))) {
-            assertThat(stream(context).offsets()).containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
+            assertResumedWhole(context);
             RefreshScenario.write(dir, RefreshScenario.policy("4"));
             assertThat(context.getBean(ContextRefresher.class).refresh()).contains(RefreshScenario.MAX_ATTEMPTS_KEY);
-            attempts.clear();
-            Received received = stream(context);
-            assertThat(received.ended()).isNull();
-            assertThat(received.offsets()).containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
-            assertThat(attempts).containsExactly(0, 3, 6, 9);
-            assertThat(shownResumptions(context)).isEqualTo(Map.of(METHOD, OffsetResumption.class.getName()));
+            // applied: the channel runs an engine built again for the new policy
+            assertThat((Map<String, Object>) context.getBean(RetryReport.class).endpoint(CHANNEL).get("lastReload"))
+                    .containsEntry("outcome", "applied");
+            assertResumedWhole(context);
         }
     }
 

@@ -18,7 +18,7 @@ import org.springframework.context.annotation.Bean;
  * on a fourth channel. At start-up it runs the showcase ({@link Showcase}) and prints what each channel did; it then
  * keeps serving Actuator ({@code /actuator/health/grpcRetry}, {@code /actuator/grpcretry}) unless started
  * with {@code --showcase.exit=true}. With {@code --lab}: lab mode instead ({@link SpringGrpcLab}), which runs
- * the lab's R1 and R2 tables through {@code grpc.retry.*} and through Spring Boot's service config.
+ * the lab's R1 and R2 tables through {@code grpc.retry.*} and through Spring Boot's service config, then R7 and R8.
  */
 @SpringBootApplication
 public class SpringGrpcSampleApplication {

@@ -376,7 +376,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final Attempt openLocked() {
         state = state.opened();
         int n = state.attempts();
-        Attempt a = new Attempt(n, newest, n == 1 ? AttemptKind.INITIAL : parallel ? AttemptKind.HEDGE : AttemptKind.RETRY);
+        Attempt a = new Attempt(n, newest, false);
         newest = a;
         openedLocked(a);
         return a;
@@ -390,7 +390,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final Attempt resumeLocked(LongStream<ReqT, RespT> ls) {
         state = state.resumed();
         record.resume(engine.bufferPool, ls.takeRequest(), ls.halfClosed(), ls.outstanding());
-        Attempt a = new Attempt(state.attempts(), newest, AttemptKind.RESUME);
+        Attempt a = new Attempt(state.attempts(), newest, true);
         newest = a;
         openedLocked(a);
         return a;
@@ -429,9 +429,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         AttemptObserver.Scope scope = followed == null ? null
                 : followed.starting(kind(a), a.number, delay, source, Objects.requireNonNull(headers));
         Context previous = context == Context.current() ? null : context.attach();
-        LongStream<ReqT, RespT> ls = stream;
-        if (ls != null && ls.idleNanos > 0) {
-            a.lastHeard = System.nanoTime();
+        LongStream.Watch w = a.idle;
+        if (w != null) {
+            w.lastHeard = System.nanoTime();
         }
         try {
             a.call = next.newCall(method, attemptOptions(a, followed));
@@ -458,19 +458,19 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 context.detach(previous);
             }
         }
-        if (ls != null && ls.idleNanos > 0) {
-            armIdle(a, ls.idleNanos);
+        if (w != null) {
+            synchronized (this) {
+                armIdleLocked(a, w, Objects.requireNonNull(stream).idleNanos);
+            }
         }
         launched(a);
     }
 
-    /** Under lock or before any thread can reach {@code a}'s timer: its idle check runs in {@code delayNanos}. */
-    private void armIdle(Attempt a, long delayNanos) {
-        synchronized (this) {
-            if (a.phase.open() && !state.phase().ended()) {
-                a.idleTimer = engine.scheduler.schedule(() -> idleFired(a), () -> { }, executor(), delayNanos);
-            }
-        }
+    /** Under lock: {@code a}'s idle check runs in {@code delayNanos}, unless it ended. */
+    @GuardedBy("this")
+    private void armIdleLocked(Attempt a, LongStream.Watch w, long delayNanos) {
+        w.timer = !a.phase.open() || state.phase().ended() ? null
+                : engine.scheduler.schedule(() -> idleFired(a, w), () -> { }, executor(), delayNanos);
     }
 
     /**
@@ -479,20 +479,15 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
      * before the commit, a break that a resumption may continue after it); else the timer is armed again for the time
      * left since it last heard from {@code a} (a full timeout while the application asks for nothing).
      */
-    private void idleFired(Attempt a) {
+    private void idleFired(Attempt a, LongStream.Watch w) {
         LongStream<ReqT, RespT> ls = Objects.requireNonNull(stream);
         synchronized (this) {
-            a.idleTimer = null;
-            if (!a.phase.open() || state.phase().ended()) {
+            long left = ls.idleLeft(w);
+            if (left > 0 || !a.phase.open() || state.phase().ended()) {
+                armIdleLocked(a, w, left); // none once it ended
                 return;
             }
-            long since = Math.max(a.lastHeard, ls.demandSinceNanos);
-            long left = ls.waiting() ? since + ls.idleNanos - System.nanoTime() : ls.idleNanos;
-            if (left > 0) {
-                a.idleTimer = engine.scheduler.schedule(() -> idleFired(a), () -> { }, executor(), left);
-                return;
-            }
-            a.idleCut = true;
+            w.cut = true;
             markLocked(a, Objects.requireNonNull(ls.idleStatus));
             if (state.committed() == a.number) {
                 state = state.interrupted(); // nothing more of it reaches the application
@@ -564,14 +559,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean accepted;
         boolean deliver;
         synchronized (this) {
-            commits = signal != Signal.READY && state.phase() == Phase.OPEN && a.phase != AttemptPhase.CLOSED && !a.idleCut;
+            commits = signal != Signal.READY && state.phase() == Phase.OPEN && a.phase != AttemptPhase.CLOSED && !a.cut();
             if (commits) {
                 commitLocked(a, SuppressionReason.COMMITTED);
             }
             CallState s = state;
             a.readyMissed |= signal == Signal.READY && a.phase == AttemptPhase.STARTING;
             boolean mine = signal == Signal.READY ? a.phase == AttemptPhase.LIVE && !s.phase().ended()
-                    && (s.committed() == 0 || s.committed() == a.number) : s.committed() == a.number && !a.idleCut;
+                    && (s.committed() == 0 || s.committed() == a.number) : s.committed() == a.number && !a.cut();
             accepted = mine && s.phase() != Phase.CANCELLED;
             deliver = accepted && enterLocked(signal, value, null);
         }
@@ -593,7 +588,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
      * attempt of a stream that resumes ({@link LongStream}): its break is then decided as a retry's failure.
      */
     private void closed(Attempt a, Status closeStatus, Metadata attemptTrailers) {
-        Status attemptStatus = a.idleCut ? Objects.requireNonNull(engine.idleStatus) : closeStatus;
+        Status attemptStatus = a.cut() ? Objects.requireNonNull(engine.idleStatus) : closeStatus;
         LongStream<ReqT, RespT> ls = stream;
         CallState before = state;
         Object resume = ls != null && before.committed() == a.number && !before.phase().ended()
@@ -614,14 +609,15 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             boolean startFailed = a.cancel == closeStatus && a.phase != AttemptPhase.CANCEL_SENT; // else: at its cancel
             a.phase = a.phase.close();
-            if (a.idleTimer != null) {
-                a.idleTimer.cancel(); // its timer ends with it
-                a.idleTimer = null;
+            RetryScheduler.Timer idleTimer = a.idle == null ? null : a.idle.timer;
+            if (idleTimer != null) {
+                idleTimer.cancel(); // its idle timer ends with it
+                Objects.requireNonNull(a.idle).timer = null;
             }
             CallState s = state;
             followed = extra == null ? null : extra.observed;
             wasCommitted = s.committed() == a.number;
-            cancelledHere = a.cancel != null && !startFailed && !a.idleCut;
+            cancelledHere = a.cancel != null && !startFailed && !a.cut();
             end = !s.phase().ended() && (s.committed() == 0 || wasCommitted); // else settled: it only reports its end
             if (end && wasCommitted && resume != null && ls != null) {
                 state = state.interrupted(); // a break that may resume: decided below as a retry's failure
@@ -1050,7 +1046,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     final AttemptKind kind(Attempt a) {
-        return a.kind;
+        return a.number == 1 ? AttemptKind.INITIAL : parallel ? AttemptKind.HEDGE
+                : a.resumed ? AttemptKind.RESUME : AttemptKind.RETRY;
     }
 
     /** Where timer-triggered work and a close with nothing in flight run. */
@@ -1188,8 +1185,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final class Attempt extends ClientCall.Listener<RespT> {
         final int number;
         final @Nullable Attempt prev;
-        /** How it came about: the call's first, a retry, a hedge, or the resumption of its stream after a break. */
-        final AttemptKind kind;
+        /** It resumes the call's stream after a break past the commit ({@link AttemptKind#RESUME}). */
+        final boolean resumed;
         ClientCall<ReqT, RespT> call; // set by its launcher before another thread can drain or read it
         AttemptPhase phase = AttemptPhase.STARTING;
         boolean owned = true; // a thread sends to it (its launcher from the start): the others leave it to that one
@@ -1199,17 +1196,22 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         @Nullable Status cancel; // why it is to be cancelled (null: not); issued once, by its drain's owner
         /** Its stream tracer factory once launched: read by the balancer's picks of later attempts. */
         volatile @Nullable Streams streams;
-        /** With an idle timeout: when it last sent something (headers or a message), its pending idle check. */
-        volatile long lastHeard;
-        RetryScheduler.@Nullable Timer idleTimer;
-        /** It was cut for idleness: nothing more of it reaches the application, its end is the idle status. */
-        volatile boolean idleCut;
+        /** With an idle timeout: when it last heard something, its idle timer, whether it was cut (null: none). */
+        final LongStream.@Nullable Watch idle;
 
         @SuppressWarnings("NullAway.Init") // call: set by its launcher before another thread can reach it
-        Attempt(int number, @Nullable Attempt prev, AttemptKind kind) {
+        Attempt(int number, @Nullable Attempt prev, boolean resumed) {
             this.number = number;
             this.prev = prev;
-            this.kind = kind;
+            this.resumed = resumed;
+            LongStream<ReqT, RespT> ls = stream;
+            this.idle = ls != null && ls.idleNanos > 0 ? new LongStream.Watch() : null;
+        }
+
+        /** It was cut for idleness: nothing more of it reaches the application, its end is the idle status. */
+        boolean cut() {
+            LongStream.Watch w = idle;
+            return w != null && w.cut;
         }
 
         /**
@@ -1243,7 +1245,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         /** An attempt after others tells the application how many came before (A6 "exposed retry metadata"). */
         @Override
         public void onHeaders(Metadata responseHeaders) {
-            if (kind == AttemptKind.RESUME) {
+            if (resumed) {
                 heard(); // the application has the first attempt's headers: a resumed stream's are not delivered
                 return;
             }
@@ -1288,9 +1290,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
         /** With an idle timeout: it sent something now (no allocation: one clock reading, one write). */
         private void heard() {
-            LongStream<ReqT, RespT> ls = stream;
-            if (ls != null && ls.idleNanos > 0) {
-                lastHeard = System.nanoTime();
+            LongStream.Watch w = idle;
+            if (w != null) {
+                w.lastHeard = System.nanoTime();
             }
         }
 

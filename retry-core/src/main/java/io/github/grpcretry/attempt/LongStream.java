@@ -23,6 +23,18 @@ import org.jspecify.annotations.Nullable;
 final class LongStream<ReqT, RespT> {
 
     private static final String ROLE = "StreamResumption";
+
+    /**
+     * What the idle timeout keeps of one attempt (made with the attempt when the channel has one): when it last heard
+     * from the attempt (headers or a message; written on its callback thread), its one pending idle timer (guarded by
+     * the call's lock), and whether it cut the attempt.
+     */
+    static final class Watch {
+        volatile long lastHeard;
+        RetryScheduler.@Nullable Timer timer;
+        volatile boolean cut;
+    }
+
     /** What {@link #beforeBreak} answers when a resumption applies but the resumer gives no request. */
     static final Object REFUSED = new Object();
 
@@ -36,7 +48,7 @@ final class LongStream<ReqT, RespT> {
     private volatile long requested;
     private volatile long received;
     /** When the application's demand last rose from none: an attempt is not idle for the time before. */
-    volatile long demandSinceNanos;
+    private volatile long demandSinceNanos;
     private volatile StreamResumption.@Nullable Resumer<ReqT, RespT> resumer;
     private volatile boolean resumerFailed;
     // guarded by the call's lock
@@ -116,9 +128,12 @@ final class LongStream<ReqT, RespT> {
         }
     }
 
-    /** Whether the application asked for a response it was not served yet. */
-    boolean waiting() {
-        return requested > received;
+    /**
+     * Nanoseconds until the attempt {@code w} watches is idle (&le; 0: it is): the idle timeout since it last heard
+     * something or the application's demand last rose from none; a full timeout while the application asks for nothing.
+     */
+    long idleLeft(Watch w) {
+        return requested > received ? Math.max(w.lastHeard, demandSinceNanos) + idleNanos - System.nanoTime() : idleNanos;
     }
 
     /**

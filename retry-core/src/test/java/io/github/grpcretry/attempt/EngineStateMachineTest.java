@@ -68,6 +68,29 @@ class EngineStateMachineTest {
     }
 
     @Test
+    void aBreakOfTheCommittedAttemptEndsThePassThroughAndAResumedAttemptIsTheCallsFromItsStart() {
+        CallState through = CallState.INITIAL.opened().commit(1).passingThrough();
+        CallState broken = through.interrupted();
+        assertThat(broken).isEqualTo(new CallState(Phase.COMMITTED, 1, 1, false, false));
+        assertThat(broken.interrupted()).as("a committed call that does not pass through").isSameAs(broken);
+        CallState resumed = broken.resumed();
+        assertThat(resumed).as("attempt 2 opened committed: no commit transition, no other attempt")
+                .isEqualTo(new CallState(Phase.COMMITTED, 2, 2, false, false));
+        assertThat(resumed.passingThrough().interrupted().resumed()).isEqualTo(new CallState(Phase.COMMITTED, 3, 3, false, false));
+        assertThatThrownBy(through::resumed).as("the committed attempt still passes through: it has not broken")
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("resumed");
+        assertThatThrownBy(resumed::opened).as("no retry after the commit: only a resumption")
+                .isInstanceOf(IllegalStateException.class);
+        // the paths of a resumed stream: it ends, it is cancelled during a resumed attempt or during the backoff
+        assertThat(resumed.passingThrough().finished()).isEqualTo(new CallState(Phase.FINISHED, 2, 2, true, false));
+        assertThat(resumed.cancelled()).isEqualTo(new CallState(Phase.CANCELLED, 2, 2, false, false));
+        assertThat(broken.cancelled()).isEqualTo(new CallState(Phase.CANCELLED, 1, 1, false, false));
+        assertThat(broken.finished()).as("no resumption: the break ends it").isEqualTo(new CallState(Phase.FINISHED, 1, 1, false, false));
+        refusedBut(CallState::interrupted, from -> from.phase() == Phase.COMMITTED);
+        refusedBut(CallState::resumed, from -> from.phase() == Phase.COMMITTED && !from.passThrough());
+    }
+
+    @Test
     void finishedAndCancelledEndACallThatHasNotEnded() {
         refusedBut(CallState::finished, from -> !from.phase().ended() && from.attempts() > 0);
         refusedBut(CallState::cancelled, from -> !from.phase().ended());
@@ -78,6 +101,8 @@ class EngineStateMachineTest {
                 assertThatThrownBy(() -> s.commit(1)).isInstanceOf(IllegalStateException.class);
                 assertThatThrownBy(s::finished).isInstanceOf(IllegalStateException.class);
                 assertThatThrownBy(s::cancelled).isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(s::interrupted).isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(s::resumed).isInstanceOf(IllegalStateException.class);
             }
         }
     }
@@ -269,7 +294,8 @@ class EngineStateMachineTest {
     private static List<CallState> reachable() {
         List<CallState> seen = new ArrayList<>(List.of(CallState.INITIAL));
         List<Function<CallState, CallState>> transitions = List.of(CallState::opened, s -> s.commit(1), s -> s.commit(2),
-                CallState::passingThrough, CallState::freeze, CallState::finished, CallState::cancelled);
+                CallState::passingThrough, CallState::freeze, CallState::finished, CallState::cancelled,
+                CallState::interrupted, CallState::resumed);
         for (int i = 0; i < seen.size(); i++) {
             for (Function<CallState, CallState> t : transitions) {
                 try {

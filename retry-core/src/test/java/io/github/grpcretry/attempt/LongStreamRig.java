@@ -1,6 +1,8 @@
 package io.github.grpcretry.attempt;
 
 import io.github.grpcretry.metrics.MicrometerRetryEventListener;
+import io.github.grpcretry.observation.DefaultAttemptObservationConvention;
+import io.github.grpcretry.observation.ObservationAttemptObserver;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.grpc.CallOptions;
@@ -17,7 +19,11 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
+import io.micrometer.common.KeyValue;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -80,6 +86,9 @@ final class LongStreamRig implements AutoCloseable {
     final List<Arrival> arrivals = new CopyOnWriteArrayList<>();
     final RecordingEvents events = new RecordingEvents();
     final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    /** The attempt observations (spans) as they stopped. */
+    final List<Observation.Context> spans = new CopyOnWriteArrayList<>();
+    private final ObservationRegistry observations = ObservationRegistry.create();
     final RetryScheduler scheduler = RetryScheduler.create(1, "long-stream");
     private final Server server;
     final ManagedChannel channel;
@@ -91,9 +100,23 @@ final class LongStreamRig implements AutoCloseable {
         ServerServiceDefinition def = ServerServiceDefinition.builder(Configs.SERVICE)
                 .addMethod(Rpc.SERVER_STREAMING, handler(script, true)).addMethod(Rpc.BIDI, handler(script, false)).build();
         server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(def).build().start();
+        observations.observationConfig().observationHandler(new ObservationHandler<>() {
+            @Override
+            public boolean supportsContext(Observation.Context context) {
+                return true;
+            }
+
+            @Override
+            public void onStop(Observation.Context context) {
+                if (DefaultAttemptObservationConvention.NAME.equals(context.getName())) {
+                    spans.add(context);
+                }
+            }
+        });
         ChannelRetryConfig config = Configs.channel(policy).withStreams(streams);
         RetryingClientInterceptor.Builder b = RetryingClientInterceptor.builder(config).scheduler(scheduler)
-                .eventListener(RetryEventListener.composite(List.of(events, new MicrometerRetryEventListener(meters))));
+                .eventListener(RetryEventListener.composite(List.of(events, new MicrometerRetryEventListener(meters))))
+                .attemptObserver(new ObservationAttemptObserver(observations));
         if (resumption != null) {
             b.streamResumptions(List.of(resumption));
         }
@@ -169,6 +192,17 @@ final class LongStreamRig implements AutoCloseable {
         return out;
     }
 
+    /** The key value {@code key} of every attempt span, in the order they stopped. */
+    List<String> spanValues(String key) {
+        List<String> out = new ArrayList<>();
+        for (Observation.Context c : spans) {
+            KeyValue kv = c.getLowCardinalityKeyValue(key);
+            kv = kv != null ? kv : c.getHighCardinalityKeyValue(key);
+            out.add(kv == null ? null : kv.getValue());
+        }
+        return out;
+    }
+
     double attemptsMeter(AttemptKind kind) {
         return meters.find("grpc.client.retry.attempts").tag("kind", kind.tagValue()).counters().stream()
                 .mapToDouble(c -> c.count()).sum();
@@ -186,7 +220,10 @@ final class LongStreamRig implements AutoCloseable {
 
     Reader start(MethodDescriptor<SimpleRequest, SimpleResponse> method, Reader reader, CallOptions options) {
         ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(method, options);
-        reader.begin(call);
+        Observation parent = Observation.start("grpc.client", observations); // the call's: the attempts' parent
+        try (Observation.Scope scope = parent.openScope()) {
+            reader.begin(call);
+        }
         return reader;
     }
 
@@ -265,7 +302,7 @@ final class LongStreamRig implements AutoCloseable {
     }
 
     /** A resumption of the offset stream: the request asks from the offset after the last one delivered. */
-    static final class OffsetResumption implements StreamResumption<SimpleRequest, SimpleResponse> {
+    static class OffsetResumption implements StreamResumption<SimpleRequest, SimpleResponse> {
         final AtomicInteger resumers = new AtomicInteger();
         final List<String> delivered = new CopyOnWriteArrayList<>();
         volatile boolean refuse;

@@ -1,11 +1,13 @@
 package io.github.grpcretry.attempt;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.grpcretry.attempt.LongStreamRig.Arrival;
 import io.github.grpcretry.attempt.LongStreamRig.OffsetResumption;
 import io.github.grpcretry.attempt.LongStreamRig.Reader;
 import io.github.grpcretry.internal.callback.CallbackFailures;
+import io.github.grpcretry.observation.DefaultAttemptObservationConvention;
 import io.grpc.CallOptions;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -50,6 +52,22 @@ class StreamResumptionTest {
             assertThat(rig.attemptsMeter(AttemptKind.RESUME)).as("grpc.client.retry.attempts{kind=resume}").isEqualTo(3);
             assertThat(rig.attemptsMeter(AttemptKind.INITIAL)).isEqualTo(1);
             assertThat(rig.events.suppressions()).isEmpty();
+            // each resumed attempt is an attempt span of its own, under the same call
+            RetryEngineTest.waitFor(() -> rig.spans.size() == 4);
+            assertThat(rig.spanValues(DefaultAttemptObservationConvention.KIND)).containsExactly("initial", "resume",
+                    "resume", "resume");
+            assertThat(rig.spanValues(DefaultAttemptObservationConvention.PREVIOUS_RPC_ATTEMPTS)).containsExactly("0", "1",
+                    "2", "3");
+            assertThat(rig.spanValues(DefaultAttemptObservationConvention.STATUS_CODE)).containsExactly("UNAVAILABLE",
+                    "UNAVAILABLE", "UNAVAILABLE", "OK");
+            assertThat(rig.spanValues(DefaultAttemptObservationConvention.COMMITTED)).as("each served the application")
+                    .containsOnly("true");
+            assertThat(rig.spanValues(DefaultAttemptObservationConvention.DELAY_SOURCE)).containsExactly(null, "policy",
+                    "policy", "policy");
+            CallState end = ((EngineCall<?, ?>) reader.call).state(); // interrupted and resumed three times, then finished
+            assertThat(end.phase()).isEqualTo(CallState.Phase.FINISHED);
+            assertThat(end.attempts()).isEqualTo(4);
+            assertThat(end.committed()).as("the last resumed attempt is the call's").isEqualTo(4);
         }
     }
 
@@ -209,13 +227,34 @@ class StreamResumptionTest {
     }
 
     @Test
-    void neverForABidiCall() throws Exception {
+    void onlyAServerStreamingMethodCanBeResumed() {
+        for (MethodDescriptor<SimpleRequest, SimpleResponse> m : List.of(Rpc.UNARY, Rpc.CLIENT_STREAMING, Rpc.BIDI)) {
+            StreamResumption<SimpleRequest, SimpleResponse> r = new OffsetResumption() {
+                @Override
+                public MethodDescriptor<SimpleRequest, SimpleResponse> method() {
+                    return m;
+                }
+            };
+            RetryingClientInterceptor.Builder b = RetryingClientInterceptor.builder(Configs.channel(LongStreamRig.policy(10)));
+            assertThatThrownBy(() -> b.streamResumptions(List.of(r))).as("%s", m.getType())
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(m.getFullMethodName()).hasMessageContaining(m.getType().name());
+        }
+        RetryingClientInterceptor.Builder b = RetryingClientInterceptor.builder(Configs.channel(LongStreamRig.policy(10)));
+        assertThatThrownBy(() -> b.streamResumptions(List.of(new OffsetResumption(), new OffsetResumption())))
+                .as("two for one method").isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("Two StreamResumptions");
+    }
+
+    @Test
+    void aBidiCallIsNeverResumedItsBreakEndsIt() throws Exception {
         try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(null, 3),
                 new OffsetResumption(), a -> a.sendThenBreak(3))) {
             Reader reader = rig.start(Rpc.BIDI, new Reader(1), CallOptions.DEFAULT);
             assertThat(reader.await().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
             assertThat(reader.responses).isEqualTo(ALL.subList(0, 3));
             assertThat(rig.arrivals).hasSize(1);
+            assertThat(rig.events.suppressions()).containsExactly(SuppressionReason.COMMITTED);
         }
     }
 }

@@ -164,7 +164,7 @@ class MicrometerRetryEventListenerTest {
         Set<String> tagValues = registry.find("grpc.client.retry.suppressed").counters().stream()
                 .map(c -> c.getId().getTag("reason")).collect(Collectors.toCollection(TreeSet::new));
         assertThat(tagValues).containsExactlyInAnyOrder("non_retryable_status", "max_attempts", "throttled", "budget",
-                "max_extra_load", "pushback", "deadline", "committed", "buffer_limit");
+                "max_extra_load", "pushback", "deadline", "committed", "buffer_limit", "resume_refused");
         for (Counter c : registry.find("grpc.client.retry.suppressed").counters()) {
             assertThat(tagKeys(c)).containsExactly("client", "method", "reason");
         }

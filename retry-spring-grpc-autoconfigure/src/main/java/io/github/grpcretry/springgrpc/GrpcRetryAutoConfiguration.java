@@ -34,6 +34,7 @@ import io.github.grpcretry.spring.RetryConfigRebinding;
 import io.github.grpcretry.spring.RetryEventListeners;
 import io.github.grpcretry.spring.StatusCodeBinding;
 import io.github.grpcretry.spring.channel.ChannelSetup;
+import io.github.grpcretry.spring.channel.StreamResumptions;
 import io.github.grpcretry.spring.config.UnknownProperties;
 import io.github.grpcretry.spring.metrics.RetryGauges;
 import io.github.grpcretry.spring.reload.PolicySources;
@@ -193,10 +194,10 @@ public class GrpcRetryAutoConfiguration {
         public RetryReport grpcRetryReport(GrpcRetryProperties properties, ChannelRetryConfigs grpcRetryChannelConfigs,
                 ObjectProvider<RetryLimiterRegistry> limiters, ObjectProvider<RetryStatistics> statistics,
                 ObjectProvider<ChannelStateSource> states, ObjectProvider<PolicySources> policySources,
-                ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
+                ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging, ObjectProvider<StreamResumptions> resumptions) {
             return new RetryReport(properties.engine(), () -> grpcRetryChannelConfigs, limiters::getIfAvailable,
                     statistics::getIfAvailable, states::getIfAvailable, policySources::getIfAvailable,
-                    adaptiveHedging::getIfAvailable);
+                    adaptiveHedging::getIfAvailable, resumptions::getIfAvailable);
         }
 
         /**
@@ -245,7 +246,8 @@ public class GrpcRetryAutoConfiguration {
          * ({@code grpc.retry.deadline.*}, the method timeouts), the guard ({@code grpc.retry.guard.enabled}),
          * the engine: with {@code engine: interceptor} the retrying interceptor (its limiters from the
          * registry, its events to {@code grpcRetryEventListener}, methods without a policy of their own given
-         * to the first {@link RetryDeciderSource} bean that has a decider for the channel); with
+         * to the first {@link RetryDeciderSource} bean that has a decider for the channel, the application's
+         * {@code StreamResumption} beans resuming their methods' server streams); with
          * {@code engine: native} the tracer that reports grpc-java's attempts as the same events.
          */
         @Bean
@@ -255,7 +257,7 @@ public class GrpcRetryAutoConfiguration {
                 ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
                 ObjectProvider<DeadlineEventListener> deadlineListeners, ObjectProvider<GuardEventListener> guardListeners,
                 ObjectProvider<AttemptObserver> attemptObserver, ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging,
-                ChannelTargets grpcRetryChannelTargets) {
+                ChannelTargets grpcRetryChannelTargets, StreamResumptions grpcRetryStreamResumptions) {
             ChannelSetup.Engine engine = properties.engine();
             DeadlineClientInterceptor.Settings deadlines = properties.deadline().settings();
             boolean guard = properties.guard().enabled();
@@ -272,7 +274,8 @@ public class GrpcRetryAutoConfiguration {
                 stack.add(ChannelSetup.engineInterceptor(config, engine, limiters,
                         eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
                         deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(),
-                        adaptiveHedging.getIfAvailable(), previousEngine, grpcRetryChannelTargets.of(channel)));
+                        adaptiveHedging.getIfAvailable(), previousEngine, grpcRetryChannelTargets.of(channel),
+                        grpcRetryStreamResumptions));
                 return stack;
             };
             return new GrpcRetryClientInterceptor(channel -> grpcRetryChannelConfigs.interceptor(channel, stacks));

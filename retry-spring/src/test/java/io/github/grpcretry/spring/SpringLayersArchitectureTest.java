@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  */
 class SpringLayersArchitectureTest {
 
-    static final int SUBPACKAGE_TYPES = 14;
+    static final int SUBPACKAGE_TYPES = 15;
 
     private static final String ROOT = "io.github.grpcretry.spring";
 

@@ -38,6 +38,7 @@ import io.github.grpcretry.spring.RetryConfigRebinding;
 import io.github.grpcretry.spring.RetryEventListeners;
 import io.github.grpcretry.spring.StatusCodeBinding;
 import io.github.grpcretry.spring.channel.ChannelSetup;
+import io.github.grpcretry.spring.channel.StreamResumptions;
 import io.github.grpcretry.spring.config.UnknownProperties;
 import io.github.grpcretry.spring.reload.PolicySources;
 import io.github.grpcretry.spring.reload.ReloadableChannels;
@@ -139,10 +140,10 @@ public class GrpcRetryAutoConfiguration {
     public RetryReport grpcRetryReport(GrpcRetryProperties properties, ObjectProvider<ChannelRetryConfigs> configs,
             ObjectProvider<RetryLimiterRegistry> limiters, ObjectProvider<RetryStatistics> statistics,
             ObjectProvider<ChannelStateSource> states, ObjectProvider<PolicySources> policySources,
-            ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging) {
+            ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging, ObjectProvider<StreamResumptions> resumptions) {
         return new RetryReport(properties.engine(), configs::getIfAvailable, limiters::getIfAvailable,
                 statistics::getIfAvailable, states::getIfAvailable, policySources::getIfAvailable,
-                adaptiveHedging::getIfAvailable);
+                adaptiveHedging::getIfAvailable, resumptions::getIfAvailable);
     }
 
     /**
@@ -203,7 +204,8 @@ public class GrpcRetryAutoConfiguration {
          * Applies the engine to every net.devh channel builder: with {@code engine: interceptor} one
          * {@link io.github.grpcretry.attempt.RetryingClientInterceptor} per channel (its limiters from the registry, its events to
          * the {@code grpcRetryEventListener}, methods without a policy of their own given to the first
-         * {@link RetryDeciderSource} bean that has a decider for the channel, e.g. the resilience4j bridge);
+         * {@link RetryDeciderSource} bean that has a decider for the channel, e.g. the resilience4j bridge, the
+         * application's {@code StreamResumption} beans resuming their methods' server streams);
          * with {@code engine: native} an attempt tracer so grpc-java's own attempts reach the same events.
          */
         @Bean
@@ -212,7 +214,8 @@ public class GrpcRetryAutoConfiguration {
                 RetryLimiterRegistry limiters, RetryScheduler grpcRetryScheduler,
                 ObjectProvider<RetryEventListener> eventListener, ObjectProvider<RetryDeciderSource> deciderSources,
                 ObjectProvider<AttemptObserver> attemptObserver, PolicySources grpcRetryPolicySources,
-                ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging, NetDevhChannelShutdown grpcRetryChannelShutdown) {
+                ObjectProvider<AdaptiveHedgingRegistry> adaptiveHedging, NetDevhChannelShutdown grpcRetryChannelShutdown,
+                StreamResumptions grpcRetryStreamResumptions) {
             ChannelSetup.Engine engine = properties.engine();
             GrpcRetryChannelConfigurer.InterceptorEngineInstaller installer = (builder, channel, config) ->
                     ChannelSetup.interceptWithTarget(builder, channel, target -> grpcRetryChannelConfigs.interceptor(channel,
@@ -220,7 +223,8 @@ public class GrpcRetryAutoConfiguration {
                                 ClientInterceptor made = ChannelSetup.engineInterceptor(current, engine, limiters,
                                         eventListener.getIfAvailable(() -> RetryEventListener.NOOP), grpcRetryScheduler,
                                         deciderSources.orderedStream().toList(), attemptObserver.getIfAvailable(),
-                                        adaptiveHedging.getIfAvailable(), previousEngine, target);
+                                        adaptiveHedging.getIfAvailable(), previousEngine, target,
+                                        grpcRetryStreamResumptions);
                                 if (previousEngine == null && made instanceof RetryingClientInterceptor first) {
                                     // the channel's first engine; the ones a reload makes go on watching (reusing)
                                     first.watchShutdown(grpcRetryChannelShutdown.channel(channel));

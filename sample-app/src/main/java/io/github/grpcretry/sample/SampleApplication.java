@@ -1,5 +1,6 @@
 package io.github.grpcretry.sample;
 
+import io.github.grpcretry.sample.lab.FeedResumption;
 import io.github.grpcretry.sample.lab.Lab;
 import java.util.Arrays;
 import org.springframework.boot.SpringApplication;
@@ -7,6 +8,7 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurationExcludeFilter;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.TypeExcludeFilter;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ComponentScan;
 import org.springframework.context.annotation.FilterType;
 
@@ -29,5 +31,14 @@ public class SampleApplication {
             return;
         }
         SpringApplication.run(SampleApplication.class, args);
+    }
+
+    /**
+     * Resumes a {@code Feed} stream that breaks after its first item, from the offset after the last one received
+     * (the start-up showcase shows it); the starter gives it to every channel's engine.
+     */
+    @Bean
+    FeedResumption feedResumption() {
+        return new FeedResumption();
     }
 }

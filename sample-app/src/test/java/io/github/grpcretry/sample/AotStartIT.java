@@ -40,6 +40,10 @@ class AotStartIT {
                     .tag("grpc.method", "sample.flaky.Flaky/Call")
                     .tag("grpc.target", "static://127.0.0.1:" + grpcPort).summary();
             assertThat(retries.totalAmount()).isGreaterThanOrEqualTo(3.0);
+            // the FeedResumption bean, registered by the generated code, resumed the showcase's stream
+            io.github.grpcretry.sample.lab.FeedReader.Read feed = ctx.getBean(
+                    io.github.grpcretry.sample.client.RetryShowcase.class).feed();
+            assertThat(feed.complete(30)).as(feed.text()).isTrue();
         }
     }
 }

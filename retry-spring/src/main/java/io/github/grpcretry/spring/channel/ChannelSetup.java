@@ -199,7 +199,8 @@ public final class ChannelSetup {
     public static ClientInterceptor engineInterceptor(ChannelRetryConfig config, Engine engine,
             RetryLimiterRegistry limiters, RetryEventListener events, @Nullable RetryScheduler scheduler,
             List<? extends RetryDeciderSource> deciderSources, @Nullable AttemptObserver observer) {
-        return engineInterceptor(config, engine, limiters, events, scheduler, deciderSources, observer, null, null, null);
+        return engineInterceptor(config, engine, limiters, events, scheduler, deciderSources, observer, null, null, null,
+                StreamResumptions.NONE);
     }
 
     /**
@@ -208,17 +209,18 @@ public final class ChannelSetup {
      * equal takes over the state the registry holds for it (each hedged method's latency window and delay).
      * For a channel whose configuration changed at run time the new engine also takes over
      * {@code previous}'s timers and buffer pool ({@link RetryingClientInterceptor.Builder#reusing}).
-     *
-     * @param previous the engine the channel ran before; absent = none
      * The engine reports {@code target}, the channel's target as grpc-java canonicalized it (the
      * {@code grpc.target} of the A96 meters; {@link #interceptWithTarget} learns it); absent = the channel's name
-     * stands for it.
+     * stands for it. The interceptor engine resumes the server streams {@code resumptions} describe (the native
+     * engine cannot: {@link StreamResumptions#of} said so at start-up).
+     *
+     * @param previous the engine the channel ran before; absent = none
      */
     public static ClientInterceptor engineInterceptor(ChannelRetryConfig config, Engine engine,
             RetryLimiterRegistry limiters, RetryEventListener events, @Nullable RetryScheduler scheduler,
             List<? extends RetryDeciderSource> deciderSources, @Nullable AttemptObserver observer,
             @Nullable AdaptiveHedgingRegistry adaptiveHedging,
-            @Nullable RetryingClientInterceptor previous, @Nullable String target) {
+            @Nullable RetryingClientInterceptor previous, @Nullable String target, StreamResumptions resumptions) {
         if (engine == Engine.NATIVE) {
             return RetryingClientInterceptor.nativeAttempts(config.channel(), target != null ? target : config.channel(), events);
         }
@@ -238,6 +240,7 @@ public final class ChannelSetup {
                 .adaptiveHedging(adaptiveHedging)
                 .reusing(previous)
                 .target(target)
+                .streamResumptions(resumptions.all())
                 .build();
     }
 

@@ -14,6 +14,7 @@ import io.github.grpcretry.policy.RetryBudgetPolicy;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.policy.RetryThrottlingPolicy;
 import io.github.grpcretry.spring.channel.ChannelSetup;
+import io.github.grpcretry.spring.channel.StreamResumptions;
 import io.github.grpcretry.spring.reload.PolicySources;
 import io.github.grpcretry.spring.reload.ReloadableChannels;
 import io.github.grpcretry.throttle.RetryThrottle;
@@ -53,6 +54,9 @@ public final class RetryReport {
     /** What stands for a value grpc-java does not expose. */
     public static final String NOT_OBSERVABLE_NATIVE = "not observable with the native engine";
 
+    /** What stands for the stream resumptions of a channel the native engine runs. */
+    public static final String NOT_APPLIED_NATIVE = "not applied with the native engine (it has no stream resumption)";
+
     private final ChannelSetup.Engine engine;
     private final Supplier<@Nullable ChannelRetryConfigs> configs;
     private final Supplier<@Nullable RetryLimiterRegistry> limiters;
@@ -60,6 +64,7 @@ public final class RetryReport {
     private final Supplier<@Nullable ChannelStateSource> states;
     private final Supplier<@Nullable PolicySources> policies;
     private final Supplier<@Nullable AdaptiveHedgingRegistry> adaptiveHedging;
+    private final Supplier<@Nullable StreamResumptions> resumptions;
 
     public RetryReport(ChannelSetup.Engine engine, Supplier<@Nullable ChannelRetryConfigs> configs,
             Supplier<@Nullable RetryLimiterRegistry> limiters, Supplier<@Nullable RetryStatistics> statistics,
@@ -82,6 +87,19 @@ public final class RetryReport {
             Supplier<@Nullable RetryLimiterRegistry> limiters, Supplier<@Nullable RetryStatistics> statistics,
             Supplier<@Nullable ChannelStateSource> states, Supplier<@Nullable PolicySources> policies,
             Supplier<@Nullable AdaptiveHedgingRegistry> adaptiveHedging) {
+        this(engine, configs, limiters, statistics, states, policies, adaptiveHedging, () -> null);
+    }
+
+    /**
+     * As above, each channel's endpoint entry also showing the methods whose server streams its engine resumes and
+     * the class of each one's {@code StreamResumption} ({@code streamResumptions}).
+     */
+    public RetryReport(ChannelSetup.Engine engine, Supplier<@Nullable ChannelRetryConfigs> configs,
+            Supplier<@Nullable RetryLimiterRegistry> limiters, Supplier<@Nullable RetryStatistics> statistics,
+            Supplier<@Nullable ChannelStateSource> states, Supplier<@Nullable PolicySources> policies,
+            Supplier<@Nullable AdaptiveHedgingRegistry> adaptiveHedging,
+            Supplier<@Nullable StreamResumptions> resumptions) {
+        this.resumptions = Objects.requireNonNull(resumptions, "resumptions");
         this.adaptiveHedging = Objects.requireNonNull(adaptiveHedging, "adaptiveHedging");
         this.policies = Objects.requireNonNull(policies, "policies");
         this.engine = Objects.requireNonNull(engine, "engine");
@@ -266,8 +284,8 @@ public final class RetryReport {
     }
 
     /**
-     * The endpoint's entry of one channel: engine, effective config, where its policy comes from, limiter
-     * state, counts since start, state.
+     * The endpoint's entry of one channel: engine, effective config, where its policy comes from, the stream
+     * resumptions its engine applies, limiter state, counts since start, state.
      */
     public Map<String, Object> channel(String channel, Map<String, ConnectivityState> states) {
         Map<String, Object> out = new LinkedHashMap<>();
@@ -280,6 +298,7 @@ public final class RetryReport {
         if (p != null) {
             out.put("policy", p.report(channel));
         }
+        putStreamResumptions(out, c == null ? null : c.forChannel(channel));
         out.put("limiter", limiter(channel));
         AdaptiveHedgingRegistry adaptive = adaptiveHedging.get();
         List<AdaptiveHedgingRegistry.MethodDelay> delays = adaptive == null ? List.of() : adaptive.delays(channel);
@@ -302,6 +321,25 @@ public final class RetryReport {
         }
         putLastReload(out, channel);
         return out;
+    }
+
+    /**
+     * {@code streamResumptions}, when the application has any: each method the channel's engine resumes and the
+     * class of its resumption; what stands for them when the native engine or {@code streams.max-resumes: 0} turns
+     * them off.
+     */
+    private void putStreamResumptions(Map<String, Object> out, @Nullable ChannelRetryConfig config) {
+        StreamResumptions r = resumptions.get();
+        if (r == null || r.isEmpty()) {
+            return;
+        }
+        if (isNative()) {
+            out.put("streamResumptions", NOT_APPLIED_NATIVE);
+        } else if (config != null && config.streams().maxResumes() == 0) {
+            out.put("streamResumptions", "off: streams.max-resumes is 0");
+        } else {
+            out.put("streamResumptions", r.classesByMethod());
+        }
     }
 
     private @Nullable RetryThrottlingPolicy throttlingPolicy(String channel) {

@@ -17,6 +17,7 @@ import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.policy.RetryThrottlingPolicy;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.spring.channel.ChannelSetup;
+import io.github.grpcretry.spring.channel.StreamResumptions;
 import io.github.grpcretry.spring.reload.ReloadableChannels.Outcome;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.throttle.RetryThrottle;
@@ -105,7 +106,8 @@ class ReloadableChannelsTest {
         channels.built(initial.channel());
         channel = InProcessChannelBuilder.forName(server.inProcessName()).directExecutor()
                 .intercept(channels.interceptor(initial.channel(), (config, previous) -> List.of(ChannelSetup.engineInterceptor(config,
-                        ChannelSetup.Engine.INTERCEPTOR, limiters, RetryEventListener.NOOP, null, List.of(), null, null, previous, null))))
+                        ChannelSetup.Engine.INTERCEPTOR, limiters, RetryEventListener.NOOP, null, List.of(), null, null, previous, null,
+                        StreamResumptions.NONE))))
                 .build();
     }
 
@@ -328,7 +330,7 @@ class ReloadableChannelsTest {
                 .intercept(channels.interceptor(CHANNEL, (config, previous) -> {
                     made.add(config);
                     return List.of(ChannelSetup.engineInterceptor(config, ChannelSetup.Engine.INTERCEPTOR, limiters,
-                            RetryEventListener.NOOP, null, List.of(), null, null, previous, null));
+                            RetryEventListener.NOOP, null, List.of(), null, null, previous, null, StreamResumptions.NONE));
                 }))
                 .build();
         return made;

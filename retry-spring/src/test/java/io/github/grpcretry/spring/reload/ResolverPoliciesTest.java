@@ -13,6 +13,7 @@ import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.policy.RetryThrottlingPolicy;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.spring.channel.ChannelSetup;
+import io.github.grpcretry.spring.channel.StreamResumptions;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
@@ -117,7 +118,7 @@ class ResolverPoliciesTest {
         assertThat(sources.install(builder, CHANNEL, () -> channels.ownConfig(CHANNEL))).isTrue();
         builder.intercept(channels.interceptor(CHANNEL, (config, previous) -> List.of(ChannelSetup.engineInterceptor(config,
                 ChannelSetup.Engine.INTERCEPTOR, limiters, RetryEventListener.NOOP, null, List.of(), null, null, previous,
-                null))));
+                null, StreamResumptions.NONE))));
         channel = builder.build();
     }
 

@@ -50,7 +50,7 @@ class RetryStatisticsTest {
         assertThat(a.hedges()).isZero();
         assertThat(a.suppressed(SuppressionReason.THROTTLED)).isEqualTo(1);
         assertThat(a.suppressed()).containsOnlyKeys("non_retryable_status", "max_attempts", "throttled", "budget",
-                "max_extra_load", "pushback", "deadline", "committed", "buffer_limit");
+                "max_extra_load", "pushback", "deadline", "committed", "buffer_limit", "resume_refused");
         RetryStatistics.ChannelCounts b = stats.counts("b");
         assertThat(b.attempts()).isEqualTo(3);
         assertThat(b.hedges()).isEqualTo(2);

@@ -14,6 +14,7 @@ import io.github.grpcretry.policy.MethodName;
 import io.github.grpcretry.policy.RetryPolicy;
 import io.github.grpcretry.policy.ServiceConfig;
 import io.github.grpcretry.spring.channel.ChannelSetup;
+import io.github.grpcretry.spring.channel.StreamResumptions;
 import io.github.grpcretry.testing.RefusingHttp2Server;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -105,7 +106,7 @@ class TransparentRetryTest {
         ChannelSetup.interceptWithTarget(builder, "inventory", target -> ChannelSetup.engineInterceptor(config,
                 engine, new RetryLimiterRegistry(),
                 RetryEventListener.composite(List.of(new MicrometerRetryEventListener(meters), stats)), null, List.of(),
-                new ObservationAttemptObserver(observations), null, null, target));
+                new ObservationAttemptObserver(observations), null, null, target, StreamResumptions.NONE));
         channel = builder.build();
         Observation call = Observation.start("call", observations);
         try (Observation.Scope scope = call.openScope()) {

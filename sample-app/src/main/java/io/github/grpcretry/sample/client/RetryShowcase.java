@@ -1,5 +1,7 @@
 package io.github.grpcretry.sample.client;
 
+import io.github.grpcretry.sample.lab.FeedReader;
+import io.github.grpcretry.sample.proto.FeedRequest;
 import io.github.grpcretry.sample.proto.FlakyGrpc;
 import io.github.grpcretry.sample.proto.FlakyReply;
 import io.github.grpcretry.sample.proto.FlakyRequest;
@@ -19,7 +21,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * At start-up, makes a few scripted calls through the starter (configured only in application.yml)
- * and logs what the server saw and what the client got, so the retries are visible in the log.
+ * and logs what the server saw and what the client got, so the retries are visible in the log; last a
+ * {@code Feed} stream the server breaks twice, which the application's {@code FeedResumption} bean resumes.
  */
 @Component
 @ConditionalOnProperty(name = "sample.showcase.enabled", havingValue = "true", matchIfMissing = true)
@@ -30,7 +33,16 @@ public class RetryShowcase implements ApplicationRunner {
     @GrpcClient("flaky")
     private FlakyGrpc.FlakyBlockingStub flaky;
 
+    /** The stream's own channel: its breaks do not take tokens from the flaky channel's throttle. */
+    @GrpcClient("feed")
+    private FlakyGrpc.FlakyBlockingStub feedStub;
+
+    /** The showcase's stream: this many items, broken by the server before every {@link #FEED_BREAK_EVERY}th. */
+    static final int FEED_ITEMS = 30;
+    static final int FEED_BREAK_EVERY = 10;
+
     private final ArrivalLog arrivals;
+    private volatile FeedReader.Read feed;
 
     public RetryShowcase(ArrivalLog arrivals) {
         this.arrivals = arrivals;
@@ -45,6 +57,7 @@ public class RetryShowcase implements ApplicationRunner {
         show("server pushback -1 (do not retry)", Script.newBuilder().setFailFirst(5).setPushbackMs("-1").build());
         show("headers sent before the failure (committed)",
                 Script.newBuilder().setFailFirst(5).setHeadersBeforeFailure(true).build());
+        showFeed();
         log.info("--- showcase done; Actuator: /actuator/health, /actuator/metrics, /actuator/grpcretry ---");
     }
 
@@ -61,5 +74,20 @@ public class RetryShowcase implements ApplicationRunner {
         }
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         log.info("[{}] {}: {} after {} ms, server saw {} attempt(s)", key, title, outcome, ms, arrivals.attempts(key));
+    }
+
+    /** A stream the server breaks after every 10th item: the FeedResumption bean continues it from the next offset. */
+    private void showFeed() {
+        String key = UUID.randomUUID().toString().substring(0, 8);
+        FeedReader.Read read = feed = FeedReader.read(feedStub.getChannel(), FeedRequest.newBuilder().setKey(key)
+                .setCount(FEED_ITEMS).setBreakEvery(FEED_BREAK_EVERY).build(), 5000);
+        log.info("[{}] a stream of {} items the server breaks after every {}th, resumed by the FeedResumption bean: {}"
+                + " after {} ms, server saw {} attempt(s)", key, FEED_ITEMS, FEED_BREAK_EVERY, read.text(),
+                Math.round(read.millis()), arrivals.attempts(key));
+    }
+
+    /** What the showcase's stream delivered (null before the showcase ran). */
+    public FeedReader.Read feed() {
+        return feed;
     }
 }

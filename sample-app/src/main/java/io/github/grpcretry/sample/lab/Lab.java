@@ -10,7 +10,8 @@ import java.util.Set;
 
 /**
  * Lab mode: replays every experiment of the source articles (R1–R3) and
- * the retry storm (R6, docs/metastable.md) and the avoidance of tried backends (R7) through the starter's public
+ * the retry storm (R6, docs/metastable.md), the avoidance of tried backends (R7) and long streams that resume
+ * (R8) through the starter's public
  * configuration (Spring Boot contexts configured with grpc.retry.* properties) against real gRPC
  * servers, and prints each table with the source article's figure next to what this engine measured
  * now. Deterministic rows (exact: equal to the article's figure; rule: judged by a rule of this starter,
@@ -94,6 +95,7 @@ public final class Lab {
                 options.shortR6() ? R6Metastable.Plan.SHORT : R6Metastable.Plan.FULL, budgets,
                 "per-attempt-receive-timeout and budgets need the interceptor engine (grpc-java's native retries apply neither)")));
         timed(options, "R7", () -> tables.add(R7TriedBackends.run(LabContexts.clients(e), options.seed())));
+        timed(options, "R8", () -> tables.add(R8LongStreams.run(LabContexts.clients(e), options.seed())));
         return new LabReport(engine, note, tables, (System.nanoTime() - start) / 1_000_000);
     }
 

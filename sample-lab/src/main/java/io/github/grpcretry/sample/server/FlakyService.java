@@ -1,5 +1,7 @@
 package io.github.grpcretry.sample.server;
 
+import io.github.grpcretry.sample.proto.FeedItem;
+import io.github.grpcretry.sample.proto.FeedRequest;
 import io.github.grpcretry.sample.proto.FlakyGrpc;
 import io.github.grpcretry.sample.proto.FlakyReply;
 import io.github.grpcretry.sample.proto.FlakyRequest;
@@ -11,6 +13,8 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -20,7 +24,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The sample's backend: a real gRPC service whose failures each request scripts (fail the first N
  * attempts, fail with a probability, a chosen code, headers before failing, a pushback trailer,
- * sleeps). It counts attempts per call key and logs each arrival with the
+ * sleeps), and a numbered stream a client resumes by offset ({@code Feed}). It counts attempts per call key and
+ * logs each arrival with the
  * {@code grpc-previous-rpc-attempts} header the client sent. Plain Java: each sample serves it its own
  * way (behind {@link AttemptHeaderInterceptor}), and {@link FlakyServer} serves it outside Spring.
  */
@@ -41,6 +46,8 @@ public class FlakyService extends FlakyGrpc.FlakyImplBase {
     private final Admission admission;
     /** Queue mode: the server's capacity (null: every attempt is answered at once). */
     private final QueueingBackend queue;
+    /** The keys of the feeds that have stalled (each stalls once). */
+    private final Set<String> stalled = ConcurrentHashMap.newKeySet();
 
     /** Decides whether the server has room for an attempt at all (a capacity limit); null = admitted. */
     @FunctionalInterface
@@ -82,6 +89,71 @@ public class FlakyService extends FlakyGrpc.FlakyImplBase {
     @Override
     public void download(FlakyRequest request, StreamObserver<FlakyReply> responses) {
         answer(request.getKey(), request.getScript(), request.getPayload().size(), responses, 3);
+    }
+
+    /**
+     * The items {@code from} to {@code count - 1}, as fast as the client reads them (flow control: an item is sent
+     * only while the call is ready), broken and stalled as the request asks.
+     */
+    @Override
+    public void feed(FeedRequest request, StreamObserver<FeedItem> responses) {
+        int attempt = arrivals.record(request.getKey(), AttemptHeaderInterceptor.previousAttempts());
+        new Feed(request, attempt, (ServerCallStreamObserver<FeedItem>) responses).start();
+    }
+
+    /** One attempt of a feed; its methods run one at a time (the call's callbacks and the end of a stall). */
+    private final class Feed {
+        private final FeedRequest request;
+        private final int attempt;
+        private final ServerCallStreamObserver<FeedItem> out;
+        private long next;
+        private boolean stalling;
+        private boolean done;
+
+        Feed(FeedRequest request, int attempt, ServerCallStreamObserver<FeedItem> out) {
+            this.request = request;
+            this.attempt = attempt;
+            this.out = out;
+            this.next = request.getFrom();
+        }
+
+        void start() {
+            out.setOnCancelHandler(this::cancelled);
+            out.setOnReadyHandler(this::send);
+            send();
+        }
+
+        private synchronized void cancelled() {
+            done = true;
+        }
+
+        private synchronized void send() {
+            while (!done && !stalling && out.isReady()) {
+                if (next >= request.getCount()) {
+                    done = true;
+                    out.onCompleted();
+                    return;
+                }
+                if (next != request.getFrom()) {
+                    if (request.getBreakEvery() > 0 && next % request.getBreakEvery() == 0) {
+                        done = true;
+                        out.onError(Status.UNAVAILABLE.withDescription("feed broken before " + next).asRuntimeException());
+                        return;
+                    }
+                    if (request.getStallAt() > 0 && next == request.getStallAt() && stalled.add(request.getKey())) {
+                        stalling = true;
+                        DELAYS.schedule(this::stallEnded, request.getStallMs(), TimeUnit.MILLISECONDS);
+                        return;
+                    }
+                }
+                out.onNext(FeedItem.newBuilder().setOffset(next++).setAttempt(attempt).build());
+            }
+        }
+
+        private synchronized void stallEnded() {
+            stalling = false;
+            send();
+        }
     }
 
     @Override

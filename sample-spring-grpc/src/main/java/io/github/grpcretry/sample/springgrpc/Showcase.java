@@ -1,5 +1,7 @@
 package io.github.grpcretry.sample.springgrpc;
 
+import io.github.grpcretry.sample.lab.FeedReader;
+import io.github.grpcretry.sample.proto.FeedRequest;
 import io.grpc.StatusRuntimeException;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
@@ -26,7 +28,10 @@ import org.springframework.stereotype.Component;
  * retries ({@code grpc.client.retry.attempts}, kind {@code retry}) and the throttle's tokens
  * ({@code grpc.client.retry.tokens}); then, per retrying channel, the attempts of its last retried call and the
  * backend each reached ({@link AttemptBackends}: the port, the sample's channels having one backend). The two retrying channels, one configured through
- * {@code grpc.retry.*} and one only through Spring Boot's service config, show the same figures.
+ * {@code grpc.retry.*} and one only through Spring Boot's service config, show the same figures. Last, channel
+ * {@code feed} reads a {@code Feed} stream of {@value #FEED_ITEMS} items that the server breaks after every
+ * {@value #FEED_BREAK_EVERY}th: the application's {@code FeedResumption} bean resumes it, so all arrive, each once
+ * in order, from three attempts.
  */
 @Component
 public class Showcase implements ApplicationRunner {
@@ -35,6 +40,8 @@ public class Showcase implements ApplicationRunner {
 
     static final List<String> CHANNELS = List.of("no-retry", "via-properties", "via-boot");
     static final int CALLS = 20;
+    static final int FEED_ITEMS = 30;
+    static final int FEED_BREAK_EVERY = 10;
 
     /** One channel's figures. */
     public record Row(String channel, int ok, int arrivals, double retries, Double tokens) {
@@ -47,6 +54,7 @@ public class Showcase implements ApplicationRunner {
     private final ConfigurableApplicationContext context;
     private final AttemptBackends backends;
     private volatile List<Row> rows = List.of();
+    private volatile FeedReader.Read feed;
 
     public Showcase(GrpcChannelFactory channels, FlakyService service, MeterRegistry meters, Environment environment,
             ConfigurableApplicationContext context, AttemptBackends backends) {
@@ -92,6 +100,11 @@ public class Showcase implements ApplicationRunner {
                 table.append(String.format("  %-16s last retried call: %s%n", channel, attempts));
             }
         }
+        feed = FeedReader.read(channels.createChannel("feed"), FeedRequest.newBuilder().setKey("showcase-feed")
+                .setCount(FEED_ITEMS).setBreakEvery(FEED_BREAK_EVERY).build(), 10_000);
+        table.append(String.format("  %-16s a stream of %d items the server breaks after every %dth, resumed by the"
+                + " FeedResumption bean: %s, the last from attempt %d%n", "feed", FEED_ITEMS, FEED_BREAK_EVERY,
+                feed.text(), feed.attempts()));
         log.info(table);
         if (environment.getProperty("showcase.exit", Boolean.class, false)) {
             int code = expected() ? 0 : 1;
@@ -99,7 +112,10 @@ public class Showcase implements ApplicationRunner {
         }
     }
 
-    /** Whether the figures are the deterministic ones: 15/20 without retry; 20/20, 25 arrivals, 5 retries, 6.7 tokens with it (10, less 1 per failure, plus 0.1 per success below the cap). */
+    /**
+     * Whether the figures are the deterministic ones: 15/20 without retry; 20/20, 25 arrivals, 5 retries, 6.7 tokens
+     * with it (10, less 1 per failure, plus 0.1 per success below the cap); the feed complete from 3 attempts.
+     */
     boolean expected() {
         for (Row r : rows) {
             boolean ok = r.channel().equals("no-retry") ? r.ok() == 15 && r.arrivals() == 20
@@ -109,7 +125,12 @@ public class Showcase implements ApplicationRunner {
                 return false;
             }
         }
-        return rows.size() == CHANNELS.size();
+        return rows.size() == CHANNELS.size() && feed != null && feed.complete(FEED_ITEMS) && feed.attempts() == 3;
+    }
+
+    /** What the showcase's {@code Feed} stream delivered (null before the showcase ran). */
+    public FeedReader.Read feed() {
+        return feed;
     }
 
     /** The attempts of {@code channel}'s last retried call and their backends' ports, or null when none was retried. */

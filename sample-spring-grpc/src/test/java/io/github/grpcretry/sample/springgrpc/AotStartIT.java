@@ -35,6 +35,8 @@ class AotStartIT {
             Showcase showcase = ctx.getBean(Showcase.class);
             assertThat(showcase.rows().get(1)).isEqualTo(new Showcase.Row("via-properties", 20, 25, 5.0, 6.7));
             assertThat(showcase.rows().get(2)).isEqualTo(new Showcase.Row("via-boot", 20, 25, 5.0, 6.7));
+            // the FeedResumption bean, registered by the generated code, resumed the showcase's stream
+            assertThat(showcase.feed().complete(Showcase.FEED_ITEMS)).as(showcase.feed().text()).isTrue();
 
             MeterRegistry meters = ctx.getBean(MeterRegistry.class);
             double retried = meters.find("grpc.client.retry.attempts").tag("kind", "retry").counters().stream()

@@ -15,7 +15,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * The sample as a user starts it: the showcase's figures and the backend (port) of each attempt of a retried call,
- * Actuator answering on the web port (health and the
+ * its Feed stream resumed whole, Actuator answering on the web port (health, the feed channel's resumption and the
  * Prometheus scrape), and both ports on loopback only.
  */
 class ShowcaseTest {
@@ -34,6 +34,9 @@ class ShowcaseTest {
             assertThat(showcase.rows().get(0)).isEqualTo(new Showcase.Row("no-retry", 15, 20, 0.0, null));
             assertThat(showcase.rows().get(1)).isEqualTo(new Showcase.Row("via-properties", 20, 25, 5.0, 6.7));
             assertThat(showcase.rows().get(2)).isEqualTo(new Showcase.Row("via-boot", 20, 25, 5.0, 6.7));
+            // the Feed stream the server broke twice: the FeedResumption bean resumed it, all 30 items once in order
+            assertThat(showcase.feed().complete(Showcase.FEED_ITEMS)).as(showcase.feed().text()).isTrue();
+            assertThat(showcase.feed().attempts()).isEqualTo(3);
             assertThat(showcase.expected()).isTrue();
             // each retried call's attempts and the backend each reached: the sample's one backend, its gRPC server
             String twoAttempts = "attempt 1 UNAVAILABLE :" + grpcPort + " | attempt 2 OK :" + grpcPort;
@@ -47,6 +50,13 @@ class ShowcaseTest {
                     HttpResponse.BodyHandlers.ofString());
             assertThat(health.statusCode()).isEqualTo(200);
             assertThat(health.body()).contains("\"via-boot\"", "\"tokens\":6.7");
+
+            HttpResponse<String> feed = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port + "/actuator/grpcretry/feed")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(feed.statusCode()).isEqualTo(200);
+            assertThat(feed.body()).contains("\"streamResumptions\":{\"sample.flaky.Flaky/Feed\":"
+                    + "\"io.github.grpcretry.sample.lab.FeedResumption\"}");
 
             HttpResponse<String> scrape = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + port + "/actuator/prometheus")).build(),

@@ -6,6 +6,7 @@ import io.github.grpcretry.sample.lab.LabTable;
 import io.github.grpcretry.sample.lab.R1RetryPolicy;
 import io.github.grpcretry.sample.lab.R2Throttling;
 import io.github.grpcretry.sample.lab.R7TriedBackends;
+import io.github.grpcretry.sample.lab.R8LongStreams;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,7 +16,7 @@ import java.util.List;
  * the same experiments as the Spring Boot 3.5 sample's lab, run on Spring Boot 4.1 clients whose Spring
  * gRPC channels are configured twice: through {@code grpc.retry.*} (tables R1, R2) and through Spring
  * Boot's own {@code spring.grpc.client.channel.<name>.service-config}, which the engine takes over
- * (tables R1-boot, R2-boot); then R7 (avoiding tried backends) on the first route. Deterministic rows that deviate make {@link #main} exit with status 1.
+ * (tables R1-boot, R2-boot); then R7 (avoiding tried backends) and R8 (long streams that resume) on the first route. Deterministic rows that deviate make {@link #main} exit with status 1.
  *
  * <p>Arguments: {@code --lab} (selects this mode in the sample's main), {@code --lab.engine=interceptor|native}
  * (default interceptor; {@code auto} means interceptor, which is always in this line's build),
@@ -54,7 +55,7 @@ public final class SpringGrpcLab {
         System.exit(run(options).print(options.out()));
     }
 
-    /** Runs R1 and R2 on each route, then R7 on the first, and returns the tables (does not print or write). */
+    /** Runs R1 and R2 on each route, then R7 and R8 on the first, and returns the tables (does not print or write). */
     public static LabReport run(Options options) {
         long start = System.nanoTime();
         List<LabTable> tables = new ArrayList<>();
@@ -64,9 +65,10 @@ public final class SpringGrpcLab {
             timed("R1 through " + clients.route(), () -> tables.add(R1RetryPolicy.run(clients, options.seed())));
             timed("R2 through " + clients.route(), () -> tables.add(R2Throttling.run(clients, options.seed())));
         }
-        // the service config's route plays no part in R7: one route is enough
+        // the service config's route plays no part in R7 or R8: one route is enough
         SpringGrpcLabClients first = new SpringGrpcLabClients(options.engine(), options.routes().get(0));
         timed("R7 through " + first.route(), () -> tables.add(R7TriedBackends.run(first, options.seed(), options.r7Calls())));
+        timed("R8 through " + first.route(), () -> tables.add(R8LongStreams.run(first, options.seed())));
         return new LabReport(options.engine(), "Spring Boot 4.1, Spring gRPC channels", tables,
                 (System.nanoTime() - start) / 1_000_000);
     }

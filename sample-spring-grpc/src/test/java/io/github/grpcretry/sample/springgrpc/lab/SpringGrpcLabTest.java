@@ -15,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Runs the Spring Boot 4.1 sample's lab as {@code --lab} does (R1 and R2, through {@code grpc.retry.*} and
- * through Spring Boot's own service config; R7 small, 120 calls per row) and checks its rows: deterministic rows exactly, random rows
+ * through Spring Boot's own service config; R7 small, 120 calls per row; R8) and checks its rows: deterministic rows exactly, random rows
  * within their tolerance, the timing rows' lower bounds, and R2's figures by name on both routes.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -45,10 +45,11 @@ class SpringGrpcLabTest {
     @Test
     void bothRoutesHaveR1AndR2OnTheInterceptorEngine() {
         assertThat(report.engine()).isEqualTo("interceptor");
-        assertThat(report.tables()).extracting(LabTable::id).containsExactly("R1", "R2", "R1-boot", "R2-boot", "R7");
+        assertThat(report.tables()).extracting(LabTable::id).containsExactly("R1", "R2", "R1-boot", "R2-boot", "R7", "R8");
         assertThat(table("R1").title()).endsWith("through grpc.retry.*");
         assertThat(table("R1-boot").title()).endsWith("through spring.grpc.client.channel.*.service-config");
-        assertThat(report.rows()).noneMatch(r -> r.check() == LabRow.Check.NOT_AVAILABLE);
+        assertThat(report.tables().stream().filter(t -> !t.id().equals("R8")).flatMap(t -> t.rows().stream()))
+                .noneMatch(r -> r.check() == LabRow.Check.NOT_AVAILABLE);
         // the same cases on both routes
         assertThat(table("R1-boot").rows()).extracting(LabRow::caseName)
                 .containsExactlyElementsOf(table("R1").rows().stream().map(LabRow::caseName).toList());
@@ -71,6 +72,25 @@ class SpringGrpcLabTest {
         assertThat(r7.rows()).hasSize(4).allSatisfy(r -> assertThat(r.measured()).startsWith("120 calls: "));
         assertThat(r7.rows().stream().filter(r -> r.check() == LabRow.Check.RULE)).hasSize(2)
                 .allSatisfy(r -> assertThat(r.pass()).as(r.caseName() + " → " + r.measured()).isTrue());
+    }
+
+    /**
+     * R8: the broken stream without a resumption ends at the first break, the unbroken one arrives whole, and the
+     * broken and stalled one, resumed by the FeedResumption bean, arrives whole, each item once in order, with its
+     * resumptions counted (skipped, with its reason, while the build lacks the engine's resumption or the streams.*
+     * properties).
+     */
+    @Test
+    void r8ALongStreamArrivesWholeThroughBreaksAndAStall() {
+        LabTable r8 = table("R8");
+        assertThat(r8.rows()).hasSize(3);
+        assertThat(r8.rows().get(0).measured()).isEqualTo("10,000 items, each once in order, UNAVAILABLE");
+        assertThat(r8.rows().get(0).pass()).isTrue();
+        assertThat(r8.rows().get(1).measured()).startsWith("100,000 items, each once in order, OK in ");
+        LabRow resumed = r8.rows().get(2);
+        org.junit.jupiter.api.Assumptions.assumeTrue(resumed.check() != LabRow.Check.NOT_AVAILABLE, resumed.rule());
+        assertThat(resumed.measured()).startsWith("100,000 items, each once in order, OK; 10 resumptions, 11 attempts in ");
+        assertThat(resumed.pass()).as(resumed.measured()).isTrue();
     }
 
     @Test

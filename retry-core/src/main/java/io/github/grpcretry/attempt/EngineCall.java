@@ -28,16 +28,10 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One logical call of the interceptor engine: the core that {@link RetryingCall} (one attempt at a time) and
- * {@link HedgingCall} (attempts in parallel) share; the strategy decides what follows a failed attempt
- * ({@link Decision}). Where the call stands is one immutable {@link CallState}, where each attempt stands one
- * {@link AttemptPhase}; both change only by their named transitions, under the call's lock (docs/design.md §18).
- * Nothing calls into an attempt or the application under the lock, but on three paths: the <b>drain</b>
- * ({@link #drain}: the application's operations are logged in the {@link CallBuffer}; the one thread that owns an
- * attempt's drain sends it what it lacks, or its cancel), the <b>delivery</b> ({@link #emit}: every callback to the
- * listener, serialised; after a cancel only the close) and the <b>end of an attempt</b> ({@link #closed}: reported
- * once; the attempt that settles the call ends it). Once the committed attempt has caught up and nothing is being
- * delivered, the call passes through to it.
+ * One logical call of the interceptor engine, the core of {@link RetryingCall} and {@link HedgingCall}: one
+ * {@link CallState} and an {@link AttemptPhase} per attempt, changed by their named transitions under the call's lock;
+ * nothing calls into an attempt or the application under it. Its three paths, the drain ({@link #drain}), the delivery
+ * ({@link #emit}) and the end of an attempt ({@link #closed}), are docs/design.md §18.
  */
 abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
@@ -76,7 +70,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final @Nullable LongStream<ReqT, RespT> stream;
 
     /** What a call needs beyond the success path (timers, watches, queued deliveries), made on first use. */
-    class Extra {
+    final class Extra {
         @Nullable SuppressionReason commitReason; // why the call was committed, when not by a response
         RetryScheduler.@Nullable Timer timer; // the call's one pending timer (a retry's backoff, the next hedge)
         int timerGeneration;
@@ -90,6 +84,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         @Nullable ArrayDeque<Runnable> pending; // deliveries waiting for the thread that is delivering
         @Nullable ObservedCall observed; // the call as the engine's observer follows it (set at start)
         int transparentRetries; // streams grpc-java sent again transparently under the call's attempts
+        int backoffStep; // a retried call's, as the ones below
+        RetryDecider.@Nullable Call decisions; // the decider's state for this call (set at start), with a decider only
+        @Nullable Deadline attemptDeadline; // of the attempt started last (null: the call's deadline is earlier)
     }
 
     private enum Signal { HEADERS, MESSAGE, READY, CLOSE }
@@ -144,10 +141,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** The call ended after {@code attempts} attempts: after {@code callEnded}, before the listener's close. */
     void ended(Status status, int attempts) {
-    }
-
-    Extra newExtra() {
-        return new Extra();
     }
 
     @Override
@@ -389,7 +382,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this")
     final Attempt resumeLocked(LongStream<ReqT, RespT> ls) {
         state = state.resumed();
-        record.resume(engine.bufferPool, ls.takeRequest(), ls.halfClosed(), ls.outstanding());
+        record.resume(engine.bufferPool, ls.takeRequest(), ls.halfClosed, ls.outstanding());
         Attempt a = new Attempt(state.attempts(), newest, true);
         newest = a;
         openedLocked(a);
@@ -430,9 +423,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 : followed.starting(kind(a), a.number, delay, source, Objects.requireNonNull(headers));
         Context previous = context == Context.current() ? null : context.attach();
         LongStream.Watch w = a.idle;
-        if (w != null) {
-            w.lastHeard = System.nanoTime();
-        }
+        a.heard();
         try {
             a.call = next.newCall(method, attemptOptions(a, followed));
             a.call.start(a, Objects.requireNonNull(headers));
@@ -621,7 +612,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             end = !s.phase().ended() && (s.committed() == 0 || wasCommitted); // else settled: it only reports its end
             if (end && wasCommitted && resume != null && ls != null) {
                 state = state.interrupted(); // a break that may resume: decided below as a retry's failure
-                ls.broke(resume);
+                ls.next = resume;
             }
             if (!end || startFailed || status.isOk() && !wasCommitted) {
                 suppressed = null; // nothing to decide
@@ -721,13 +712,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** Ends the settled call: reports it, then closes the listener through the serialiser. */
-    final void endCall(Status status, Metadata trailers) {
-        endCall(status, trailers, false);
-    }
-
-    /** The same; {@code entered}: this thread is already the one delivering (else the close enters now, or queues). */
-    private void endCall(Status status, Metadata trailers, boolean entered) {
+    /**
+     * Ends the settled call: reports it, then closes the listener through the serialiser; {@code entered}: this thread
+     * is already the one delivering (else the close enters now, or queues).
+     */
+    final void endCall(Status status, Metadata trailers, boolean entered) {
         boolean deliver = entered;
         int attempts;
         int transparent;
@@ -1007,7 +996,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this")
     final Extra extra() {
         if (extra == null) {
-            extra = newExtra();
+            extra = new Extra();
         }
         return extra;
     }
@@ -1024,11 +1013,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             a = a.prev;
         }
         return Objects.requireNonNull(a, "no such attempt");
-    }
-
-    @GuardedBy("this")
-    final int attempts() {
-        return state.attempts();
     }
 
     /** Under lock: attempts started and not closed. */
@@ -1289,7 +1273,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
 
         /** With an idle timeout: it sent something now (no allocation: one clock reading, one write). */
-        private void heard() {
+        void heard() {
             LongStream.Watch w = idle;
             if (w != null) {
                 w.lastHeard = System.nanoTime();

@@ -197,11 +197,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         op(enabled);
     }
 
-    /**
-     * An operation of the application's: straight to the pass-through; else logged and drained to every attempt, the
-     * older ones first (as grpc-java sends to its drained attempts: with a buffer limit the first to write past it is
-     * committed). This thread sends it to the newest attempt itself when that one is idle and caught up.
-     */
+    /** An operation of the application's: passed through, or logged and drained, the older attempts first (§18). */
     private void op(Object entry) {
         checkOp(entry);
         LongStream<ReqT, RespT> ls = stream;
@@ -245,11 +241,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /**
-     * The application's side of the contract, as grpc-java's {@code ClientCallImpl} checks it: nothing before
-     * {@code start}, no message or half-close after its own {@code cancel} or after the half-close (pass-through or
-     * not). The application makes these calls one at a time, so a plain field serves.
-     */
+    /** The application's side of the contract, as grpc-java's {@code ClientCallImpl} checks it. */
     private void checkOp(Object entry) {
         byte ops = appOps;
         if ((ops & STARTED) == 0) {
@@ -269,11 +261,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /**
-     * Sends {@code a} one operation; false when its call threw. As grpc-java's {@code ClientCallImpl} does when its
-     * stream fails to take a message, that attempt is cancelled (by its drain's owner) and the call ends
-     * {@code CANCELLED} with the exception as the cause; an {@link Error} is thrown on after that.
-     */
+    /** Sends {@code a} one operation; false when its call threw: {@code a} is cancelled, the call ends (§18). */
     private boolean send(Attempt a, boolean owner, Object entry) {
         try {
             CallBuffer.replay(a.call, entry);
@@ -375,10 +363,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return a;
     }
 
-    /**
-     * Under lock: the state's {@code resumed}; the attempt that resumes the stream is linked as the newest, the call's
-     * from its start, and the log starts again with the resumer's request and the demand not served yet.
-     */
+    /** Under lock: the state's {@code resumed}; the log starts again for the attempt that resumes the stream. */
     @GuardedBy("this")
     final Attempt resumeLocked(LongStream<ReqT, RespT> ls) {
         state = state.resumed();
@@ -464,12 +449,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 : engine.scheduler.schedule(() -> idleFired(a, w), () -> { }, executor(), delayNanos);
     }
 
-    /**
-     * {@code a}'s idle timer fired: while the application waits for a response and {@code a} has sent nothing (headers or
-     * a message) for the idle timeout, it is cut (cancelled, and its end is the idle status: a failure like any other
-     * before the commit, a break that a resumption may continue after it); else the timer is armed again for the time
-     * left since it last heard from {@code a} (a full timeout while the application asks for nothing).
-     */
+    /** {@code a}'s idle timer fired: {@code a} is cut when idle, else the timer is armed again (§18, "Long streams"). */
     private void idleFired(Attempt a, LongStream.Watch w) {
         LongStream<ReqT, RespT> ls = Objects.requireNonNull(stream);
         synchronized (this) {
@@ -495,11 +475,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /**
-     * The one drain loop: sends {@code a} the entries of the log it lacks, one at a time, or its cancel. One thread owns
-     * an attempt's drain at a time ({@code owner}: its launcher from the start); a thread that finds it owned leaves the
-     * change to the owner, which looks at the log again under the lock before it gives the drain up.
-     */
+    /** The one drain loop: what {@code a} lacks, or its cancel, sent by the one thread that owns its drain (§18). */
     private void drain(Attempt a, boolean owner) {
         while (true) {
             Object entry = null;
@@ -1057,10 +1033,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /**
-     * A stream of {@code a} wrote {@code bytes} more, as its transport counts them after the write (as grpc-java's own
-     * retry counts its buffer): the call holds as many bytes as its attempt that wrote the most, against the per-RPC
-     * limit and the channel's pool; the attempt whose write passes a limit is committed (§2). On the writing thread, at
-     * times under the transport's own lock: the call's lock is taken only until the commit.
+     * A stream of {@code a} wrote {@code bytes} more: the call holds as many as its attempt that wrote the most; one
+     * whose write passes a limit is committed (§2). At times under the transport's lock: ours only until the commit.
      */
     private void wrote(Attempt a, Written stream, long bytes) {
         if (state.passThrough()) {
@@ -1082,12 +1056,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /**
-     * Asked by grpc-java for a tracer of each stream of one attempt: each counts what it writes ({@link #wrote}); a
-     * stream that is a transparent retry (the server refused the one before it unprocessed) writes the attempt's
-     * messages again from zero, and is counted for the call and told to the attempt's observer. Called on the
-     * thread that makes the stream (a transport thread for a transparent retry): no blocking. It is also the
-     * attempt's place in the call's history of backends, which the balancer reads from the attempt's call options
-     * ({@link TriedBackends}).
+     * One attempt's stream tracer factory and its place in the call's history of backends ({@link TriedBackends}); a
+     * transparent retry's stream is counted and told to the observer. On a transport thread at times: no blocking.
      */
     private final class Streams extends TriedBackends {
         private final Attempt attempt;
@@ -1161,11 +1131,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /**
-     * One attempt, the listener of its channel call: its number and the attempt before it never change; where it stands
-     * is its {@link AttemptPhase}, changed by the phase's transitions only; its place in the log and its drain are the
-     * call's to move. Guarded by the call's lock (unannotated: Error Prone cannot name an attempt's enclosing call).
-     */
+    /** One attempt, the listener of its call; guarded by the call's lock (unannotated: Error Prone cannot name it). */
     final class Attempt extends ClientCall.Listener<RespT> {
         final int number;
         final @Nullable Attempt prev;

@@ -43,8 +43,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     static final Status LOST = Status.CANCELLED.withDescription("hedged attempt not needed: another attempt committed");
     static final Status ENDED = Status.CANCELLED.withDescription("hedged attempt not needed: the call ended");
     /** The delivery flag, {@link #busy}: 0 nobody calls the listener, 1 a thread does, 2 and others queued meanwhile. */
-    private static final VarHandle BUSY = handle("busy");
-    private static final VarHandle APP_OPS = handle("appOps");
+    private static final VarHandle BUSY;
 
     final RetryingClientInterceptor engine;
     final RetryingClientInterceptor.MethodPlan plan;
@@ -54,11 +53,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final Context context;
     final boolean parallel;
     private Listener<RespT> listener; // set once by start(), before any attempt exists
-    /** What the application has called so far ({@link #checkOp}): {@code STARTED}, {@code CANCEL_CALLED}, ... */
-    private volatile byte appOps;
-    private static final byte STARTED = 1;
-    private static final byte CANCEL_CALLED = 2;
-    private static final byte HALF_CLOSE_CALLED = 4;
+    private volatile boolean cancelCalled, halfCloseCalled; // by the application ({@link #checkOp})
     /** Where the call stands: replaced under the lock by its transitions only (volatile: the pass-through reads it). */
     private volatile CallState state = CallState.INITIAL;
     /** The attempt started last, linked to the ones before: set under the lock with the state's {@code opened}. */
@@ -90,6 +85,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     private enum Signal { HEADERS, MESSAGE, READY, CLOSE }
+
+    static {
+        try {
+            BUSY = MethodHandles.lookup().findVarHandle(EngineCall.class, "busy", byte.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     @SuppressWarnings("NullAway.Init") // listener: set by start() before anything calls it
     EngineCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
@@ -159,7 +162,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 throw new IllegalStateException("call was cancelled");
             }
             listener = responseListener;
-            APP_OPS.getAndBitwiseOr(this, STARTED);
             if (followed != null) {
                 extra().observed = new ObservedCall(followed);
             }
@@ -243,21 +245,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** The application's side of the contract, as grpc-java's {@code ClientCallImpl} checks it. */
     private void checkOp(Object entry) {
-        byte ops = appOps;
-        if ((ops & STARTED) == 0) {
+        if (listener == null) {
             throw new IllegalStateException("Not started");
         }
         boolean message = CallBuffer.isMessage(entry);
         if (message || entry == CallBuffer.HALF_CLOSE) {
-            if ((ops & CANCEL_CALLED) != 0) {
+            if (cancelCalled) {
                 throw new IllegalStateException("call was cancelled");
             }
-            if ((ops & HALF_CLOSE_CALLED) != 0) {
+            if (halfCloseCalled) {
                 throw new IllegalStateException(message ? "call was half-closed" : "call already half-closed");
             }
-            if (!message) {
-                APP_OPS.getAndBitwiseOr(this, HALF_CLOSE_CALLED);
-            }
+            halfCloseCalled = !message;
         }
     }
 
@@ -322,7 +321,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public final void cancel(@Nullable String message, @Nullable Throwable cause) {
-        APP_OPS.getAndBitwiseOr(this, CANCEL_CALLED);
+        cancelCalled = true;
         cancelWith(Status.CANCELLED.withDescription(message != null ? message : "Call cancelled without message")
                 .withCause(message == null && cause == null
                         ? new CancellationException("Cancelled without a message or cause") : cause));
@@ -532,8 +531,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             CallState s = state;
             a.readyMissed |= signal == Signal.READY && a.phase == AttemptPhase.STARTING;
-            boolean mine = signal == Signal.READY ? a.phase == AttemptPhase.LIVE && !s.phase().ended()
-                    && (s.committed() == 0 || s.committed() == a.number) : s.committed() == a.number && !a.cut();
+            boolean mine = signal == Signal.READY ? candidate(a) : s.committed() == a.number && !a.cut();
             accepted = mine && s.phase() != Phase.CANCELLED;
             deliver = accepted && enterLocked(signal, value, null);
         }
@@ -1022,14 +1020,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         Deadline b = context.getDeadline();
         long left = a == null ? Decision.NO_DEADLINE : a.timeRemaining(TimeUnit.NANOSECONDS);
         return b == null ? left : Math.min(left, b.timeRemaining(TimeUnit.NANOSECONDS));
-    }
-
-    private static VarHandle handle(String byteField) {
-        try {
-            return MethodHandles.lookup().findVarHandle(EngineCall.class, byteField, byte.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
     }
 
     /**

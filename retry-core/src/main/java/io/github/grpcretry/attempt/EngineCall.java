@@ -167,7 +167,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             startHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS); // the engine's; the headers are the call's now
             record.start(startHeaders);
-            first = openLocked();
+            first = openLocked(null);
         }
         if (engine.budget != null) {
             engine.budget.onCall();
@@ -351,23 +351,19 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** Under lock: the state's {@code opened}; the new attempt is linked as the newest. */
+    /**
+     * Under lock: the state's {@code opened}, or {@code resumed} when {@code resuming} (the log starts again with the
+     * resumer's request); the new attempt is linked as the newest.
+     */
     @GuardedBy("this")
-    final Attempt openLocked() {
-        state = state.opened();
-        int n = state.attempts();
-        Attempt a = new Attempt(n, newest, false);
-        newest = a;
-        openedLocked(a);
-        return a;
-    }
-
-    /** Under lock: the state's {@code resumed}; the log starts again for the attempt that resumes the stream. */
-    @GuardedBy("this")
-    final Attempt resumeLocked(LongStream<ReqT, RespT> ls) {
-        state = state.resumed();
-        record.resume(engine.bufferPool, ls.takeRequest(), ls.halfClosed, ls.outstanding());
-        Attempt a = new Attempt(state.attempts(), newest, true);
+    final Attempt openLocked(@Nullable LongStream<ReqT, RespT> resuming) {
+        state = resuming == null ? state.opened() : state.resumed();
+        if (resuming != null) {
+            Object request = Objects.requireNonNull(resuming.next, "no resumption pending");
+            resuming.next = null;
+            record.resume(engine.bufferPool, request, resuming.halfClosed, resuming.outstanding());
+        }
+        Attempt a = new Attempt(state.attempts(), newest, resuming != null);
         newest = a;
         openedLocked(a);
         return a;

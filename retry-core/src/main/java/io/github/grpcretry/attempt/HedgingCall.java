@@ -129,7 +129,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
                     finishLocked(); // nothing in flight: nothing to cancel
                 }
             } else {
-                a = openLocked();
+                a = openLocked(null);
             }
         }
         if (a != null) {

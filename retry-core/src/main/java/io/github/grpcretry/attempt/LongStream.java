@@ -185,13 +185,6 @@ final class LongStream<ReqT, RespT> {
         return deadlineWait ? new Decision.Retry(Math.max(0, remainingNanos), r.nextBackoffStep(), r.source()) : d;
     }
 
-    /** Under the call's lock: the request of the resumed attempt that starts now. */
-    Object takeRequest() {
-        Object request = Objects.requireNonNull(next, "no resumption pending");
-        next = null;
-        return request;
-    }
-
     /** What the application asked for and was not served yet (up to MAX_VALUE). */
     int outstanding() {
         return (int) Math.min(Integer.MAX_VALUE, Math.max(0, requested - received));

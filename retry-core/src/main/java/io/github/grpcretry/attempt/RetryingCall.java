@@ -137,9 +137,9 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             }
             LongStream<ReqT, RespT> ls = stream;
             if (state().committed() == 0) {
-                a = openLocked();
+                a = openLocked(null);
             } else if (!Objects.requireNonNull(ls).deadlineWait) {
-                a = resumeLocked(ls);
+                a = openLocked(ls);
             } else {
                 expired = ls.breakCode;
                 finishLocked();

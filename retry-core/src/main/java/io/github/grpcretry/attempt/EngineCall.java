@@ -1004,6 +1004,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 : a.resumed ? AttemptKind.RESUME : AttemptKind.RETRY;
     }
 
+    @Override
+    public final String toString() {
+        return getClass().getSimpleName() + "[" + target().fullMethodName() + "]";
+    }
+
     /** Where timer-triggered work and a close with nothing in flight run. */
     final Executor executor() {
         Executor e = callOptions.getExecutor();

@@ -149,9 +149,4 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     long waitedNanos() {
         return state().attempts() > 1 ? lastStartNanos - firstStartNanos : 0;
     }
-
-    @Override
-    public String toString() {
-        return "HedgingCall[" + target().fullMethodName() + "]";
-    }
 }

@@ -166,9 +166,4 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             d.onClose(status, attempts); // guarded: a throw is logged once and counted
         }
     }
-
-    @Override
-    public String toString() {
-        return "RetryingCall[" + target().fullMethodName() + "]";
-    }
 }

@@ -333,6 +333,38 @@ final class LongStreamRig implements AutoCloseable {
         }
     }
 
+    /**
+     * A resumption of {@link Rpc#SERVER_STREAMING} that would resume with the request as the application sent it;
+     * counts the resumers it made, the responses they were told of and the resume requests they were asked for.
+     */
+    static final class SameRequestResumption implements StreamResumption<SimpleRequest, SimpleResponse> {
+        static final AtomicInteger STARTED = new AtomicInteger();
+        static final AtomicInteger DELIVERED = new AtomicInteger();
+        static final AtomicInteger ASKED = new AtomicInteger();
+
+        @Override
+        public MethodDescriptor<SimpleRequest, SimpleResponse> method() {
+            return Rpc.SERVER_STREAMING;
+        }
+
+        @Override
+        public Resumer<SimpleRequest, SimpleResponse> start(SimpleRequest request) {
+            STARTED.incrementAndGet();
+            return new Resumer<>() {
+                @Override
+                public void delivered(SimpleResponse response) {
+                    DELIVERED.incrementAndGet();
+                }
+
+                @Override
+                public SimpleRequest resumeRequest() {
+                    ASKED.incrementAndGet();
+                    return request;
+                }
+            };
+        }
+    }
+
     static RetryPolicy policy(long backoffMs) {
         return Configs.policy(5, backoffMs, backoffMs, 1, Status.Code.UNAVAILABLE);
     }

@@ -1269,9 +1269,25 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         /** Straight to the listener while the call passes through to it (busy meanwhile), else through the call. */
         private void signal(Signal s, @Nullable Object value) {
             LongStream<ReqT, RespT> ls = stream;
-            if (ls != null && s != Signal.READY) {
-                heard();
+            LongStream.Watch w = idle;
+            if (w == null) {
+                toApplication(ls, s, value);
+                return;
             }
+            long at = System.nanoTime();
+            if (s != Signal.READY) {
+                w.lastHeard = at;
+            }
+            w.inCallback = true; // the attempt's callbacks come one at a time: it cannot be heard while this one runs
+            try {
+                toApplication(ls, s, value);
+            } finally {
+                w.lastHeard = s == Signal.READY ? w.lastHeard + System.nanoTime() - at : System.nanoTime();
+                w.inCallback = false;
+            }
+        }
+
+        private void toApplication(@Nullable LongStream<ReqT, RespT> ls, Signal s, @Nullable Object value) {
             boolean direct = passing() && BUSY.compareAndSet(EngineCall.this, (byte) 0, (byte) 1);
             boolean emitted = direct && passing(); // still: not cancelled before this thread was busy
             if (emitted) {

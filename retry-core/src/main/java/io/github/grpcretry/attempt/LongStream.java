@@ -31,6 +31,8 @@ final class LongStream<ReqT, RespT> {
      */
     static final class Watch {
         volatile long lastHeard;
+        /** Its callback thread is delivering one of its callbacks (the application's code may be running in it). */
+        volatile boolean inCallback;
         RetryScheduler.@Nullable Timer timer;
         volatile boolean cut;
     }
@@ -129,10 +131,12 @@ final class LongStream<ReqT, RespT> {
 
     /**
      * Nanoseconds until the attempt {@code w} watches is idle (&le; 0: it is): the idle timeout since it last heard
-     * something or the application's demand last rose from none; a full timeout while the application asks for nothing.
+     * something (or its last callback returned) or the application's demand last rose from none; a full timeout while
+     * the application asks for nothing or the attempt's callback thread is in a callback (it cannot hear anything then).
      */
     long idleLeft(Watch w) {
-        return requested > received ? Math.max(w.lastHeard, demandSinceNanos) + idleNanos - System.nanoTime() : idleNanos;
+        return requested > received && !w.inCallback
+                ? Math.max(w.lastHeard, demandSinceNanos) + idleNanos - System.nanoTime() : idleNanos;
     }
 
     /**

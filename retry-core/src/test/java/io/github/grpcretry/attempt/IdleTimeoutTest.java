@@ -11,6 +11,7 @@ import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -119,6 +120,37 @@ class IdleTimeoutTest {
             assertThat(rig.arrivals).hasSize(1);
         } finally {
             later.shutdownNow();
+        }
+    }
+
+    /**
+     * The application asks for the whole stream at once and spends three idle timeouts inside its first onMessage
+     * (its work): the server sent everything at once, but the attempt's next callback cannot come while the call's
+     * callback thread is the application's, so that time is not the server's silence: the call is not cut.
+     */
+    @Test
+    void anApplicationSlowInsideOnMessageWithDemandLeftIsNotCut() throws Exception {
+        long workMs = 3 * IDLE.toMillis();
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(IDLE, 3), null,
+                a -> a.sendThenBreak(LongStreamRig.TOTAL))) { // every offset at once, then OK
+            CountDownLatch never = new CountDownLatch(1);
+            Reader reader = rig.start(new Reader(LongStreamRig.TOTAL) {
+                @Override
+                public void onMessage(SimpleResponse message) {
+                    if (responses.isEmpty()) {
+                        try { // the application's work on its first response
+                            never.await(workMs, TimeUnit.MILLISECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                    super.onMessage(message);
+                }
+            }, CallOptions.DEFAULT);
+            Status status = reader.await();
+            assertThat(status.getCode()).as("%s", status).isEqualTo(Status.Code.OK);
+            assertThat(reader.responses).isEqualTo(ALL);
+            assertThat(rig.arrivals).hasSize(1);
         }
     }
 }

@@ -98,7 +98,7 @@ final class LongStream<ReqT, RespT> {
             ReqT request = (ReqT) entry;
             resumer = r.start(request);
             resumerFailed = resumer == null;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // an Error too (as the listener's, §14): none reaches the application
             failed(r, "start", e);
         }
     }
@@ -123,7 +123,7 @@ final class LongStream<ReqT, RespT> {
         if (r != null && !resumerFailed) {
             try {
                 r.delivered((RespT) Objects.requireNonNull(response)); // a message is never null
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) { // an Error too: the listener's delivery waits on this thread
                 failed(resumption, "delivered", e);
             }
         }
@@ -156,7 +156,7 @@ final class LongStream<ReqT, RespT> {
         try {
             ReqT request = r.resumeRequest();
             return request == null ? REFUSED : request;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // an Error too: the break is still decided
             failed(resumption, "resumeRequest", e);
             return REFUSED;
         }
@@ -220,7 +220,7 @@ final class LongStream<ReqT, RespT> {
         return breakCode;
     }
 
-    private void failed(@Nullable Object callback, String kind, RuntimeException e) {
+    private void failed(@Nullable Object callback, String kind, Throwable e) {
         resumerFailed = true;
         CallbackFailures.SHARED.failed(ROLE, callback == null ? this : callback, kind, e,
                 "the call is not resumed: a break ends it with its status");

@@ -235,4 +235,45 @@ class StreamResumptionTest {
             assertThat(rig.arrivals).hasSize(1);
         }
     }
+
+    /**
+     * A resumer whose {@code delivered} throws an Error (an assertion in the application's code): as for an exception
+     * (docs/design.md §14), it never reaches the application, the responses go on to the listener and the call is not
+     * resumed: the break ends it with its status, counted resume_refused.
+     */
+    @Test
+    void aResumerThatThrowsAnErrorFromDeliveredEndsTheCallWithTheBreak() throws Exception {
+        StreamResumption<SimpleRequest, SimpleResponse> throwing = new StreamResumption<>() {
+            @Override
+            public MethodDescriptor<SimpleRequest, SimpleResponse> method() {
+                return Rpc.SERVER_STREAMING;
+            }
+
+            @Override
+            public Resumer<SimpleRequest, SimpleResponse> start(SimpleRequest request) {
+                return new Resumer<>() {
+                    @Override
+                    public void delivered(SimpleResponse response) {
+                        throw new AssertionError("the resumer's own check failed");
+                    }
+
+                    @Override
+                    public @Nullable SimpleRequest resumeRequest() {
+                        return request;
+                    }
+                };
+            }
+        };
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(null, 3), throwing,
+                a -> a.sendThenBreak(3))) {
+            Reader reader = rig.start(new Reader(1), CallOptions.DEFAULT);
+            Status status = reader.await();
+            assertThat(status.getCode()).as("%s", status).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(status.getDescription()).isEqualTo("stream broke");
+            assertThat(reader.responses).isEqualTo(ALL.subList(0, 3));
+            assertThat(rig.froms()).containsExactly(0);
+            assertThat(rig.events.suppressions()).containsExactly(SuppressionReason.RESUME_REFUSED);
+            assertThat(CallbackFailures.SHARED.count(throwing, "delivered")).as("logged once, counted").isEqualTo(1);
+        }
+    }
 }

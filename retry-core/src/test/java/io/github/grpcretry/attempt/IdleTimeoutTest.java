@@ -153,4 +153,20 @@ class IdleTimeoutTest {
             assertThat(rig.arrivals).hasSize(1);
         }
     }
+
+    /** An attempt that sends its headers (they commit the call) and then nothing is cut: the call ends idle. */
+    @Test
+    void anAttemptThatSendsHeadersOnlyThenGoesSilentIsCut() throws Exception {
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(IDLE, 3), null,
+                a -> a.call.sendHeaders(new io.grpc.Metadata()))) {
+            Reader reader = rig.start(new Reader(1), CallOptions.DEFAULT);
+            Status status = reader.await();
+            assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(status.getDescription()).isEqualTo("idle for 200ms");
+            assertThat(reader.headers()).isEqualTo(1);
+            assertThat(reader.responses).isEmpty();
+            assertThat(rig.arrivals).as("%s", rig.events.events).hasSize(1);
+            assertThat(rig.byAttempt().get(0).cancelled.await(LongStreamRig.WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+        }
+    }
 }

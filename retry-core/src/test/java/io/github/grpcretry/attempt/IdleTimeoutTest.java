@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.LongStreamRig.OffsetResumption;
 import io.github.grpcretry.attempt.LongStreamRig.Reader;
+import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.grpc.CallOptions;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -167,6 +168,54 @@ class IdleTimeoutTest {
             assertThat(reader.responses).isEmpty();
             assertThat(rig.arrivals).as("%s", rig.events.events).hasSize(1);
             assertThat(rig.byAttempt().get(0).cancelled.await(LongStreamRig.WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
+    /**
+     * A hedged server stream (UNAVAILABLE non-fatal, hedging delay 5 s) whose first attempt says nothing: the idle
+     * timeout cuts it, a non-fatal failure, so the next hedge goes at once and serves the stream.
+     */
+    @Test
+    void anIdleFirstHedgeIsCutAndTheNextHedgeGoesAtOnce() throws Exception {
+        ChannelRetryConfig hedged = Configs.channel(Configs.hedged(Configs.hedging(3, 5_000, Status.Code.UNAVAILABLE)));
+        try (LongStreamRig rig = new LongStreamRig(hedged, LongStreamRig.streams(IDLE, 3), null, a -> {
+            if (a.attempt > 1) {
+                a.sendThenBreak(LongStreamRig.TOTAL);
+            }
+        })) {
+            Reader reader = rig.start(new Reader(1), CallOptions.DEFAULT);
+            Status status = reader.await();
+            assertThat(status.getCode()).as("%s", status).isEqualTo(Status.Code.OK);
+            assertThat(reader.responses).isEqualTo(ALL);
+            assertThat(reader.elapsedMillis()).as("long before the hedging delay").isLessThan(4_000);
+            assertThat(rig.startedKinds()).containsExactly(AttemptKind.INITIAL, AttemptKind.HEDGE);
+            assertThat(rig.byAttempt().get(0).cancelled.await(LongStreamRig.WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
+    /**
+     * A blocking stub's iterator (its callbacks and the engine's timers run on its ThreadlessExecutor, only while it
+     * waits in hasNext): the first attempt sends three offsets then stalls, the idle timeout cuts it, the stream
+     * resumes from offset 3, and the iterator yields every offset once, in order.
+     */
+    @Test
+    void aBlockingIteratorIsCutWhenIdleAndResumed() throws Exception {
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(IDLE, 3),
+                new OffsetResumption(), a -> {
+                    if (a.attempt == 1) {
+                        a.send(3); // then stalls
+                    } else {
+                        a.sendThenBreak(LongStreamRig.TOTAL);
+                    }
+                })) {
+            java.util.Iterator<SimpleResponse> it = io.grpc.stub.ClientCalls.blockingServerStreamingCall(rig.channel,
+                    Rpc.SERVER_STREAMING, CallOptions.DEFAULT.withDeadlineAfter(LongStreamRig.WAIT_SECONDS,
+                            TimeUnit.SECONDS), Rpc.request("from=0"));
+            List<String> got = new java.util.ArrayList<>();
+            it.forEachRemaining(r -> got.add(r.getResponseMessage()));
+            assertThat(got).isEqualTo(ALL);
+            assertThat(rig.froms()).containsExactly(0, 3);
+            assertThat(rig.startedKinds()).containsExactly(AttemptKind.INITIAL, AttemptKind.RESUME);
         }
     }
 }

@@ -218,4 +218,24 @@ class IdleTimeoutTest {
             assertThat(rig.startedKinds()).containsExactly(AttemptKind.INITIAL, AttemptKind.RESUME);
         }
     }
+
+    /**
+     * The idle timeout applies to the calls the engine handles (docs/how-it-works.md): a call passed through
+     * ({@link GrpcRetryCallOptions#DISABLE}, as a method without a policy) that stalls after a message is not cut and
+     * runs to its deadline.
+     */
+    @Test
+    void aCallTheEngineDoesNotHandleIsNotCut() throws Exception {
+        long deadlineMs = 5 * IDLE.toMillis();
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(IDLE, 3), null,
+                a -> a.send(1))) { // then stalls
+            Reader reader = rig.start(new Reader(1), CallOptions.DEFAULT.withOption(GrpcRetryCallOptions.DISABLE, true)
+                    .withDeadlineAfter(deadlineMs, TimeUnit.MILLISECONDS));
+            Status status = reader.await();
+            assertThat(status.getCode()).as("%s", status).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+            assertThat(reader.responses).isEqualTo(ALL.subList(0, 1));
+            assertThat(reader.elapsedMillis()).isGreaterThanOrEqualTo(deadlineMs - 50);
+            assertThat(rig.events.ofType("attemptStarted")).as("not the engine's").isEmpty();
+        }
+    }
 }

@@ -203,4 +203,60 @@ class LongStreamUsageSideBySideTest extends ClientCallUsageSideBySideTest {
                 + " onMessage acme, onClose acme]");
         assertOursAsGrpcJavas(seen);
     }
+
+    /**
+     * An interceptor below the engine throws from request() once the server stream passes through to its committed
+     * attempt (the application asks for the next response from onMessage): as for any call of the engine's (no
+     * grpc-java control: its ClientCallImpl lets a stream's request() exception escape), the call ends CANCELLED
+     * "Failed to request messages" with the exception as the cause, the attempt ends, nothing is resumed or
+     * retried, and nothing reaches the application's thread.
+     */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void anInterceptorBelowThatThrowsFromRequestWhilePassingThrough(Transport t) throws Exception {
+        ScriptedServer server = SERVERS.server(t);
+        server.reset();
+        server.script(a -> Action.ok().responses(3)); // its close waits behind the responses not asked for yet
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        io.grpc.ClientInterceptor below = new io.grpc.ClientInterceptor() {
+            @Override
+            public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(io.grpc.MethodDescriptor<ReqT, RespT> method,
+                    CallOptions options, io.grpc.Channel next) {
+                return new io.grpc.ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
+                    @Override
+                    public void request(int n) {
+                        if (armed.get()) {
+                            throw new IllegalStateException("below the engine: request failed");
+                        }
+                        super.request(n);
+                    }
+                };
+            }
+        };
+        int asked = SameRequestResumption.ASKED.get();
+        try (Engines.Client c = Engines.interceptorClient(server, t, FAST, SERVERS.scheduler(), below)) {
+            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.SERVER_STREAMING, CallOptions.DEFAULT);
+            Recorder r = new Recorder();
+            r.requestAfterMessage = false;
+            List<String> thrown = Collections.synchronizedList(new ArrayList<>());
+            r.hook = name -> {
+                if (name.equals("onMessage")) {
+                    thrown.add("passing through " + ((EngineCall<?, ?>) call).state().passThrough());
+                    armed.set(true);
+                    thrown.add(thrown(() -> call.request(1)));
+                }
+            };
+            r.start(call, new Metadata());
+            call.request(1);
+            call.sendMessage(Rpc.request("a"));
+            call.halfClose();
+            String events = r.awaitClose();
+            assertThat(events + " | " + thrown).isEqualTo("headers; message r0; close CANCELLED \"Failed to request"
+                    + " messages\" cause IllegalStateException: below the engine: request failed | [passing through true,"
+                    + " returned]");
+            RetryEngineTest.waitFor(() -> c.events().attemptsEnded.get() == 1);
+            assertThat(server.arrivalCount()).isEqualTo(1);
+        }
+        assertThat(SameRequestResumption.ASKED.get()).as("not resumed").isEqualTo(asked);
+    }
 }

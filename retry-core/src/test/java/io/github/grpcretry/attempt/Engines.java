@@ -27,6 +27,20 @@ final class Engines {
     static volatile boolean longStreams;
     static final java.time.Duration GENEROUS_IDLE = java.time.Duration.ofSeconds(60);
 
+    /** Sets {@link #longStreams} for the test class it extends ({@code @ExtendWith}), and clears it after. */
+    static final class LongStreams implements org.junit.jupiter.api.extension.BeforeAllCallback,
+            org.junit.jupiter.api.extension.AfterAllCallback {
+        @Override
+        public void beforeAll(org.junit.jupiter.api.extension.ExtensionContext context) {
+            longStreams = true;
+        }
+
+        @Override
+        public void afterAll(org.junit.jupiter.api.extension.ExtensionContext context) {
+            longStreams = false;
+        }
+    }
+
     private Engines() {
     }
 

@@ -1,7 +1,6 @@
 package io.github.grpcretry.attempt;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Every scenario of {@link HedgedUsageSideBySideTest} again, with our engine's channels given a generous
@@ -9,15 +8,6 @@ import org.junit.jupiter.api.BeforeAll;
  * ({@link Engines#longStreams}): a hedged call is never resumed and an idle timeout that does not fire changes
  * nothing, so grpc-java's own hedging stays the reference.
  */
+@ExtendWith(Engines.LongStreams.class)
 class LongStreamHedgedUsageSideBySideTest extends HedgedUsageSideBySideTest {
-
-    @BeforeAll
-    static void longStreamsOn() {
-        Engines.longStreams = true;
-    }
-
-    @AfterAll
-    static void longStreamsOff() {
-        Engines.longStreams = false;
-    }
 }

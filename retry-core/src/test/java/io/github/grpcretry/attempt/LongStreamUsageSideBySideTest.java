@@ -19,9 +19,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -34,21 +33,12 @@ import org.junit.jupiter.params.provider.EnumSource;
  * past the commit with a status the policy does not retry, a reader that asks from another thread, an
  * onReady-driven bidi writer, the call's Context in every callback.
  */
+@ExtendWith(Engines.LongStreams.class)
 class LongStreamUsageSideBySideTest extends ClientCallUsageSideBySideTest {
 
     private static final ChannelRetryConfig FAST = Configs.channel(Configs.fast(3));
     private static final Metadata.Key<String> PREVIOUS = Metadata.Key.of("grpc-previous-rpc-attempts",
             Metadata.ASCII_STRING_MARSHALLER);
-
-    @BeforeAll
-    static void longStreamsOn() {
-        Engines.longStreams = true;
-    }
-
-    @AfterAll
-    static void longStreamsOff() {
-        Engines.longStreams = false;
-    }
 
     /** The mode this class runs in reaches the engine: its streaming calls are long streams, with a resumer. */
     @Test

@@ -186,34 +186,35 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (numMessages < 0) {
             throw new IllegalArgumentException("numMessages must be >= 0");
         }
-        op(numMessages);
+        op(numMessages, null);
     }
 
     @Override
     public final void sendMessage(ReqT message) {
-        op(CallBuffer.message(Objects.requireNonNull(message, "message"))); // kept as it is: each attempt marshals it
+        op(CallBuffer.message(Objects.requireNonNull(message, "message")), message); // kept: each attempt marshals it
     }
 
     @Override
     public final void halfClose() {
-        op(CallBuffer.HALF_CLOSE);
+        op(CallBuffer.HALF_CLOSE, null);
     }
 
     @Override
     public final void setMessageCompression(boolean enabled) {
-        op(enabled);
+        op(enabled, null);
     }
 
     /**
      * An operation of the application's: straight to the pass-through; else logged and drained to every attempt, the
      * older ones first (as grpc-java sends to its drained attempts: with a buffer limit the first to write past it is
      * committed). This thread sends it to the newest attempt itself when that one is idle and caught up.
+     * {@code message}: the message itself when the operation sends one (its entry may wrap it), else null.
      */
-    private void op(Object entry) {
+    private void op(Object entry, @Nullable ReqT message) {
         checkOp(entry);
         LongStream<ReqT, RespT> ls = stream;
-        if (ls != null) {
-            ls.sending(entry); // its one request makes the resumer (off the lock: the application's code)
+        if (ls != null && message != null) {
+            ls.sending(message); // its one request makes the resumer (off the lock: the application's code)
         }
         CallState s = state;
         Attempt head = null;

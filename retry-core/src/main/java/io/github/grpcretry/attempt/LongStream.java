@@ -87,15 +87,16 @@ final class LongStream<ReqT, RespT> {
                 : new LongStream<>(r, plan.policy(), idle, engine.idleStatus, engine.maxResumes);
     }
 
-    /** The application sends {@code entry} (on its thread, before it is logged): its one request makes the resumer. */
-    void sending(Object entry) {
+    /**
+     * The application sends {@code request} (on its thread, before it is logged: the message itself, not its log entry,
+     * which wraps an Integer or a Boolean message): its one request makes the resumer.
+     */
+    void sending(ReqT request) {
         StreamResumption<ReqT, RespT> r = resumption;
-        if (r == null || resumer != null || resumerFailed || !CallBuffer.isMessage(entry)) {
+        if (r == null || resumer != null || resumerFailed) {
             return;
         }
         try {
-            @SuppressWarnings("unchecked")
-            ReqT request = (ReqT) entry;
             resumer = r.start(request);
             resumerFailed = resumer == null;
         } catch (RuntimeException | Error e) { // an Error too (as the listener's, §14): none reaches the application

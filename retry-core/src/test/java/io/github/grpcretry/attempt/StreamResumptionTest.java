@@ -371,4 +371,69 @@ class StreamResumptionTest {
             assertThat(rig.startedKinds()).containsExactly(AttemptKind.INITIAL);
         }
     }
+
+    /**
+     * A method whose request type is Integer (an offset, with a marshaller of its own): the resumer is made with the
+     * request the application sent, the Integer itself (the engine logs such a message wrapped, so that it is not
+     * taken for a demand), and the stream resumes from the offset after the last one delivered.
+     */
+    @Test
+    void aResumerOfAMethodWhoseRequestIsAnIntegerIsMadeWithThatInteger() throws Exception {
+        MethodDescriptor<Integer, SimpleResponse> byOffset = Rpc.SERVER_STREAMING.toBuilder(
+                new MethodDescriptor.Marshaller<Integer>() {
+                    @Override
+                    public java.io.InputStream stream(Integer from) {
+                        return new java.io.ByteArrayInputStream(Rpc.request("from=" + from).toByteArray());
+                    }
+
+                    @Override
+                    public Integer parse(java.io.InputStream stream) {
+                        throw new UnsupportedOperationException("a client does not parse its requests");
+                    }
+                }, Rpc.SERVER_STREAMING.getResponseMarshaller()).build();
+        StreamResumption<Integer, SimpleResponse> resumption = new StreamResumption<>() {
+            @Override
+            public MethodDescriptor<Integer, SimpleResponse> method() {
+                return byOffset;
+            }
+
+            @Override
+            public Resumer<Integer, SimpleResponse> start(Integer from) {
+                return new Resumer<>() {
+                    private int next = from;
+
+                    @Override
+                    public void delivered(SimpleResponse response) {
+                        next = Integer.parseInt(response.getResponseMessage()) + 1;
+                    }
+
+                    @Override
+                    public Integer resumeRequest() {
+                        return next;
+                    }
+                };
+            }
+        };
+        try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(null, 3), resumption,
+                a -> a.sendThenBreak(3))) {
+            List<String> responses = new java.util.concurrent.CopyOnWriteArrayList<>();
+            io.github.grpcretry.testing.ContractListener<SimpleResponse> listener =
+                    new io.github.grpcretry.testing.ContractListener<>(new io.grpc.ClientCall.Listener<>() {
+                        @Override
+                        public void onMessage(SimpleResponse message) {
+                            responses.add(message.getResponseMessage());
+                        }
+                    });
+            io.grpc.ClientCall<Integer, SimpleResponse> call = rig.channel.newCall(byOffset, CallOptions.DEFAULT);
+            call.start(listener, new io.grpc.Metadata());
+            call.request(Integer.MAX_VALUE);
+            call.sendMessage(0);
+            call.halfClose();
+            Status status = listener.awaitClose(LongStreamRig.WAIT_SECONDS, TimeUnit.SECONDS);
+            assertThat(status.getCode()).as("%s", status).isEqualTo(Status.Code.OK);
+            assertThat(responses).isEqualTo(ALL);
+            assertThat(rig.froms()).containsExactly(0, 3, 6, 9);
+            assertThat(CallbackFailures.SHARED.count(resumption, "start")).as("the resumer was made").isZero();
+        }
+    }
 }

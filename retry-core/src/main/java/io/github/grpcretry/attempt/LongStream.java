@@ -36,6 +36,7 @@ final class LongStream<ReqT, RespT> {
         RetryScheduler.@Nullable Timer timer;
         volatile boolean cut;
     }
+
     /** What {@link #beforeBreak} answers when a resumption applies but the resumer gives no request. */
     static final Object REFUSED = new Object();
 

@@ -353,7 +353,7 @@ final class LongStreamRig implements AutoCloseable {
     }
 
     /** A resumption of the offset stream: the request asks from the offset after the last one delivered. */
-    static final class OffsetResumption implements StreamResumption<SimpleRequest, SimpleResponse> {
+    static class OffsetResumption implements StreamResumption<SimpleRequest, SimpleResponse> {
         final AtomicInteger resumers = new AtomicInteger();
         final List<String> delivered = new CopyOnWriteArrayList<>();
         volatile boolean refuse;

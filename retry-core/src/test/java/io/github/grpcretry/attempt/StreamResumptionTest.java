@@ -1,6 +1,7 @@
 package io.github.grpcretry.attempt;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.grpcretry.attempt.LongStreamRig.Arrival;
 import io.github.grpcretry.attempt.LongStreamRig.OffsetResumption;
@@ -196,13 +197,34 @@ class StreamResumptionTest {
     }
 
     @Test
-    void neverForABidiCall() throws Exception {
+    void onlyAServerStreamingMethodCanBeResumed() {
+        for (MethodDescriptor<SimpleRequest, SimpleResponse> m : List.of(Rpc.UNARY, Rpc.CLIENT_STREAMING, Rpc.BIDI)) {
+            StreamResumption<SimpleRequest, SimpleResponse> r = new OffsetResumption() {
+                @Override
+                public MethodDescriptor<SimpleRequest, SimpleResponse> method() {
+                    return m;
+                }
+            };
+            RetryingClientInterceptor.Builder b = RetryingClientInterceptor.builder(Configs.channel(LongStreamRig.policy(10)));
+            assertThatThrownBy(() -> b.streamResumptions(List.of(r))).as("%s", m.getType())
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(m.getFullMethodName()).hasMessageContaining(m.getType().name());
+        }
+        RetryingClientInterceptor.Builder b = RetryingClientInterceptor.builder(Configs.channel(LongStreamRig.policy(10)));
+        assertThatThrownBy(() -> b.streamResumptions(List.of(new OffsetResumption(), new OffsetResumption())))
+                .as("two for one method").isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("Two StreamResumptions");
+    }
+
+    @Test
+    void aBidiCallIsNeverResumedItsBreakEndsIt() throws Exception {
         try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(null, 3),
                 new OffsetResumption(), a -> a.sendThenBreak(3))) {
             Reader reader = rig.start(Rpc.BIDI, new Reader(1), CallOptions.DEFAULT);
             assertThat(reader.await().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
             assertThat(reader.responses).isEqualTo(ALL.subList(0, 3));
             assertThat(rig.arrivals).hasSize(1);
+            assertThat(rig.events.suppressions()).containsExactly(SuppressionReason.COMMITTED);
         }
     }
 

@@ -28,6 +28,14 @@ import org.junit.jupiter.api.Test;
 class IdleTimeoutTest {
 
     private static final Duration IDLE = Duration.ofMillis(200);
+    /** The first attempt sends three offsets, then stalls with the stream open; a later one sends the rest. */
+    private static final java.util.function.Consumer<LongStreamRig.Arrival> THREE_THEN_STALL = a -> {
+        if (a.attempt == 1) {
+            a.send(3);
+        } else {
+            a.sendThenBreak(LongStreamRig.TOTAL);
+        }
+    };
     private static final List<String> ALL = IntStream.range(0, LongStreamRig.TOTAL).mapToObj(Integer::toString).toList();
 
     @Test
@@ -87,13 +95,7 @@ class IdleTimeoutTest {
     @Test
     void anIdleAttemptAfterTheCommitWithResumptionIsResumed() throws Exception {
         try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(IDLE, 3),
-                new OffsetResumption(), a -> {
-                    if (a.attempt == 1) {
-                        a.send(3); // then stalls
-                    } else {
-                        a.sendThenBreak(LongStreamRig.TOTAL);
-                    }
-                })) {
+                new OffsetResumption(), THREE_THEN_STALL)) {
             Reader reader = rig.start(new Reader(1), CallOptions.DEFAULT);
             Status status = reader.await();
             assertThat(status.getCode()).as("%s", status).isEqualTo(Status.Code.OK);
@@ -197,13 +199,7 @@ class IdleTimeoutTest {
     @Test
     void aBlockingIteratorIsCutWhenIdleAndResumed() throws Exception {
         try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10), LongStreamRig.streams(IDLE, 3),
-                new OffsetResumption(), a -> {
-                    if (a.attempt == 1) {
-                        a.send(3); // then stalls
-                    } else {
-                        a.sendThenBreak(LongStreamRig.TOTAL);
-                    }
-                })) {
+                new OffsetResumption(), THREE_THEN_STALL)) {
             java.util.Iterator<SimpleResponse> it = io.grpc.stub.ClientCalls.blockingServerStreamingCall(rig.channel,
                     Rpc.SERVER_STREAMING, CallOptions.DEFAULT.withDeadlineAfter(LongStreamRig.WAIT_SECONDS,
                             TimeUnit.SECONDS), Rpc.request("from=0"));

@@ -670,7 +670,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (end) {
             drainAll(newest); // the others' cancels
         }
-        if (d instanceof Decision.Retry r) {
+        if (d instanceof Decision.Retry r && !(ls != null && ls.deadlineWait)) { // a wait to the deadline: no attempt follows
             engine.events.retryScheduled(target(), a.number + 1, r.delayNanos(), r.source());
         }
         if (suppressed != null) {

@@ -132,6 +132,7 @@ class StreamResumptionTest {
             assertThat(reader.responses).isEqualTo(ALL.subList(0, 3));
             assertThat(rig.froms()).as("no resumed attempt").containsExactly(0);
             assertThat(rig.events.suppressions()).containsExactly(SuppressionReason.DEADLINE);
+            assertThat(rig.events.ofType("retryScheduled")).as("no resumption is reported scheduled: none follows").isEmpty();
         }
     }
 

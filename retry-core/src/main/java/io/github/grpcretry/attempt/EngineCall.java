@@ -181,30 +181,33 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (numMessages < 0) {
             throw new IllegalArgumentException("numMessages must be >= 0");
         }
-        op(numMessages);
+        op(numMessages, null);
     }
 
     @Override
     public final void sendMessage(ReqT message) {
-        op(CallBuffer.message(Objects.requireNonNull(message, "message"))); // kept as it is: each attempt marshals it
+        op(CallBuffer.message(Objects.requireNonNull(message, "message")), message); // kept: each attempt marshals it
     }
 
     @Override
     public final void halfClose() {
-        op(CallBuffer.HALF_CLOSE);
+        op(CallBuffer.HALF_CLOSE, null);
     }
 
     @Override
     public final void setMessageCompression(boolean enabled) {
-        op(enabled);
+        op(enabled, null);
     }
 
-    /** An operation of the application's: passed through, or logged and drained, the older attempts first (§18). */
-    private void op(Object entry) {
+    /**
+     * An operation of the application's: passed through, or logged and drained, the older attempts first (§18);
+     * {@code message}: the message itself when the operation sends one (its entry may wrap it), else null.
+     */
+    private void op(Object entry, @Nullable ReqT message) {
         checkOp(entry);
         LongStream<ReqT, RespT> ls = stream;
-        if (ls != null) {
-            ls.sending(entry); // its one request makes the resumer (off the lock: the application's code)
+        if (ls != null && message != null) {
+            ls.sending(message); // its one request makes the resumer (off the lock: the application's code)
         }
         CallState s = state;
         Attempt head = null;
@@ -630,7 +633,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (end) {
             drainAll(newest); // the others' cancels
         }
-        if (d instanceof Decision.Retry r) {
+        if (d instanceof Decision.Retry r && !(ls != null && ls.deadlineWait)) { // a wait to the deadline: no attempt follows
             engine.events.retryScheduled(target(), a.number + 1, r.delayNanos(), r.source());
         }
         if (suppressed != null) {
@@ -1210,9 +1213,25 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         /** Straight to the listener while the call passes through to it (busy meanwhile), else through the call. */
         private void signal(Signal s, @Nullable Object value) {
             LongStream<ReqT, RespT> ls = stream;
-            if (ls != null && s != Signal.READY) {
-                heard();
+            LongStream.Watch w = idle;
+            if (w == null) {
+                toApplication(ls, s, value);
+                return;
             }
+            long at = System.nanoTime();
+            if (s != Signal.READY) {
+                w.lastHeard = at;
+            }
+            w.inCallback = true; // the attempt's callbacks come one at a time: it cannot be heard while this one runs
+            try {
+                toApplication(ls, s, value);
+            } finally {
+                w.lastHeard = s == Signal.READY ? w.lastHeard + System.nanoTime() - at : System.nanoTime();
+                w.inCallback = false;
+            }
+        }
+
+        private void toApplication(@Nullable LongStream<ReqT, RespT> ls, Signal s, @Nullable Object value) {
             boolean direct = passing() && BUSY.compareAndSet(EngineCall.this, (byte) 0, (byte) 1);
             boolean emitted = direct && passing(); // still: not cancelled before this thread was busy
             if (emitted) {

@@ -26,6 +26,8 @@ final class LongStream<ReqT, RespT> {
      */
     static final class Watch {
         volatile long lastHeard;
+        /** Its callback thread is delivering one of its callbacks (the application's code may be running in it). */
+        volatile boolean inCallback;
         RetryScheduler.@Nullable Timer timer;
         volatile boolean cut;
     }
@@ -81,18 +83,19 @@ final class LongStream<ReqT, RespT> {
                 : new LongStream<>(r, plan.policy(), idle, engine.idleStatus, engine.maxResumes);
     }
 
-    /** The application sends {@code entry} (on its thread, before it is logged): its one request makes the resumer. */
-    void sending(Object entry) {
+    /**
+     * The application sends {@code request} (on its thread, before it is logged: the message itself, not its log entry,
+     * which wraps an Integer or a Boolean message): its one request makes the resumer.
+     */
+    void sending(ReqT request) {
         StreamResumption<ReqT, RespT> r = resumption;
-        if (r == null || resumer != null || resumerFailed || !CallBuffer.isMessage(entry)) {
+        if (r == null || resumer != null || resumerFailed) {
             return;
         }
         try {
-            @SuppressWarnings("unchecked")
-            ReqT request = (ReqT) entry;
             resumer = r.start(request);
             resumerFailed = resumer == null;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // an Error too (as the listener's, §14): none reaches the application
             failed(r, "start", e);
         }
     }
@@ -117,7 +120,7 @@ final class LongStream<ReqT, RespT> {
         if (r != null && !resumerFailed) {
             try {
                 r.delivered((RespT) Objects.requireNonNull(response)); // a message is never null
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) { // an Error too: the listener's delivery waits on this thread
                 failed(resumption, "delivered", e);
             }
         }
@@ -125,10 +128,12 @@ final class LongStream<ReqT, RespT> {
 
     /**
      * Nanoseconds until the attempt {@code w} watches is idle (&le; 0: it is): the idle timeout since it last heard
-     * something or the application's demand last rose from none; a full timeout while the application asks for nothing.
+     * something (or its last callback returned) or the application's demand last rose from none; a full timeout while
+     * the application asks for nothing or the attempt's callback thread is in a callback (it cannot hear anything then).
      */
     long idleLeft(Watch w) {
-        return requested > received ? Math.max(w.lastHeard, demandSinceNanos) + idleNanos - System.nanoTime() : idleNanos;
+        return requested > received && !w.inCallback
+                ? Math.max(w.lastHeard, demandSinceNanos) + idleNanos - System.nanoTime() : idleNanos;
     }
 
     /**
@@ -148,7 +153,7 @@ final class LongStream<ReqT, RespT> {
         try {
             ReqT request = r.resumeRequest();
             return request == null ? REFUSED : request;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // an Error too: the break is still decided
             failed(resumption, "resumeRequest", e);
             return REFUSED;
         }
@@ -190,7 +195,7 @@ final class LongStream<ReqT, RespT> {
         return (int) Math.min(Integer.MAX_VALUE, Math.max(0, requested - received));
     }
 
-    private void failed(@Nullable Object callback, String kind, RuntimeException e) {
+    private void failed(@Nullable Object callback, String kind, Throwable e) {
         resumerFailed = true;
         CallbackFailures.SHARED.failed(ROLE, callback == null ? this : callback, kind, e,
                 "the call is not resumed: a break ends it with its status");

@@ -38,6 +38,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -60,13 +61,20 @@ class ClientCallUsageSideBySideTest extends UsageRig {
 
     private static final ChannelRetryConfig FAST = Configs.channel(Configs.fast(3));
 
-    private static final ExecutorService OTHER_THREAD = Executors.newSingleThreadExecutor();
-    private static final ScheduledExecutorService DEADLINES = Executors.newSingleThreadScheduledExecutor();
+    // made per test class (LongStreamUsageSideBySideTest runs these scenarios again)
+    private static ExecutorService otherThread;
+    private static ScheduledExecutorService deadlines;
+
+    @BeforeAll
+    static void startThreads() {
+        otherThread = Executors.newSingleThreadExecutor();
+        deadlines = Executors.newSingleThreadScheduledExecutor();
+    }
 
     @AfterAll
     static void stopThreads() {
-        OTHER_THREAD.shutdownNow();
-        DEADLINES.shutdownNow();
+        otherThread.shutdownNow();
+        deadlines.shutdownNow();
     }
 
     static Map<Engine, String> both(Transport t, ChannelRetryConfig config, Function<Arrival, Action> script,
@@ -568,22 +576,22 @@ class ClientCallUsageSideBySideTest extends UsageRig {
                         super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
                             @Override
                             public void onHeaders(Metadata h) {
-                                OTHER_THREAD.execute(() -> super.onHeaders(h));
+                                otherThread.execute(() -> super.onHeaders(h));
                             }
 
                             @Override
                             public void onMessage(RespT message) {
-                                OTHER_THREAD.execute(() -> super.onMessage(message));
+                                otherThread.execute(() -> super.onMessage(message));
                             }
 
                             @Override
                             public void onReady() {
-                                OTHER_THREAD.execute(super::onReady);
+                                otherThread.execute(super::onReady);
                             }
 
                             @Override
                             public void onClose(Status status, Metadata trailers) {
-                                OTHER_THREAD.execute(() -> super.onClose(status, trailers));
+                                otherThread.execute(() -> super.onClose(status, trailers));
                             }
                         }, headers);
                     }
@@ -675,7 +683,7 @@ class ClientCallUsageSideBySideTest extends UsageRig {
         Map<Engine, String> seen = both(Transport.IN_PROCESS, slowBackoff, ScriptedServer.always(Status.Code.UNAVAILABLE),
                 (c, server) -> {
                     Context.CancellableContext ctx = Context.current().withDeadline(
-                            Deadline.after(deadlineMs, TimeUnit.MILLISECONDS), DEADLINES);
+                            Deadline.after(deadlineMs, TimeUnit.MILLISECONDS), deadlines);
                     try {
                         Rpc.Handle h = ctx.call(() -> Rpc.start(c.channel(), Rpc.UNARY, CallOptions.DEFAULT));
                         Rpc.Outcome o = h.send("a").halfClose().await();

@@ -18,6 +18,29 @@ final class Engines {
 
     enum Transport { IN_PROCESS, NETTY }
 
+    /**
+     * Set by {@link LongStreamUsageSideBySideTest} for its run: our engine's channels get a generous
+     * {@code streams.idle-timeout} (it never fires in a scenario) and a {@link StreamResumption} of the
+     * server-streaming method (no scenario breaks a stream past its commit with a status the policy retries), so
+     * every scenario also checks that neither changes what an application sees.
+     */
+    static volatile boolean longStreams;
+    static final java.time.Duration GENEROUS_IDLE = java.time.Duration.ofSeconds(60);
+
+    /** Sets {@link #longStreams} for the test class it extends ({@code @ExtendWith}), and clears it after. */
+    static final class LongStreams implements org.junit.jupiter.api.extension.BeforeAllCallback,
+            org.junit.jupiter.api.extension.AfterAllCallback {
+        @Override
+        public void beforeAll(org.junit.jupiter.api.extension.ExtensionContext context) {
+            longStreams = true;
+        }
+
+        @Override
+        public void afterAll(org.junit.jupiter.api.extension.ExtensionContext context) {
+            longStreams = false;
+        }
+    }
+
     private Engines() {
     }
 
@@ -73,8 +96,10 @@ final class Engines {
     }
 
     /** Our engine over {@code below} (interceptors that see every attempt's channel call). */
-    static Client interceptorClient(ScriptedServer server, Transport transport, ChannelRetryConfig config,
+    static Client interceptorClient(ScriptedServer server, Transport transport, ChannelRetryConfig given,
             RetryScheduler scheduler, ClientInterceptor... below) {
+        ChannelRetryConfig config = longStreams ? given.withStreams(new ChannelRetryConfig.Streams(GENEROUS_IDLE, 3))
+                : given;
         RecordingEvents events = new RecordingEvents();
         RetryThrottle throttle = config.serviceConfig().retryThrottling() == null
                 ? null : new RetryThrottle(config.serviceConfig().retryThrottling());
@@ -84,6 +109,8 @@ final class Engines {
                 .budget(budget)
                 .eventListener(events)
                 .scheduler(scheduler)
+                .streamResumptions(longStreams ? java.util.List.of(new LongStreamRig.SameRequestResumption())
+                        : java.util.List.of())
                 .build();
         ManagedChannel ch = builder(server, transport)
                 .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false))

@@ -97,6 +97,13 @@ final class LongStreamRig implements AutoCloseable {
     /** {@code script} runs at each attempt's half-close (on the server's executor). */
     LongStreamRig(RetryPolicy policy, ChannelRetryConfig.Streams streams, @Nullable StreamResumption<?, ?> resumption,
             Consumer<Arrival> script) throws IOException, InterruptedException {
+        this(Configs.channel(policy), streams, resumption, script);
+    }
+
+    /** The same with the channel's configuration ({@code channelConfig}: a hedging policy, a throttle). */
+    LongStreamRig(ChannelRetryConfig channelConfig, ChannelRetryConfig.Streams streams,
+            @Nullable StreamResumption<?, ?> resumption, Consumer<Arrival> script) throws IOException, InterruptedException {
+        warmUp();
         ServerServiceDefinition def = ServerServiceDefinition.builder(Configs.SERVICE)
                 .addMethod(Rpc.SERVER_STREAMING, handler(script, true)).addMethod(Rpc.BIDI, handler(script, false)).build();
         server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(def).build().start();
@@ -113,8 +120,10 @@ final class LongStreamRig implements AutoCloseable {
                 }
             }
         });
-        ChannelRetryConfig config = Configs.channel(policy).withStreams(streams);
+        ChannelRetryConfig config = channelConfig.withStreams(streams);
         RetryingClientInterceptor.Builder b = RetryingClientInterceptor.builder(config).scheduler(scheduler)
+                .throttle(config.serviceConfig().retryThrottling() == null ? null
+                        : new io.github.grpcretry.throttle.RetryThrottle(config.serviceConfig().retryThrottling()))
                 .eventListener(RetryEventListener.composite(List.of(events, new MicrometerRetryEventListener(meters))))
                 .attemptObserver(new ObservationAttemptObserver(observations));
         if (resumption != null) {
@@ -125,6 +134,47 @@ final class LongStreamRig implements AutoCloseable {
                 .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false)).intercept(engine).build();
         // connected before the test's call: a first attempt's idle time is not the connection's set-up
         RetryEngineTest.waitFor(() -> channel.getState(true) == io.grpc.ConnectivityState.READY);
+    }
+
+    private static final java.util.concurrent.atomic.AtomicBoolean WARM = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /**
+     * Once per JVM, before the first rig: one whole server stream through the engine over Netty, so that the first
+     * test's attempt is not a cold server's and client's first call (class loading, first compilations): on a loaded
+     * machine that took over 400 ms, longer than the tests' idle timeout, and cut the first attempt.
+     */
+    private static void warmUp() throws IOException, InterruptedException {
+        if (!WARM.compareAndSet(false, true)) {
+            return;
+        }
+        ServerCallHandler<SimpleRequest, SimpleResponse> oneResponse = (call, headers) -> {
+            call.request(1);
+            return new ServerCall.Listener<SimpleRequest>() {
+                @Override
+                public void onHalfClose() {
+                    call.sendHeaders(new Metadata());
+                    call.sendMessage(SimpleResponse.newBuilder().setResponseMessage("0").build());
+                    call.close(Status.OK, new Metadata());
+                }
+            };
+        };
+        ServerServiceDefinition def = ServerServiceDefinition.builder(Configs.SERVICE)
+                .addMethod(Rpc.SERVER_STREAMING, oneResponse).build();
+        Server s = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(def).build().start();
+        ChannelRetryConfig config = Configs.channel(policy(10)).withStreams(streams(Duration.ofSeconds(30), 3));
+        try (RetryScheduler timers = RetryScheduler.create(1, "long-stream-warm-up")) {
+            ManagedChannel ch = NettyChannelBuilder.forTarget("127.0.0.1:" + s.getPort()).usePlaintext()
+                    .intercept(RetryingClientInterceptor.builder(config).scheduler(timers)
+                            .streamResumptions(List.of(new OffsetResumption())).build()).build();
+            try {
+                Reader reader = new Reader(1);
+                reader.begin(ch.newCall(Rpc.SERVER_STREAMING, CallOptions.DEFAULT));
+                reader.await();
+            } finally {
+                ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                s.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        }
     }
 
     /** Records each attempt; runs {@code script} at its half-close, or at its first message. */
@@ -231,6 +281,7 @@ final class LongStreamRig implements AutoCloseable {
     public void close() throws InterruptedException {
         try {
             RetryEngineTest.waitFor(() -> EngineTestAccess.outstandingTimers(scheduler) == 0);
+            RetryEngineTest.waitFor(() -> EngineTestAccess.bufferPool(engine).used() == 0); // nothing held in the pool
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -328,6 +379,38 @@ final class LongStreamRig implements AutoCloseable {
                 @Override
                 public @Nullable SimpleRequest resumeRequest() {
                     return refuse ? null : Rpc.request("from=" + next);
+                }
+            };
+        }
+    }
+
+    /**
+     * A resumption of {@link Rpc#SERVER_STREAMING} that would resume with the request as the application sent it;
+     * counts the resumers it made, the responses they were told of and the resume requests they were asked for.
+     */
+    static final class SameRequestResumption implements StreamResumption<SimpleRequest, SimpleResponse> {
+        static final AtomicInteger STARTED = new AtomicInteger();
+        static final AtomicInteger DELIVERED = new AtomicInteger();
+        static final AtomicInteger ASKED = new AtomicInteger();
+
+        @Override
+        public MethodDescriptor<SimpleRequest, SimpleResponse> method() {
+            return Rpc.SERVER_STREAMING;
+        }
+
+        @Override
+        public Resumer<SimpleRequest, SimpleResponse> start(SimpleRequest request) {
+            STARTED.incrementAndGet();
+            return new Resumer<>() {
+                @Override
+                public void delivered(SimpleResponse response) {
+                    DELIVERED.incrementAndGet();
+                }
+
+                @Override
+                public SimpleRequest resumeRequest() {
+                    ASKED.incrementAndGet();
+                    return request;
                 }
             };
         }

@@ -93,7 +93,7 @@ abstract class UsageRig {
      * The application's listener: writes down headers, messages and the close in order (not onReady, whose count
      * depends on the transport) and asks for one more message after each; {@link #hook} runs inside each callback.
      */
-    static final class Recorder extends ClientCall.Listener<SimpleResponse> {
+    static class Recorder extends ClientCall.Listener<SimpleResponse> {
         final List<String> events = Collections.synchronizedList(new ArrayList<>());
         final CountDownLatch closed = new CountDownLatch(1);
         final ContractListener<SimpleResponse> checked = new ContractListener<>(this);

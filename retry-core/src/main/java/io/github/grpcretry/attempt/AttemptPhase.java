@@ -1,9 +1,8 @@
 package io.github.grpcretry.attempt;
 
 /**
- * Where one attempt of an engine call stands (docs/design.md §18), an immutable value changed only by its named
- * transitions under the call's lock; each checks the phase it leaves and throws {@link IllegalStateException} from any
- * other. Why an attempt is cancelled is kept beside it (the attempt's {@code cancel} status).
+ * Where one attempt of an engine call stands, changed under the call's lock by the named transitions below (their
+ * table is docs/design.md §18); each throws {@link IllegalStateException} from a phase it does not leave.
  */
 enum AttemptPhase {
     /** Started; its launcher owns its drain until it has caught up with the record for the first time. */

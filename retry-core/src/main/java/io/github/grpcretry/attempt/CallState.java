@@ -1,12 +1,9 @@
 package io.github.grpcretry.attempt;
 
 /**
- * Where one engine call stands, as one immutable value (docs/design.md §18): its phase, how many attempts it started,
- * which one is committed (by number, 0: none; a resumed attempt is committed from its start), whether the call passes
- * through to it, and whether further attempts are frozen (a strategy's stop). A call replaces its state only under its lock and only by the named transitions below; each checks
- * what must hold before it, and the constructor what must hold of every state, so a broken invariant throws
- * {@link IllegalStateException} where it breaks. The values of calls with up to {@link #CACHED} attempts are made
- * once: a transition allocates nothing.
+ * Where one engine call stands, as one immutable value replaced under the call's lock by the named transitions below
+ * (their table is docs/design.md §18); each checks what must hold before it, the constructor what holds of every
+ * state. {@code committed} is an attempt's number (0: none). Values up to {@link #CACHED} attempts are made once.
  */
 record CallState(Phase phase, int attempts, int committed, boolean passThrough, boolean frozen) {
 
@@ -55,10 +52,7 @@ record CallState(Phase phase, int attempts, int committed, boolean passThrough, 
         }
     }
 
-    /**
-     * A committed attempt is one of the call's, and only a committed call has one (an ended call keeps it); only it
-     * passes through, never after a cancel.
-     */
+    /** A committed attempt is one of the call's, only a committed (or ended) call has one; only it passes through. */
     private static boolean valid(Phase phase, int attempts, int committed, boolean passThrough) {
         boolean counted = attempts >= 0 && committed >= 0 && committed <= attempts;
         boolean commitment = phase == Phase.OPEN ? committed == 0 : phase != Phase.COMMITTED || committed > 0;
@@ -93,19 +87,13 @@ record CallState(Phase phase, int attempts, int committed, boolean passThrough, 
         return of(phase, attempts, committed, true, frozen);
     }
 
-    /**
-     * The committed attempt broke, or was cut for idleness, in a call that may resume its stream: the pass-through
-     * ends (what the application does meanwhile is logged for the attempt that resumes it); the call is committed.
-     */
+    /** The committed attempt of a call that may resume its stream broke or was cut: the pass-through ends. */
     CallState interrupted() {
         require(phase == Phase.COMMITTED, "interrupted");
         return of(phase, attempts, committed, false, frozen);
     }
 
-    /**
-     * Attempt {@code attempts + 1} resumes the committed attempt's stream and is the call's from its start: the call
-     * is committed and interrupted (its committed attempt ended, nothing passes through).
-     */
+    /** Attempt {@code attempts + 1} resumes the stream, the call's from its start: committed, not passing through. */
     CallState resumed() {
         require(phase == Phase.COMMITTED && !passThrough, "resumed");
         return of(phase, attempts + 1, attempts + 1, false, frozen);

@@ -63,10 +63,8 @@ sealed interface Decision {
     long SERVER_DELAY_TOO_LONG = -2L;
 
     /**
-     * The delay the server asks for in a {@code google.rpc.RetryInfo} ({@code retryInfoNanos}, &lt; 0: none),
-     * when no pushback trailer was sent ({@code pushback}: {@link Pushback#parse}'s result; the pushback wins): in
-     * nanoseconds, {@link #NO_SERVER_DELAY}, or {@link #SERVER_DELAY_TOO_LONG} when a call without deadline
-     * would wait longer than {@code maxNanos} (a call with a deadline is bounded by it instead).
+     * The delay of a {@code google.rpc.RetryInfo} ({@code retryInfoNanos}, &lt; 0: none) unless a pushback was sent
+     * ({@link Pushback#parse}'s result): nanoseconds, {@link #NO_SERVER_DELAY} or {@link #SERVER_DELAY_TOO_LONG} (§3).
      */
     static long serverDelay(long pushback, long retryInfoNanos, long remainingNanos, long maxNanos) {
         if (pushback != Pushback.ABSENT || retryInfoNanos < 0) {
@@ -76,10 +74,8 @@ sealed interface Decision {
     }
 
     /**
-     * A failure under {@code policy}: a pushback "stop" first, then the status (DEADLINE_EXCEEDED from the
-     * per-attempt receive timeout always retryable), then a server delay that is too long, then the delay:
-     * the pushback's or the server's RetryInfo (the backoff restarts), or {@link #backoffNanos}.
-     * {@code pushback} is {@link Pushback#parse}'s result, {@code serverDelay} {@link #serverDelay}'s.
+     * A failure under {@code policy}: a pushback "stop", the status (a per-attempt timeout always retryable), a server
+     * delay too long, then the delay: the server's (the backoff restarts) or {@link #backoffNanos} (§1, §3, §4).
      */
     static Failure classify(RetryPolicy policy, Status.Code code, boolean attemptTimedOut, long pushback,
             long serverDelay, int backoffStep, double jitter) {
@@ -129,11 +125,7 @@ sealed interface Decision {
         return nonFatal || pushback == Pushback.STOP;
     }
 
-    /**
-     * Records a failure with the channel's throttle (A6: a qualified failure takes a token, the last
-     * attempt's too); whether a retry is still allowed. A failure that does not qualify, or a channel
-     * without throttle, changes nothing and allows.
-     */
+    /** Records a qualified failure with the channel's throttle (the last attempt's too); whether a retry is allowed. */
     static boolean record(@Nullable RetryThrottle throttle, boolean qualifies) {
         return !qualifies || throttle == null || throttle.onQualifiedFailureThenCheckAllowed();
     }
@@ -154,9 +146,9 @@ sealed interface Decision {
     }
 
     /**
-     * After a failed hedged attempt: a fatal status ends the call; a pushback "stop" or the throttle stops hedging
-     * (reported unless {@code frozen}); with hedges left, pushback n &gt; 0 sends the next after n ms (unless that
-     * reaches the deadline), else at once. A cap reached is reported once nothing is in flight.
+     * After a failed hedged attempt (§7): a fatal status ends the call, a pushback "stop" or the throttle stops hedging
+     * (reported unless {@code frozen}), else the next hedge goes after the pushback, or at once; a cap reached is
+     * reported once nothing is in flight.
      */
     static Decision afterHedgeFailure(boolean nonFatal, long pushback, boolean throttleAllows, boolean frozen,
             int attempts, int maxAttempts, int inFlight, long remainingNanos) {
@@ -195,9 +187,8 @@ sealed interface Decision {
     }
 
     /**
-     * {@code min(initial × multiplier^step, max) × jitter} in nanoseconds (jitter in [0.8, 1.2)),
-     * saturated: durations past 2^63-1 ns count as that, a product past it is {@link Long#MAX_VALUE} (the
-     * deadline still stops the retry), and a multiplier that is not a number gives max.
+     * {@code min(initial × multiplier^step, max) × jitter} in nanoseconds (§1), saturated at {@link Long#MAX_VALUE};
+     * a multiplier that is not a number gives max.
      */
     static long backoffNanos(RetryPolicy policy, int step, double jitter) {
         double initial = Nanos.saturated(policy.initialBackoff());

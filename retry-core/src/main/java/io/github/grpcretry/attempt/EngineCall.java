@@ -28,16 +28,10 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One logical call of the interceptor engine: the core that {@link RetryingCall} (one attempt at a time) and
- * {@link HedgingCall} (attempts in parallel) share; the strategy decides what follows a failed attempt
- * ({@link Decision}). Where the call stands is one immutable {@link CallState}, where each attempt stands one
- * {@link AttemptPhase}; both change only by their named transitions, under the call's lock (docs/design.md §18).
- * Nothing calls into an attempt or the application under the lock, but on three paths: the <b>drain</b>
- * ({@link #drain}: the application's operations are logged in the {@link CallBuffer}; the one thread that owns an
- * attempt's drain sends it what it lacks, or its cancel), the <b>delivery</b> ({@link #emit}: every callback to the
- * listener, serialised; after a cancel only the close) and the <b>end of an attempt</b> ({@link #closed}: reported
- * once; the attempt that settles the call ends it). Once the committed attempt has caught up and nothing is being
- * delivered, the call passes through to it.
+ * One logical call of the interceptor engine, the core of {@link RetryingCall} and {@link HedgingCall}: one
+ * {@link CallState} and an {@link AttemptPhase} per attempt, changed by their named transitions under the call's lock;
+ * nothing calls into an attempt or the application under it. Its three paths, the drain ({@link #drain}), the delivery
+ * ({@link #emit}) and the end of an attempt ({@link #closed}), are docs/design.md §18.
  */
 abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
@@ -49,8 +43,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     static final Status LOST = Status.CANCELLED.withDescription("hedged attempt not needed: another attempt committed");
     static final Status ENDED = Status.CANCELLED.withDescription("hedged attempt not needed: the call ended");
     /** The delivery flag, {@link #busy}: 0 nobody calls the listener, 1 a thread does, 2 and others queued meanwhile. */
-    private static final VarHandle BUSY = handle("busy");
-    private static final VarHandle APP_OPS = handle("appOps");
+    private static final VarHandle BUSY;
 
     final RetryingClientInterceptor engine;
     final RetryingClientInterceptor.MethodPlan plan;
@@ -60,11 +53,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final Context context;
     final boolean parallel;
     private Listener<RespT> listener; // set once by start(), before any attempt exists
-    /** What the application has called so far ({@link #checkOp}): {@code STARTED}, {@code CANCEL_CALLED}, ... */
-    private volatile byte appOps;
-    private static final byte STARTED = 1;
-    private static final byte CANCEL_CALLED = 2;
-    private static final byte HALF_CLOSE_CALLED = 4;
+    private volatile boolean cancelCalled, halfCloseCalled; // by the application ({@link #checkOp})
     /** Where the call stands: replaced under the lock by its transitions only (volatile: the pass-through reads it). */
     private volatile CallState state = CallState.INITIAL;
     /** The attempt started last, linked to the ones before: set under the lock with the state's {@code opened}. */
@@ -76,7 +65,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     final @Nullable LongStream<ReqT, RespT> stream;
 
     /** What a call needs beyond the success path (timers, watches, queued deliveries), made on first use. */
-    class Extra {
+    final class Extra {
         @Nullable SuppressionReason commitReason; // why the call was committed, when not by a response
         RetryScheduler.@Nullable Timer timer; // the call's one pending timer (a retry's backoff, the next hedge)
         int timerGeneration;
@@ -90,9 +79,20 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         @Nullable ArrayDeque<Runnable> pending; // deliveries waiting for the thread that is delivering
         @Nullable ObservedCall observed; // the call as the engine's observer follows it (set at start)
         int transparentRetries; // streams grpc-java sent again transparently under the call's attempts
+        int backoffStep; // a retried call's, as the ones below
+        RetryDecider.@Nullable Call decisions; // the decider's state for this call (set at start), with a decider only
+        @Nullable Deadline attemptDeadline; // of the attempt started last (null: the call's deadline is earlier)
     }
 
     private enum Signal { HEADERS, MESSAGE, READY, CLOSE }
+
+    static {
+        try {
+            BUSY = MethodHandles.lookup().findVarHandle(EngineCall.class, "busy", byte.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     @SuppressWarnings("NullAway.Init") // listener: set by start() before anything calls it
     EngineCall(RetryingClientInterceptor engine, RetryingClientInterceptor.MethodPlan plan,
@@ -146,10 +146,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     void ended(Status status, int attempts) {
     }
 
-    Extra newExtra() {
-        return new Extra();
-    }
-
     @Override
     public final void start(Listener<RespT> responseListener, Metadata startHeaders) {
         if (responseListener == null || startHeaders == null) {
@@ -166,13 +162,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 throw new IllegalStateException("call was cancelled");
             }
             listener = responseListener;
-            APP_OPS.getAndBitwiseOr(this, STARTED);
             if (followed != null) {
                 extra().observed = new ObservedCall(followed);
             }
             startHeaders.discardAll(RetryingCall.PREVIOUS_ATTEMPTS); // the engine's; the headers are the call's now
             record.start(startHeaders);
-            first = openLocked();
+            first = openLocked(null);
         }
         if (engine.budget != null) {
             engine.budget.onCall();
@@ -205,9 +200,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /**
-     * An operation of the application's: straight to the pass-through; else logged and drained to every attempt, the
-     * older ones first (as grpc-java sends to its drained attempts: with a buffer limit the first to write past it is
-     * committed). This thread sends it to the newest attempt itself when that one is idle and caught up.
+     * An operation of the application's: passed through, or logged and drained, the older attempts first (§18);
      * {@code message}: the message itself when the operation sends one (its entry may wrap it), else null.
      */
     private void op(Object entry, @Nullable ReqT message) {
@@ -253,35 +246,24 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /**
-     * The application's side of the contract, as grpc-java's {@code ClientCallImpl} checks it: nothing before
-     * {@code start}, no message or half-close after its own {@code cancel} or after the half-close (pass-through or
-     * not). The application makes these calls one at a time, so a plain field serves.
-     */
+    /** The application's side of the contract, as grpc-java's {@code ClientCallImpl} checks it. */
     private void checkOp(Object entry) {
-        byte ops = appOps;
-        if ((ops & STARTED) == 0) {
+        if (listener == null) {
             throw new IllegalStateException("Not started");
         }
         boolean message = CallBuffer.isMessage(entry);
         if (message || entry == CallBuffer.HALF_CLOSE) {
-            if ((ops & CANCEL_CALLED) != 0) {
+            if (cancelCalled) {
                 throw new IllegalStateException("call was cancelled");
             }
-            if ((ops & HALF_CLOSE_CALLED) != 0) {
+            if (halfCloseCalled) {
                 throw new IllegalStateException(message ? "call was half-closed" : "call already half-closed");
             }
-            if (!message) {
-                APP_OPS.getAndBitwiseOr(this, HALF_CLOSE_CALLED);
-            }
+            halfCloseCalled = !message;
         }
     }
 
-    /**
-     * Sends {@code a} one operation; false when its call threw. As grpc-java's {@code ClientCallImpl} does when its
-     * stream fails to take a message, that attempt is cancelled (by its drain's owner) and the call ends
-     * {@code CANCELLED} with the exception as the cause; an {@link Error} is thrown on after that.
-     */
+    /** Sends {@code a} one operation; false when its call threw: {@code a} is cancelled, the call ends (§18). */
     private boolean send(Attempt a, boolean owner, Object entry) {
         try {
             CallBuffer.replay(a.call, entry);
@@ -342,7 +324,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public final void cancel(@Nullable String message, @Nullable Throwable cause) {
-        APP_OPS.getAndBitwiseOr(this, CANCEL_CALLED);
+        cancelCalled = true;
         cancelWith(Status.CANCELLED.withDescription(message != null ? message : "Call cancelled without message")
                 .withCause(message == null && cause == null
                         ? new CancellationException("Cancelled without a message or cause") : cause));
@@ -372,26 +354,19 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** Under lock: the state's {@code opened}; the new attempt is linked as the newest. */
-    @GuardedBy("this")
-    final Attempt openLocked() {
-        state = state.opened();
-        int n = state.attempts();
-        Attempt a = new Attempt(n, newest, false);
-        newest = a;
-        openedLocked(a);
-        return a;
-    }
-
     /**
-     * Under lock: the state's {@code resumed}; the attempt that resumes the stream is linked as the newest, the call's
-     * from its start, and the log starts again with the resumer's request and the demand not served yet.
+     * Under lock: the state's {@code opened}, or {@code resumed} when {@code resuming} (the log starts again with the
+     * resumer's request); the new attempt is linked as the newest.
      */
     @GuardedBy("this")
-    final Attempt resumeLocked(LongStream<ReqT, RespT> ls) {
-        state = state.resumed();
-        record.resume(engine.bufferPool, ls.takeRequest(), ls.halfClosed(), ls.outstanding());
-        Attempt a = new Attempt(state.attempts(), newest, true);
+    final Attempt openLocked(@Nullable LongStream<ReqT, RespT> resuming) {
+        state = resuming == null ? state.opened() : state.resumed();
+        if (resuming != null) {
+            Object request = Objects.requireNonNull(resuming.next, "no resumption pending");
+            resuming.next = null;
+            record.resume(engine.bufferPool, request, resuming.halfClosed, resuming.outstanding());
+        }
+        Attempt a = new Attempt(state.attempts(), newest, resuming != null);
         newest = a;
         openedLocked(a);
         return a;
@@ -431,9 +406,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 : followed.starting(kind(a), a.number, delay, source, Objects.requireNonNull(headers));
         Context previous = context == Context.current() ? null : context.attach();
         LongStream.Watch w = a.idle;
-        if (w != null) {
-            w.lastHeard = System.nanoTime();
-        }
+        a.heard();
         try {
             a.call = next.newCall(method, attemptOptions(a, followed));
             a.call.start(a, Objects.requireNonNull(headers));
@@ -474,12 +447,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 : engine.scheduler.schedule(() -> idleFired(a, w), () -> { }, executor(), delayNanos);
     }
 
-    /**
-     * {@code a}'s idle timer fired: while the application waits for a response and {@code a} has sent nothing (headers or
-     * a message) for the idle timeout, it is cut (cancelled, and its end is the idle status: a failure like any other
-     * before the commit, a break that a resumption may continue after it); else the timer is armed again for the time
-     * left since it last heard from {@code a} (a full timeout while the application asks for nothing).
-     */
+    /** {@code a}'s idle timer fired: {@code a} is cut when idle, else the timer is armed again (§18, "Long streams"). */
     private void idleFired(Attempt a, LongStream.Watch w) {
         LongStream<ReqT, RespT> ls = Objects.requireNonNull(stream);
         synchronized (this) {
@@ -505,11 +473,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /**
-     * The one drain loop: sends {@code a} the entries of the log it lacks, one at a time, or its cancel. One thread owns
-     * an attempt's drain at a time ({@code owner}: its launcher from the start); a thread that finds it owned leaves the
-     * change to the owner, which looks at the log again under the lock before it gives the drain up.
-     */
+    /** The one drain loop: what {@code a} lacks, or its cancel, sent by the one thread that owns its drain (§18). */
     private void drain(Attempt a, boolean owner) {
         while (true) {
             Object entry = null;
@@ -566,8 +530,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             CallState s = state;
             a.readyMissed |= signal == Signal.READY && a.phase == AttemptPhase.STARTING;
-            boolean mine = signal == Signal.READY ? a.phase == AttemptPhase.LIVE && !s.phase().ended()
-                    && (s.committed() == 0 || s.committed() == a.number) : s.committed() == a.number && !a.cut();
+            boolean mine = signal == Signal.READY ? candidate(a) : s.committed() == a.number && !a.cut();
             accepted = mine && s.phase() != Phase.CANCELLED;
             deliver = accepted && enterLocked(signal, value, null);
         }
@@ -622,7 +585,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             end = !s.phase().ended() && (s.committed() == 0 || wasCommitted); // else settled: it only reports its end
             if (end && wasCommitted && resume != null && ls != null) {
                 state = state.interrupted(); // a break that may resume: decided below as a retry's failure
-                ls.broke(resume);
+                ls.next = resume;
             }
             if (!end || startFailed || status.isOk() && !wasCommitted) {
                 suppressed = null; // nothing to decide
@@ -722,13 +685,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** Ends the settled call: reports it, then closes the listener through the serialiser. */
-    final void endCall(Status status, Metadata trailers) {
-        endCall(status, trailers, false);
-    }
-
-    /** The same; {@code entered}: this thread is already the one delivering (else the close enters now, or queues). */
-    private void endCall(Status status, Metadata trailers, boolean entered) {
+    /**
+     * Ends the settled call: reports it, then closes the listener through the serialiser; {@code entered}: this thread
+     * is already the one delivering (else the close enters now, or queues).
+     */
+    final void endCall(Status status, Metadata trailers, boolean entered) {
         boolean deliver = entered;
         int attempts;
         int transparent;
@@ -1008,7 +969,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @GuardedBy("this")
     final Extra extra() {
         if (extra == null) {
-            extra = newExtra();
+            extra = new Extra();
         }
         return extra;
     }
@@ -1025,11 +986,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             a = a.prev;
         }
         return Objects.requireNonNull(a, "no such attempt");
-    }
-
-    @GuardedBy("this")
-    final int attempts() {
-        return state.attempts();
     }
 
     /** Under lock: attempts started and not closed. */
@@ -1051,6 +1007,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 : a.resumed ? AttemptKind.RESUME : AttemptKind.RETRY;
     }
 
+    @Override
+    public final String toString() {
+        return getClass().getSimpleName() + "[" + target().fullMethodName() + "]";
+    }
+
     /** Where timer-triggered work and a close with nothing in flight run. */
     final Executor executor() {
         Executor e = callOptions.getExecutor();
@@ -1065,19 +1026,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         return b == null ? left : Math.min(left, b.timeRemaining(TimeUnit.NANOSECONDS));
     }
 
-    private static VarHandle handle(String byteField) {
-        try {
-            return MethodHandles.lookup().findVarHandle(EngineCall.class, byteField, byte.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     /**
-     * A stream of {@code a} wrote {@code bytes} more, as its transport counts them after the write (as grpc-java's own
-     * retry counts its buffer): the call holds as many bytes as its attempt that wrote the most, against the per-RPC
-     * limit and the channel's pool; the attempt whose write passes a limit is committed (§2). On the writing thread, at
-     * times under the transport's own lock: the call's lock is taken only until the commit.
+     * A stream of {@code a} wrote {@code bytes} more: the call holds as many as its attempt that wrote the most; one
+     * whose write passes a limit is committed (§2). At times under the transport's lock: ours only until the commit.
      */
     private void wrote(Attempt a, Written stream, long bytes) {
         if (state.passThrough()) {
@@ -1099,12 +1050,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /**
-     * Asked by grpc-java for a tracer of each stream of one attempt: each counts what it writes ({@link #wrote}); a
-     * stream that is a transparent retry (the server refused the one before it unprocessed) writes the attempt's
-     * messages again from zero, and is counted for the call and told to the attempt's observer. Called on the
-     * thread that makes the stream (a transport thread for a transparent retry): no blocking. It is also the
-     * attempt's place in the call's history of backends, which the balancer reads from the attempt's call options
-     * ({@link TriedBackends}).
+     * One attempt's stream tracer factory and its place in the call's history of backends ({@link TriedBackends}); a
+     * transparent retry's stream is counted and told to the observer. On a transport thread at times: no blocking.
      */
     private final class Streams extends TriedBackends {
         private final Attempt attempt;
@@ -1178,11 +1125,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /**
-     * One attempt, the listener of its channel call: its number and the attempt before it never change; where it stands
-     * is its {@link AttemptPhase}, changed by the phase's transitions only; its place in the log and its drain are the
-     * call's to move. Guarded by the call's lock (unannotated: Error Prone cannot name an attempt's enclosing call).
-     */
+    /** One attempt, the listener of its call; guarded by the call's lock (unannotated: Error Prone cannot name it). */
     final class Attempt extends ClientCall.Listener<RespT> {
         final int number;
         final @Nullable Attempt prev;
@@ -1306,7 +1249,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
 
         /** With an idle timeout: it sent something now (no allocation: one clock reading, one write). */
-        private void heard() {
+        void heard() {
             LongStream.Watch w = idle;
             if (w != null) {
                 w.lastHeard = System.nanoTime();

@@ -67,7 +67,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             firstStartNanos = now;
         }
         lastStartNanos = now;
-        if (!state().frozen() && attempts() < plan.maxAttempts() && delayNanos > 0 && remainingNanos() > delayNanos) {
+        if (!state().frozen() && state().attempts() < plan.maxAttempts() && delayNanos > 0 && remainingNanos() > delayNanos) {
             scheduleLocked(delayNanos);
         }
     }
@@ -88,7 +88,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         long pushback = Pushback.parse(trailers);
         boolean nonFatal = policy.isNonFatal(status.getCode());
         boolean allowed = Decision.record(engine.throttle, Decision.qualifies(nonFatal, pushback));
-        Decision d = Decision.afterHedgeFailure(nonFatal, pushback, allowed, state().frozen(), attempts(),
+        Decision d = Decision.afterHedgeFailure(nonFatal, pushback, allowed, state().frozen(), state().attempts(),
                 plan.maxAttempts(), liveLocked(), remainingNanos());
         if (d instanceof Decision.Stop) {
             freezeLocked();
@@ -99,7 +99,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     @Override
     @GuardedBy("this")
     boolean wouldRetry(Status status, Metadata trailers) {
-        return policy.isNonFatal(status.getCode()) && attempts() < plan.maxAttempts() && !state().frozen();
+        return policy.isNonFatal(status.getCode()) && state().attempts() < plan.maxAttempts() && !state().frozen();
     }
 
     /** The next hedge, if deadline, throttle and budget let it go; else hedging freezes (none in flight: the end). */
@@ -113,7 +113,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         synchronized (this) {
             last = lastStatus;
             lastTrailersSeen = lastTrailers;
-            if (state().phase() != CallState.Phase.OPEN || state().frozen() || attempts() >= plan.maxAttempts()) {
+            if (state().phase() != CallState.Phase.OPEN || state().frozen() || state().attempts() >= plan.maxAttempts()) {
                 return;
             }
             RetryThrottle throttle = engine.throttle;
@@ -129,7 +129,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
                     finishLocked(); // nothing in flight: nothing to cancel
                 }
             } else {
-                a = openLocked();
+                a = openLocked(null);
             }
         }
         if (a != null) {
@@ -140,18 +140,13 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         suppressed(Objects.requireNonNull(((Decision.Stop) d).reason()),
                 last == null ? Status.Code.OK : last.getCode());
         if (end) {
-            endCall(Objects.requireNonNull(last), Objects.requireNonNull(lastTrailersSeen));
+            endCall(Objects.requireNonNull(last), Objects.requireNonNull(lastTrailersSeen), false);
         }
     }
 
     @Override
     @GuardedBy("this")
     long waitedNanos() {
-        return attempts() > 1 ? lastStartNanos - firstStartNanos : 0;
-    }
-
-    @Override
-    public String toString() {
-        return "HedgingCall[" + target().fullMethodName() + "]";
+        return state().attempts() > 1 ? lastStartNanos - firstStartNanos : 0;
     }
 }

@@ -11,14 +11,9 @@ import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What a long stream of one engine call needs beyond A6 (docs/design.md §18, "Long streams"): the demand its
- * application asked for and the responses it was served, for the idle timeout of its attempts
- * ({@code streams.idle-timeout}) and for the resumption of a server stream that breaks after its commit (a
- * {@link StreamResumption}, at most {@code streams.max-resumes} times). A call gets one only when its channel has an
- * idle timeout and the call streams responses, or its method has a resumption; without it the call pays nothing per
- * message. The resumption's user code (the resumer) is called off the call's lock, on the application's thread (its
- * request) or the attempt's callback thread (what was delivered, the request that resumes); a throw is logged once and
- * counted (docs/design.md §14): the call goes on and is not resumed. Fields marked so are guarded by the call's lock.
+ * What a long stream of one engine call needs beyond A6: the idle timeout of its attempts and the resumption of a
+ * server stream that breaks after its commit (docs/design.md §18, "Long streams"). The resumer is called off the call's
+ * lock; a throw is logged once and counted (§14): the call is not resumed. Fields marked so are guarded by the call's lock.
  */
 final class LongStream<ReqT, RespT> {
 
@@ -54,12 +49,12 @@ final class LongStream<ReqT, RespT> {
     private volatile StreamResumption.@Nullable Resumer<ReqT, RespT> resumer;
     private volatile boolean resumerFailed;
     // guarded by the call's lock
-    private boolean halfClosed;
+    boolean halfClosed;
     private volatile int resumes; // read off the lock by beforeBreak
     private int backoffStep;
     private long receivedAtBreak;
-    private @Nullable Object next; // the request of the resumed attempt that follows the break
-    private Status.Code breakCode = Status.Code.UNKNOWN;
+    @Nullable Object next; // the request of the resumed attempt that follows the break (set at the break)
+    Status.Code breakCode = Status.Code.UNKNOWN; // of the break that the resumption waits to continue
     /** The wait for the resumed attempt ends at the call's deadline: it ends the call {@code DEADLINE_EXCEEDED}. */
     boolean deadlineWait;
 
@@ -164,13 +159,8 @@ final class LongStream<ReqT, RespT> {
         }
     }
 
-    /** Under the call's lock: the committed attempt broke, and {@link #beforeBreak} answered {@code request}. */
-    void broke(Object request) {
-        next = request;
-    }
-
     /**
-     * Under the call's lock: what follows the break of the committed attempt with {@code code} ({@link #broke}): as a retry's failure (pushback, RetryInfo, the throttle's token), its backoff from
+     * Under the call's lock: what follows the break of the committed attempt with {@code code} ({@link #next}): as a retry's failure (pushback, RetryInfo, the throttle's token), its backoff from
      * the policy's initial one again after a break that followed progress; a resumption the resumer refused is
      * {@code Stop(RESUME_REFUSED)}. A wait the call's deadline cuts short is taken to the deadline ({@link #deadlineWait}).
      */
@@ -200,26 +190,9 @@ final class LongStream<ReqT, RespT> {
         return deadlineWait ? new Decision.Retry(Math.max(0, remainingNanos), r.nextBackoffStep(), r.source()) : d;
     }
 
-    /** Under the call's lock: the request of the resumed attempt that starts now. */
-    Object takeRequest() {
-        Object request = Objects.requireNonNull(next, "no resumption pending");
-        next = null;
-        return request;
-    }
-
-    /** Under the call's lock: whether the application half-closed. */
-    boolean halfClosed() {
-        return halfClosed;
-    }
-
     /** What the application asked for and was not served yet (up to MAX_VALUE). */
     int outstanding() {
         return (int) Math.min(Integer.MAX_VALUE, Math.max(0, requested - received));
-    }
-
-    /** The status of the break that the resumption waits to continue. */
-    Status.Code breakCode() {
-        return breakCode;
     }
 
     private void failed(@Nullable Object callback, String kind, Throwable e) {

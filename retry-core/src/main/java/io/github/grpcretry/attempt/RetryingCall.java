@@ -28,13 +28,6 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             Metadata.Key.of("grpc-previous-rpc-attempts", Metadata.ASCII_STRING_MARSHALLER);
     private static final String[] PREVIOUS_VALUES = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"};
 
-    /** What only a retried call needs beyond the success path (guarded by the call). */
-    private final class RetryState extends Extra {
-        int backoffStep;
-        RetryDecider.@Nullable Call decisions; // the decider's state for this call (set at start), with a decider only
-        @Nullable Deadline attemptDeadline; // of the attempt started last (null: the call's deadline is earlier)
-    }
-
     /** The {@code grpc-previous-rpc-attempts} value for {@code prev} earlier attempts (no allocation up to 10). */
     static String previousAttemptsValue(int prev) {
         return prev < PREVIOUS_VALUES.length ? PREVIOUS_VALUES[prev] : Integer.toString(prev);
@@ -45,23 +38,13 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         super(engine, plan, method, callOptions, next, false);
     }
 
-    @GuardedBy("this")
-    private RetryState retryState() {
-        return (RetryState) extra();
-    }
-
-    @Override
-    Extra newExtra() {
-        return new RetryState();
-    }
-
     @Override
     void starting() {
         RetryDecider decider = plan.decider();
         if (plan.policy() == null && decider != null) {
             RetryDecider.Call decisions = decider.newCall(target());
             synchronized (this) {
-                retryState().decisions = decisions;
+                extra().decisions = decisions;
             }
         }
     }
@@ -72,7 +55,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         Duration perAttempt = plan.policy() == null ? null : plan.policy().perAttemptReceiveTimeout();
         if (perAttempt != null) {
             long timeoutNanos = Nanos.saturated(perAttempt);
-            retryState().attemptDeadline = remainingNanos() > timeoutNanos
+            extra().attemptDeadline = remainingNanos() > timeoutNanos
                     ? Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS) // clamped by Deadline
                     : null;
         }
@@ -85,14 +68,14 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             return null;
         }
         synchronized (this) {
-            return retryState().attemptDeadline;
+            return extra().attemptDeadline;
         }
     }
 
     @Override
     @GuardedBy("this")
     Decision afterFailureLocked(Attempt a, Status status, Metadata trailers) {
-        RetryState s = retryState();
+        Extra s = extra();
         long pushback = Pushback.parse(trailers);
         long serverDelay = engine.retryInfo ? Decision.serverDelay(pushback, RetryInfoDelay.delayNanos(status, trailers),
                 remainingNanos(), engine.retryInfoMaxDelayNanos) : Decision.NO_SERVER_DELAY;
@@ -112,7 +95,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
                     serverDelay);
         }
         boolean allowed = Decision.record(engine.throttle, failure.qualifies());
-        Decision d = Decision.afterRetryFailure(failure, allowed, attempts(), plan.maxAttempts(), remainingNanos());
+        Decision d = Decision.afterRetryFailure(failure, allowed, state().attempts(), plan.maxAttempts(), remainingNanos());
         if (d instanceof Decision.Retry r) {
             s.backoffStep = r.nextBackoffStep();
         }
@@ -120,7 +103,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     }
 
     /** The decider's answer for failed attempt {@code a} (under lock): a delay, or a {@code Decision.DECIDER_*} value. */
-    private long askDecider(RetryState s, Attempt a, Status status, Metadata trailers) {
+    private long askDecider(Extra s, Attempt a, Status status, Metadata trailers) {
         RetryDecider.Call d = s.decisions;
         if (d == null) {
             return Decision.DECIDER_NOT_RETRYABLE;
@@ -136,7 +119,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     @GuardedBy("this")
     boolean wouldRetry(Status status, Metadata trailers) {
         RetryPolicy policy = plan.policy();
-        return attempts() < plan.maxAttempts() && (policy != null ? policy.isRetryable(status.getCode())
+        return state().attempts() < plan.maxAttempts() && (policy != null ? policy.isRetryable(status.getCode())
                 : Objects.requireNonNull(plan.decider()).isRetryable(status, trailers)); // guarded: a throw is false
     }
 
@@ -154,18 +137,18 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
             }
             LongStream<ReqT, RespT> ls = stream;
             if (state().committed() == 0) {
-                a = openLocked();
+                a = openLocked(null);
             } else if (!Objects.requireNonNull(ls).deadlineWait) {
-                a = resumeLocked(ls);
+                a = openLocked(ls);
             } else {
-                expired = ls.breakCode();
+                expired = ls.breakCode;
                 finishLocked();
             }
         }
         if (expired != null) {
             suppressed(SuppressionReason.DEADLINE, expired);
             endCall(Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed while its stream waited to "
-                    + "resume after " + expired), new Metadata());
+                    + "resume after " + expired), new Metadata(), false);
             return;
         }
         launch(Objects.requireNonNull(a), null);
@@ -176,16 +159,11 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         RetryDecider.Call d = null;
         if (plan.policy() == null) {
             synchronized (this) {
-                d = retryState().decisions;
+                d = extra().decisions;
             }
         }
         if (d != null) {
             d.onClose(status, attempts); // guarded: a throw is logged once and counted
         }
-    }
-
-    @Override
-    public String toString() {
-        return "RetryingCall[" + target().fullMethodName() + "]";
     }
 }

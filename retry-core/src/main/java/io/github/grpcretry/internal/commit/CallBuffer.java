@@ -7,24 +7,17 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The replay record of one call: its start headers, the messages it asked for, its other operations in the order it
- * made them (each attempt keeps its place in this log, as grpc-java's attempts do in its buffer), and the request bytes
- * held for the call, against the per-RPC limit and the channel's {@link RetryBufferPool}. An entry is the operation
- * itself: an {@link Integer} asks for that many messages (counted, not logged: a replay asks for them first), a
- * {@link Boolean} sets the message compression, {@link #HALF_CLOSE} half-closes, anything else is a message as the
- * application passed it (each attempt's call marshals it; a message that is an Integer or a Boolean itself is logged
- * wrapped, {@link #message}). Each message is so replayed with the compression it was sent with. Not thread-safe: the
- * call guards it with its own lock.
+ * The replay record of one call (docs/design.md §18): start headers, demand, the log of its other operations, and
+ * the bytes held against the per-RPC limit and the channel's {@link RetryBufferPool}. An entry is the operation itself:
+ * an {@link Integer} asks for messages (counted, not logged), a {@link Boolean} sets the compression,
+ * {@link #HALF_CLOSE} half-closes, anything else is a message ({@link #message}). Guarded by the call's lock.
  */
 public final class CallBuffer {
 
     /** The entry of a half-close. */
-    public static final Object HALF_CLOSE = new Object() {
-        @Override
-        public String toString() {
-            return "halfClose";
-        }
-    };
+    public static final Object HALF_CLOSE = Op.HALF_CLOSE;
+
+    private enum Op { HALF_CLOSE }
 
     private record Wrapped(Object message) {
     }

@@ -49,6 +49,12 @@ import org.junit.jupiter.api.Test;
  */
 class SuccessPathAllocationTest {
 
+    /**
+     * "Adds nothing" with the slack of the measurement: each figure is a per-call average rounded to a byte, and a
+     * one-off allocation in the measured window (a JIT or class-loading object) can move it by a byte; any object the
+     * code made per call would be 16 B or more.
+     */
+    private static final long NO_OBJECT = 2L;
     private static final int WARM_CALLS = 20_000;
     private static final int MEASURED_CALLS = 20_000;
     private static final SimpleRequest REQUEST = SimpleRequest.newBuilder()
@@ -80,12 +86,12 @@ class SuccessPathAllocationTest {
         assertThat(figures.get("held")).as("bytes held for replay after the calls").isZero();
         assertThat(figures.get("observer") - figures.get("engine"))
                 .as("bytes the attempt observer adds to a call with no observation of its own (docs/observability.md)")
-                .isLessThanOrEqualTo(0L);
+                .isLessThanOrEqualTo(NO_OBJECT);
         // a listener (meters, the endpoint's counts) has each attempt count grpc-java's transparent retries: the
         // stream tracer every attempt has anyway (docs/observability.md)
         assertThat(figures.get("listener") - figures.get("engine"))
                 .as("bytes a listener adds per call")
-                .isLessThanOrEqualTo(0L);
+                .isLessThanOrEqualTo(NO_OBJECT);
     }
 
     /** Runs in the forked JVM: prints {@code bare N}, {@code engine N} (bytes per call) and {@code held N}. */

@@ -225,8 +225,9 @@ class AttemptObservationTest {
 
     @Test
     void aHedgedCallHasOverlappingAttemptsAndTheLoserIsCancelled() {
-        // the first attempt answers after 5 s, the hedge sent after 50 ms at once: the hedge wins
-        server.script(a -> a.index == 1 ? ScriptedServer.Action.ok().delay(5_000) : ScriptedServer.Action.ok());
+        // the first attempt answers after 5 s, the hedge sent after 50 ms at once: the hedge wins (told apart by
+        // their grpc-previous-rpc-attempts, not by their order of arrival, which a loaded machine can swap)
+        server.script(a -> a.previousAttempts == null ? ScriptedServer.Action.ok().delay(5_000) : ScriptedServer.Action.ok());
         ServiceConfig sc = new ServiceConfig(List.of(new MethodConfig(List.of(MethodName.of(SERVICE, null)), null, null,
                 null, null, null, new HedgingPolicy(2, Duration.ofMillis(50), Set.of(Status.Code.UNAVAILABLE)))), null);
         stub(sc, null, true, true).unaryRpc(SimpleRequest.getDefaultInstance());

@@ -11,7 +11,7 @@ they do not depend on the engine. Given the same jar twice it is an A/A run: new
 noise of the method itself.
 
   unary    UnaryBenchmark.unary1Thread      old c, new c, (a) bare, (e) forwarding interceptor
-  server   ServerStreamingBenchmark         old c, new c, (a) bare, (b) grpc-java's retry
+  server   ServerStreamingBenchmark         old c, new c, (a) bare, (b) grpc-java's retry, (e) forwarding
   client   ClientStreamingBenchmark         old c, new c, (a) bare, (b) grpc-java's retry
 
   ./mvnw -B -q -pl benchmarks -am package -DskipTests    # in each checkout; copy each benchmarks.jar aside
@@ -36,9 +36,9 @@ BENCHMARKS = {
     "unary": (r"UnaryBenchmark\.unary1Thread$", 8, 5, [("a", "BARE"), ("e", "FORWARDING")],
               [("new/old", "new c", "old c"), ("c/a old", "old c", "a"), ("c/a new", "new c", "a"),
                ("c/e old", "old c", "e"), ("c/e new", "new c", "e")]),
-    "server": (r"ServerStreamingBenchmark\.serverStream$", 6, 5, [("a", "BARE"), ("b", "NATIVE")],
+    "server": (r"ServerStreamingBenchmark\.serverStream$", 6, 5, [("a", "BARE"), ("b", "NATIVE"), ("e", "FORWARDING")],
                [("new/old", "new c", "old c"), ("c/a old", "old c", "a"), ("c/a new", "new c", "a"),
-                ("b/a", "b", "a"), ("c/b new", "new c", "b")]),
+                ("b/a", "b", "a"), ("e/a", "e", "a"), ("c/e new", "new c", "e")]),
     "client": (r"ClientStreamingBenchmark\.clientStream$", 6, 5, [("a", "BARE"), ("b", "NATIVE")],
                [("new/old", "new c", "old c"), ("c/a old", "old c", "a"), ("c/a new", "new c", "a"),
                 ("b/a", "b", "a"), ("c/b new", "new c", "b")]),

@@ -76,6 +76,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         @Nullable Runnable onChannelShutdown; // the same, on a channel the engine knows
         @Nullable ChannelShutdown watchedBy;
         @Nullable Status listenerFailure; // the listener threw (not in onClose): its close gets this, nothing else
+        @Nullable Status owedClose; // cancelled while passing straight through: the committed attempt's close delivers it
         @Nullable ArrayDeque<Runnable> pending; // deliveries waiting for the thread that is delivering
         @Nullable ObservedCall observed; // the call as the engine's observer follows it (set at start)
         int transparentRetries; // streams grpc-java sent again transparently under the call's attempts
@@ -181,7 +182,17 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (numMessages < 0) {
             throw new IllegalArgumentException("numMessages must be >= 0");
         }
-        op(numMessages, null);
+        Attempt d = newest;
+        if (d == null || !d.direct) {
+            op(numMessages, null);
+            return;
+        }
+        d.sentDemand = CallBuffer.demand(d.sentDemand, numMessages); // the application's operations are serial
+        try {
+            d.call.request(numMessages);
+        } catch (RuntimeException | Error e) {
+            sendFailed(d, false, numMessages, e);
+        }
     }
 
     @Override
@@ -205,6 +216,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
      */
     private void op(Object entry, @Nullable ReqT message) {
         checkOp(entry);
+        Attempt d = newest;
+        if (d != null && d.direct) {
+            send(d, false, entry);
+            return;
+        }
         LongStream<ReqT, RespT> ls = stream;
         if (ls != null && message != null) {
             ls.sending(message); // its one request makes the resumer (off the lock: the application's code)
@@ -269,21 +285,26 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             CallBuffer.replay(a.call, entry);
             return true;
         } catch (RuntimeException | Error e) {
-            Status failure = Status.CANCELLED.withDescription(CallBuffer.failure(entry)).withCause(e);
-            synchronized (this) {
-                if (a.phase.open()) {
-                    markLocked(a, failure);
-                }
-            }
-            cancelWith(failure); // may find the call ended already: a's cancel is issued below all the same
-            drain(a, owner);
-            if (owner) { // its cancel is issued: a call that threw may never close (one never started never does)
-                closed(a, failure, new Metadata());
-            }
-            if (e instanceof Error err) {
-                throw err;
-            }
+            sendFailed(a, owner, entry, e);
             return false;
+        }
+    }
+
+    /** {@code a}'s call threw {@code e} from {@code entry}: {@code a} is cancelled, the call ends (an Error rethrown). */
+    private void sendFailed(Attempt a, boolean owner, Object entry, Throwable e) {
+        Status failure = Status.CANCELLED.withDescription(CallBuffer.failure(entry)).withCause(e);
+        synchronized (this) {
+            if (a.phase.open()) {
+                markLocked(a, failure);
+            }
+        }
+        cancelWith(failure); // may find the call ended already: a's cancel is issued below all the same
+        drain(a, owner);
+        if (owner) { // its cancel is issued: a call that threw may never close (one never started never does)
+            closed(a, failure, new Metadata());
+        }
+        if (e instanceof Error err) {
+            throw err;
         }
     }
 
@@ -332,9 +353,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /**
      * The state's {@code cancelled} (application, listener, Context, shut-down): attempts and timer are cancelled and
-     * the call closes now, on its executor within its Context (a cancelled stream may never close).
+     * the call closes now, on its executor within its Context (a cancelled stream may never close); or, when it passed
+     * straight through ({@link Attempt#direct}), on the committed attempt's close, after the callback that may be running.
      */
     private void cancelWith(Status status) {
+        boolean owed;
         synchronized (this) {
             if (state.phase().ended()) {
                 return;
@@ -343,9 +366,20 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (listener == null) {
                 return; // before start: start() refuses
             }
+            Attempt d = newest;
+            owed = d != null && d.direct && d.phase != AttemptPhase.CLOSED; // a callback of it may run: its close delivers
+            if (d != null) {
+                d.direct = false;
+            }
+            if (owed) {
+                extra().owedClose = status;
+            }
             settleLocked(0, status);
         }
         drainAll(newest);
+        if (owed) {
+            return;
+        }
         Runnable end = context.wrap(() -> endCall(status, new Metadata(), false));
         try {
             executor().execute(end);
@@ -479,6 +513,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             Object entry = null;
             boolean cancel = false;
             boolean readyMissed = false;
+            boolean through = false;
             synchronized (this) {
                 if (!owner && (a.phase.takesNothing() || a.owned)) {
                     return;
@@ -492,6 +527,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 } else if (a.sentDemand != record.demand()) {
                     entry = record.demand() - a.sentDemand; // the messages asked for first, in one request
                     a.sentDemand = record.demand();
+                    through = a.sent == record.size() && a.phase == AttemptPhase.LIVE && state.committed() == a.number;
+                    if (through) { // all it lacks: it passes through now, this request sent as any other thread's is
+                        a.owned = false;
+                        passThroughLocked();
+                    }
                 } else if (a.sent < record.size()) {
                     entry = record.entry(a.sent++);
                 } else { // caught up; a retry may start ready with no transition to report: it is told now
@@ -505,6 +545,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             if (cancel) {
                 a.cancelNow();
+            } else if (through) {
+                send(a, false, Objects.requireNonNull(entry)); // a request may come from any thread (ClientCall)
             } else if (entry != null && send(a, true, entry)) {
                 continue;
             } else if (entry == null && readyMissed && a.call.isReady()) {
@@ -567,9 +609,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean end;
         boolean deliver = false;
         boolean watch = false;
+        Status owed = null;
         synchronized (this) {
             if (a.phase == AttemptPhase.CLOSED) {
                 return;
+            }
+            if (extra != null && extra.owedClose != null && state.committed() == a.number) {
+                owed = extra.owedClose; // the call was cancelled while it passed straight through to a
+                extra.owedClose = null;
             }
             boolean startFailed = a.cancel == closeStatus && a.phase != AttemptPhase.CANCEL_SENT; // else: at its cancel
             a.phase = a.phase.close();
@@ -641,6 +688,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         if (end) {
             endCall(status, trailers, deliver);
+        } else if (owed != null) {
+            endCall(owed, new Metadata(), false);
         } else if (d instanceof Decision.Hedge h && h.delayNanos() == 0) {
             nextAttempt();
         }
@@ -762,7 +811,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** The one call into the listener: an exception cancels the whole call, or is logged from its close. */
+    /** The one call into the listener ({@link #threw} when it throws). */
     @SuppressWarnings("unchecked")
     private void emit(Signal s, @Nullable Object value, @Nullable Metadata trailers) {
         try {
@@ -773,19 +822,24 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 default -> listener.onClose((Status) value, trailers);
             }
         } catch (RuntimeException | Error e) {
-            if (s == Signal.CLOSE) {
-                LOG.log(System.Logger.Level.WARNING, "the application's onClose threw (the call is closed)", e);
-                return;
-            }
-            // grpc-java's ClientCallImpl's descriptions, so that an application sees one close for either engine
-            String what = s == Signal.HEADERS ? "Failed to read headers" : s == Signal.MESSAGE ? "Failed to read message."
-                    : "Failed to call onReady.";
-            Status failure = Status.CANCELLED.withDescription(what).withCause(e);
-            synchronized (this) {
-                extra().listenerFailure = extra().listenerFailure == null ? failure : extra().listenerFailure;
-            }
-            cancelWith(failure);
+            threw(s, e);
         }
+    }
+
+    /** The listener threw from {@code s}: the whole call is cancelled with it, or it is logged from its close. */
+    private void threw(Signal s, Throwable e) {
+        if (s == Signal.CLOSE) {
+            LOG.log(System.Logger.Level.WARNING, "the application's onClose threw (the call is closed)", e);
+            return;
+        }
+        // grpc-java's ClientCallImpl's descriptions, so that an application sees one close for either engine
+        String what = s == Signal.HEADERS ? "Failed to read headers" : s == Signal.MESSAGE ? "Failed to read message."
+                : "Failed to call onReady.";
+        Status failure = Status.CANCELLED.withDescription(what).withCause(e);
+        synchronized (this) {
+            extra().listenerFailure = extra().listenerFailure == null ? failure : extra().listenerFailure;
+        }
+        cancelWith(failure);
     }
 
     /** Under lock: the state's {@code commit}: no further attempt or timer, every other attempt marked to be cancelled. */
@@ -814,6 +868,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         if (busy == 0 && !s.phase().ended()) {
             state = s.passingThrough();
+            c.direct = stream == null && c == newest;
         }
     }
 
@@ -1142,6 +1197,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         volatile @Nullable Streams streams;
         /** With an idle timeout: when it last heard something, its idle timer, whether it was cut (null: none). */
         final LongStream.@Nullable Watch idle;
+        /**
+         * The call passes straight through to it (committed, the newest, no long stream to count for): its callbacks go
+         * to the listener on its own serial thread without taking {@link #busy}, the application's operations to its
+         * call. Set with the state's {@code passingThrough}, cleared by {@code cancelled}, whose close its own close then
+         * delivers, so that no delivery of the engine's runs beside one of its callbacks.
+         */
+        volatile boolean direct;
 
         @SuppressWarnings("NullAway.Init") // call: set by its launcher before another thread can reach it
         Attempt(int number, @Nullable Attempt prev, boolean resumed) {
@@ -1166,9 +1228,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         void cancelNow() {
             int demanded;
             Status why;
+            boolean closes; // the call's close is owed to this attempt's own: it started, and is cancelled below
             synchronized (EngineCall.this) {
                 demanded = sentDemand;
                 why = Objects.requireNonNull(cancel); // issued only once marked
+                closes = extra != null && extra.owedClose != null && state.committed() == number;
             }
             boolean refused = false;
             try {
@@ -1181,7 +1245,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             } finally {
                 call.cancel(why.getDescription(), why.getCause());
             }
-            if (refused) {
+            if (refused && !closes) {
                 closed(this, why, new Metadata());
             }
         }
@@ -1210,8 +1274,15 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             signal(Signal.READY, null);
         }
 
-        /** Straight to the listener while the call passes through to it (busy meanwhile), else through the call. */
+        /**
+         * Straight to the listener while the call passes straight through to this attempt ({@link #direct}, on this
+         * attempt's thread) or passes through to it (busy meanwhile), else through the call.
+         */
         private void signal(Signal s, @Nullable Object value) {
+            if (direct) {
+                emit(s, value, null);
+                return;
+            }
             LongStream<ReqT, RespT> ls = stream;
             LongStream.Watch w = idle;
             if (w == null) {
@@ -1232,15 +1303,15 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
 
         private void toApplication(@Nullable LongStream<ReqT, RespT> ls, Signal s, @Nullable Object value) {
-            boolean direct = passing() && BUSY.compareAndSet(EngineCall.this, (byte) 0, (byte) 1);
-            boolean emitted = direct && passing(); // still: not cancelled before this thread was busy
+            boolean entered = passing() && BUSY.compareAndSet(EngineCall.this, (byte) 0, (byte) 1);
+            boolean emitted = entered && passing(); // still: not cancelled before this thread was busy
             if (emitted) {
                 if (ls != null && s == Signal.MESSAGE) {
                     ls.served(value);
                 }
                 emit(s, value, null);
             }
-            if (direct) {
+            if (entered) {
                 release(); // a close queued by a cancel meanwhile goes now
             }
             if (!emitted) {

@@ -76,7 +76,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         @Nullable Runnable onChannelShutdown; // the same, on a channel the engine knows
         @Nullable ChannelShutdown watchedBy;
         @Nullable Status listenerFailure; // the listener threw (not in onClose): its close gets this, nothing else
-        @Nullable Status owedClose; // cancelled while passing straight through: the committed attempt's close delivers it
         @Nullable ArrayDeque<Runnable> pending; // deliveries waiting for the thread that is delivering
         @Nullable ObservedCall observed; // the call as the engine's observer follows it (set at start)
         int transparentRetries; // streams grpc-java sent again transparently under the call's attempts
@@ -353,11 +352,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /**
      * The state's {@code cancelled} (application, listener, Context, shut-down): attempts and timer are cancelled and
-     * the call closes now, on its executor within its Context (a cancelled stream may never close); or, when it passed
-     * straight through ({@link Attempt#direct}), on the committed attempt's close, after the callback that may be running.
+     * the call closes now, on its executor within its Context (a cancelled stream may never close).
      */
     private void cancelWith(Status status) {
-        boolean owed;
         synchronized (this) {
             if (state.phase().ended()) {
                 return;
@@ -367,19 +364,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 return; // before start: start() refuses
             }
             Attempt d = newest;
-            owed = d != null && d.direct && d.phase != AttemptPhase.CLOSED; // a callback of it may run: its close delivers
             if (d != null) {
                 d.direct = false;
-            }
-            if (owed) {
-                extra().owedClose = status;
             }
             settleLocked(0, status);
         }
         drainAll(newest);
-        if (owed) {
-            return;
-        }
         Runnable end = context.wrap(() -> endCall(status, new Metadata(), false));
         try {
             executor().execute(end);
@@ -609,14 +599,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean end;
         boolean deliver = false;
         boolean watch = false;
-        Status owed = null;
         synchronized (this) {
             if (a.phase == AttemptPhase.CLOSED) {
                 return;
-            }
-            if (extra != null && extra.owedClose != null && state.committed() == a.number) {
-                owed = extra.owedClose; // the call was cancelled while it passed straight through to a
-                extra.owedClose = null;
             }
             boolean startFailed = a.cancel == closeStatus && a.phase != AttemptPhase.CANCEL_SENT; // else: at its cancel
             a.phase = a.phase.close();
@@ -688,8 +673,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         if (end) {
             endCall(status, trailers, deliver);
-        } else if (owed != null) {
-            endCall(owed, new Metadata(), false);
         } else if (d instanceof Decision.Hedge h && h.delayNanos() == 0) {
             nextAttempt();
         }
@@ -1198,10 +1181,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         /** With an idle timeout: when it last heard something, its idle timer, whether it was cut (null: none). */
         final LongStream.@Nullable Watch idle;
         /**
-         * The call passes straight through to it (committed, the newest, no long stream to count for): its callbacks go
-         * to the listener on its own serial thread without taking {@link #busy}, the application's operations to its
-         * call. Set with the state's {@code passingThrough}, cleared by {@code cancelled}, whose close its own close then
-         * delivers, so that no delivery of the engine's runs beside one of its callbacks.
+         * The call passes straight through to it (committed, the newest, no long stream to count for): the application's
+         * operations go to its call with no lock and no look-up. Set with the state's {@code passingThrough}, cleared by
+         * {@code cancelled}.
          */
         volatile boolean direct;
 
@@ -1228,11 +1210,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         void cancelNow() {
             int demanded;
             Status why;
-            boolean closes; // the call's close is owed to this attempt's own: it started, and is cancelled below
             synchronized (EngineCall.this) {
                 demanded = sentDemand;
                 why = Objects.requireNonNull(cancel); // issued only once marked
-                closes = extra != null && extra.owedClose != null && state.committed() == number;
             }
             boolean refused = false;
             try {
@@ -1245,7 +1225,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             } finally {
                 call.cancel(why.getDescription(), why.getCause());
             }
-            if (refused && !closes) {
+            if (refused) {
                 closed(this, why, new Metadata());
             }
         }
@@ -1274,15 +1254,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             signal(Signal.READY, null);
         }
 
-        /**
-         * Straight to the listener while the call passes straight through to this attempt ({@link #direct}, on this
-         * attempt's thread) or passes through to it (busy meanwhile), else through the call.
-         */
+        /** Straight to the listener while the call passes through to it (busy meanwhile), else through the call. */
         private void signal(Signal s, @Nullable Object value) {
-            if (direct) {
-                emit(s, value, null);
-                return;
-            }
             LongStream<ReqT, RespT> ls = stream;
             LongStream.Watch w = idle;
             if (w == null) {

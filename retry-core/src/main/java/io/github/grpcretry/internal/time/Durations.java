@@ -55,8 +55,14 @@ public final class Durations {
         if (nanos == 0) {
             return sign + seconds + "s";
         }
-        String frac = String.format("%09d", nanos).replaceFirst("0+$", "");
-        return sign + seconds + "." + frac + "s";
+        // nine digits, trailing zeros dropped (arithmetic: no Formatter or regex on the start-up path)
+        int digits = 9;
+        while (nanos % 10 == 0) {
+            nanos /= 10;
+            digits--;
+        }
+        String frac = Integer.toString(nanos);
+        return sign + seconds + "." + "0".repeat(digits - frac.length()) + frac + "s";
     }
 
     private static final long[] UNIT_NANOS = {86_400_000_000_000L, 3_600_000_000_000L, 60_000_000_000L,

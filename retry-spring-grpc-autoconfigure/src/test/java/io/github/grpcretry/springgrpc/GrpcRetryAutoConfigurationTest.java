@@ -15,7 +15,10 @@ import io.grpc.ManagedChannel;
 import java.lang.reflect.Proxy;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.BeanNotOfRequiredTypeException;
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.NoSuchBeanDefinitionException;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration;
@@ -23,6 +26,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
 import org.springframework.grpc.client.GrpcChannelFactory;
+import org.springframework.grpc.client.NettyGrpcChannelFactory;
 
 /** {@link GrpcRetryAutoConfiguration} in an ApplicationContextRunner, with Spring Boot's gRPC client. */
 class GrpcRetryAutoConfigurationTest {
@@ -65,6 +69,24 @@ class GrpcRetryAutoConfigurationTest {
             context.close();
             assertThat(channel.isShutdown()).as("the factory's destroy() reached it through the proxy").isTrue();
         });
+    }
+
+    /** What docs/spring-boot-4.md says of the proxy: a factory injected by its class is not found. */
+    @Test
+    void aFactoryInjectedByItsClassIsNotFound() {
+        runner.withBean(NeedsTheNettyFactory.class).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().isInstanceOfAny(NoSuchBeanDefinitionException.class,
+                    BeanNotOfRequiredTypeException.class).hasMessageContaining("NettyGrpcChannelFactory");
+        });
+        runner.withBean(NeedsAFactory.class).run(context -> assertThat(context).hasNotFailed());
+    }
+
+    record NeedsTheNettyFactory(NettyGrpcChannelFactory factory) {
+    }
+
+    record NeedsAFactory(@Qualifier("nettyGrpcChannelFactory")
+            GrpcChannelFactory factory) {
     }
 
     @Test

@@ -198,7 +198,7 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
                 return next.newCall(method, callOptions);
             }
             if (plan.policy == null && plan.decider == null) {
-                return new HedgingCall<>(this, plan, method, callOptions, next);
+                return Calls.hedging(this, plan, method, callOptions, next);
             }
         } else {
             if (Boolean.TRUE.equals(callOptions.getOption(GrpcRetryCallOptions.DISABLE))) {
@@ -206,7 +206,27 @@ public final class RetryingClientInterceptor implements ClientInterceptor {
             }
             plan = MethodPlan.of(maxAttemptsCap, own, null, null, plan(method).target, null);
         }
-        return new RetryingCall<>(this, plan, method, callOptions, next);
+        return Calls.retrying(this, plan, method, callOptions, next);
+    }
+
+    /**
+     * Makes the engine's calls. A class of its own: linking this interceptor (which a start-up does for its
+     * static helpers, {@link #avoidingTriedBackends}) verifies {@link #interceptCall}, and a {@code new} of
+     * the call classes there would load them (and {@code EngineCall}) before any call needs them.
+     */
+    private static final class Calls {
+        private Calls() {
+        }
+
+        static <ReqT, RespT> ClientCall<ReqT, RespT> hedging(RetryingClientInterceptor engine, MethodPlan plan,
+                MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
+            return new HedgingCall<>(engine, plan, method, callOptions, next);
+        }
+
+        static <ReqT, RespT> ClientCall<ReqT, RespT> retrying(RetryingClientInterceptor engine, MethodPlan plan,
+                MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
+            return new RetryingCall<>(engine, plan, method, callOptions, next);
+        }
     }
 
     private MethodPlan plan(MethodDescriptor<?, ?> method) {

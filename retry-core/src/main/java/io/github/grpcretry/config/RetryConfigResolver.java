@@ -38,7 +38,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -464,8 +463,7 @@ public final class RetryConfigResolver {
      */
     enum ChannelField {
 
-        MAX_ATTEMPTS_CAP("max-attempts-cap", ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP, ClientProperties::maxAttemptsCap,
-                null) {
+        MAX_ATTEMPTS_CAP("max-attempts-cap", ChannelRetryConfig.DEFAULT_MAX_ATTEMPTS_CAP, null) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 int cap = (Integer) s.value();
@@ -476,21 +474,19 @@ public final class RetryConfigResolver {
                                 "use a cap such as 5 (the default); let the call's deadline, not the attempt count, bound a long wait");
             }
         },
-        PER_RPC_BUFFER_LIMIT("per-rpc-buffer-limit", ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT,
-                ClientProperties::perRpcBufferLimit, null) {
+        PER_RPC_BUFFER_LIMIT("per-rpc-buffer-limit", ChannelRetryConfig.DEFAULT_PER_RPC_BUFFER_LIMIT, null) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 return valid(s, v, (Long) s.value() > 0, "must be > 0", "e.g. 1MB (the default)");
             }
         },
-        RETRY_BUFFER_SIZE("retry-buffer-size", ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE,
-                ClientProperties::retryBufferSize, null) {
+        RETRY_BUFFER_SIZE("retry-buffer-size", ChannelRetryConfig.DEFAULT_RETRY_BUFFER_SIZE, null) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 return valid(s, v, (Long) s.value() > 0, "must be > 0", "e.g. 16MB (the default)");
             }
         },
-        CONNECT_TIMEOUT("connect-timeout", null, ClientProperties::connectTimeout, null) {
+        CONNECT_TIMEOUT("connect-timeout", null, null) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 Duration d = (Duration) s.value();
@@ -498,7 +494,7 @@ public final class RetryConfigResolver {
                         "must be at least 1ms and at most 2147483647ms", "use a positive duration such as 2s");
             }
         },
-        RESILIENCE4J_RETRY("resilience4j-retry", null, ClientProperties::resilience4jRetry, null) {
+        RESILIENCE4J_RETRY("resilience4j-retry", null, null) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 String name = (String) s.value();
@@ -510,7 +506,7 @@ public final class RetryConfigResolver {
                 return name.trim();
             }
         },
-        BUDGET_RATIO("budget.ratio", null, c -> c.budget() == null ? null : c.budget().ratio(), InterceptorOnly.BUDGET) {
+        BUDGET_RATIO("budget.ratio", null, InterceptorOnly.BUDGET) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 double r = (Double) s.value();
@@ -519,7 +515,7 @@ public final class RetryConfigResolver {
             }
         },
         BUDGET_MIN_RETRIES_PER_SECOND("budget.min-retries-per-second", RetryBudgetPolicy.DEFAULT_MIN_RETRIES_PER_SECOND,
-                c -> c.budget() == null ? null : c.budget().minRetriesPerSecond(), InterceptorOnly.BUDGET) {
+                InterceptorOnly.BUDGET) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 double r = (Double) s.value();
@@ -527,8 +523,7 @@ public final class RetryConfigResolver {
                         "use 0 for no floor, or a small positive rate (default 10)");
             }
         },
-        BUDGET_TTL("budget.ttl", RetryBudgetPolicy.DEFAULT_TTL, c -> c.budget() == null ? null : c.budget().ttl(),
-                InterceptorOnly.BUDGET) {
+        BUDGET_TTL("budget.ttl", RetryBudgetPolicy.DEFAULT_TTL, InterceptorOnly.BUDGET) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 Duration ttl = (Duration) s.value();
@@ -536,17 +531,16 @@ public final class RetryConfigResolver {
                         "must be between 1s and 60s", "use a window between 1s and 60s (default 10s)");
             }
         },
-        RETRY_INFO("retry-info", true, ClientProperties::retryInfo, InterceptorOnly.RETRY_INFO),
+        RETRY_INFO("retry-info", true, InterceptorOnly.RETRY_INFO),
         RETRY_INFO_MAX_DELAY("retry-info-max-delay", ChannelRetryConfig.DEFAULT_RETRY_INFO_MAX_DELAY,
-                ClientProperties::retryInfoMaxDelay, InterceptorOnly.RETRY_INFO) {
+                InterceptorOnly.RETRY_INFO) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 return positive(s, v, "use a positive duration such as 30s (the default); retry-info: false turns RetryInfo off");
             }
         },
-        AVOID_TRIED_BACKENDS("avoid-tried-backends", true, ClientProperties::avoidTriedBackends,
-                InterceptorOnly.TRIED_BACKENDS),
-        BACKEND_PICKS("backend-picks", ChannelRetryConfig.DEFAULT_BACKEND_PICKS, ClientProperties::backendPicks,
+        AVOID_TRIED_BACKENDS("avoid-tried-backends", true, InterceptorOnly.TRIED_BACKENDS),
+        BACKEND_PICKS("backend-picks", ChannelRetryConfig.DEFAULT_BACKEND_PICKS,
                 InterceptorOnly.TRIED_BACKENDS) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
@@ -556,10 +550,9 @@ public final class RetryConfigResolver {
                         "use a small count such as 5 (the default); avoid-tried-backends: false turns the avoidance off");
             }
         },
-        ADAPTIVE_HEDGING_ENABLED("adaptive-hedging.enabled", false, c -> adaptive(c, AdaptiveHedgingProperties::enabled),
-                InterceptorOnly.ADAPTIVE_HEDGING),
+        ADAPTIVE_HEDGING_ENABLED("adaptive-hedging.enabled", false, InterceptorOnly.ADAPTIVE_HEDGING),
         ADAPTIVE_HEDGING_MAX_EXTRA_LOAD("adaptive-hedging.max-extra-load", AdaptiveHedgingPolicy.DEFAULT_MAX_EXTRA_LOAD,
-                c -> adaptive(c, AdaptiveHedgingProperties::maxExtraLoad), InterceptorOnly.ADAPTIVE_HEDGING) {
+                InterceptorOnly.ADAPTIVE_HEDGING) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 double load = (Double) s.value();
@@ -568,15 +561,14 @@ public final class RetryConfigResolver {
             }
         },
         ADAPTIVE_HEDGING_MIN_DELAY("adaptive-hedging.min-delay", AdaptiveHedgingPolicy.DEFAULT_MIN_DELAY,
-                c -> adaptive(c, AdaptiveHedgingProperties::minDelay), InterceptorOnly.ADAPTIVE_HEDGING) {
+                InterceptorOnly.ADAPTIVE_HEDGING) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 return valid(s, v, !((Duration) s.value()).isNegative(), "must be >= 0",
                         "use a small duration such as 1ms (the default)");
             }
         },
-        ADAPTIVE_HEDGING_MAX_DELAY("adaptive-hedging.max-delay", null, c -> adaptive(c, AdaptiveHedgingProperties::maxDelay),
-                InterceptorOnly.ADAPTIVE_HEDGING) {
+        ADAPTIVE_HEDGING_MAX_DELAY("adaptive-hedging.max-delay", null, InterceptorOnly.ADAPTIVE_HEDGING) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 Duration max = (Duration) s.value();
@@ -587,7 +579,7 @@ public final class RetryConfigResolver {
             }
         },
         ADAPTIVE_HEDGING_MIN_SAMPLES("adaptive-hedging.min-samples", AdaptiveHedgingPolicy.DEFAULT_MIN_SAMPLES,
-                c -> adaptive(c, AdaptiveHedgingProperties::minSamples), InterceptorOnly.ADAPTIVE_HEDGING) {
+                InterceptorOnly.ADAPTIVE_HEDGING) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 return valid(s, v, (Integer) s.value() >= 1, "must be >= 1",
@@ -595,7 +587,7 @@ public final class RetryConfigResolver {
             }
         },
         ADAPTIVE_HEDGING_WINDOW("adaptive-hedging.window", AdaptiveHedgingPolicy.DEFAULT_WINDOW,
-                c -> adaptive(c, AdaptiveHedgingProperties::window), InterceptorOnly.ADAPTIVE_HEDGING) {
+                InterceptorOnly.ADAPTIVE_HEDGING) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 Duration window = (Duration) s.value();
@@ -603,8 +595,7 @@ public final class RetryConfigResolver {
                         "must be between 1s and 1h", "use a window such as 30s (the default)");
             }
         },
-        STREAMS_IDLE_TIMEOUT("streams.idle-timeout", null, c -> c.streams() == null ? null : c.streams().idleTimeout(),
-                InterceptorOnly.STREAMS) {
+        STREAMS_IDLE_TIMEOUT("streams.idle-timeout", null, InterceptorOnly.STREAMS) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 return positive(s, v, "use a positive duration such as 30s, longer than the longest gap between two"
@@ -612,7 +603,7 @@ public final class RetryConfigResolver {
             }
         },
         STREAMS_MAX_RESUMES("streams.max-resumes", ChannelRetryConfig.Streams.DEFAULT_MAX_RESUMES,
-                c -> c.streams() == null ? null : c.streams().maxResumes(), InterceptorOnly.STREAMS) {
+                InterceptorOnly.STREAMS) {
             @Override
             @Nullable Object check(Sourced<?> s, Map<ChannelField, Object> earlier, RetryConfigValidator v) {
                 return valid(s, v, (Integer) s.value() >= 0, "must be >= 0",
@@ -630,15 +621,44 @@ public final class RetryConfigResolver {
 
         private final String propertyName;
         private final @Nullable Object defaultValue;
-        private final Function<ClientProperties, @Nullable Object> accessor;
         private final @Nullable InterceptorOnly interceptorOnly;
 
-        ChannelField(String propertyName, @Nullable Object defaultValue, Function<ClientProperties, @Nullable Object> accessor,
-                @Nullable InterceptorOnly interceptorOnly) {
+        ChannelField(String propertyName, @Nullable Object defaultValue, @Nullable InterceptorOnly interceptorOnly) {
             this.propertyName = propertyName;
             this.defaultValue = defaultValue;
-            this.accessor = accessor;
             this.interceptorOnly = interceptorOnly;
+        }
+
+        /**
+         * The field's accessor: its value in {@code c}, null when not set. A switch rather than a lambda per
+         * constant, so that loading the table spins no lambda classes at start-up (docs/benchmarks.md).
+         */
+        private @Nullable Object value(ClientProperties c) {
+            BudgetProperties budget = c.budget();
+            AdaptiveHedgingProperties adaptive = c.adaptiveHedging();
+            StreamsProperties streams = c.streams();
+            return switch (this) {
+                case MAX_ATTEMPTS_CAP -> c.maxAttemptsCap();
+                case PER_RPC_BUFFER_LIMIT -> c.perRpcBufferLimit();
+                case RETRY_BUFFER_SIZE -> c.retryBufferSize();
+                case CONNECT_TIMEOUT -> c.connectTimeout();
+                case RESILIENCE4J_RETRY -> c.resilience4jRetry();
+                case BUDGET_RATIO -> budget == null ? null : budget.ratio();
+                case BUDGET_MIN_RETRIES_PER_SECOND -> budget == null ? null : budget.minRetriesPerSecond();
+                case BUDGET_TTL -> budget == null ? null : budget.ttl();
+                case RETRY_INFO -> c.retryInfo();
+                case RETRY_INFO_MAX_DELAY -> c.retryInfoMaxDelay();
+                case AVOID_TRIED_BACKENDS -> c.avoidTriedBackends();
+                case BACKEND_PICKS -> c.backendPicks();
+                case ADAPTIVE_HEDGING_ENABLED -> adaptive == null ? null : adaptive.enabled();
+                case ADAPTIVE_HEDGING_MAX_EXTRA_LOAD -> adaptive == null ? null : adaptive.maxExtraLoad();
+                case ADAPTIVE_HEDGING_MIN_DELAY -> adaptive == null ? null : adaptive.minDelay();
+                case ADAPTIVE_HEDGING_MAX_DELAY -> adaptive == null ? null : adaptive.maxDelay();
+                case ADAPTIVE_HEDGING_MIN_SAMPLES -> adaptive == null ? null : adaptive.minSamples();
+                case ADAPTIVE_HEDGING_WINDOW -> adaptive == null ? null : adaptive.window();
+                case STREAMS_IDLE_TIMEOUT -> streams == null ? null : streams.idleTimeout();
+                case STREAMS_MAX_RESUMES -> streams == null ? null : streams.maxResumes();
+            };
         }
 
         /**
@@ -697,7 +717,7 @@ public final class RetryConfigResolver {
 
         /** The field's value in {@code properties} with its path under {@code channelPath}; null when not set. */
         @Nullable Sourced<?> sourced(ClientProperties properties, String channelPath) {
-            Object value = accessor.apply(properties);
+            Object value = value(properties);
             String path = channelPath + "." + propertyName;
             if (value instanceof Size size) {
                 return new Sourced<>(size.bytes(), path, size.display());
@@ -732,10 +752,6 @@ public final class RetryConfigResolver {
         @Nullable Object positive(Sourced<?> s, RetryConfigValidator v, String fix) {
             Duration d = (Duration) s.value();
             return valid(s, v, !d.isNegative() && !d.isZero(), "must be > 0", fix);
-        }
-
-        private static <T> @Nullable Object adaptive(ClientProperties c, Function<AdaptiveHedgingProperties, T> field) {
-            return c.adaptiveHedging() == null ? null : field.apply(c.adaptiveHedging());
         }
 
         /** {@code path = value} of a set value, or {@code path = default (the default)}. */

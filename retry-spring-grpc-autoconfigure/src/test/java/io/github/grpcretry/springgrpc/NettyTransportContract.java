@@ -18,7 +18,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.grpc.client.GrpcChannelFactory;
-import org.springframework.util.ClassUtils;
 
 /**
  * What the engine does on a Netty transport Spring gRPC picked for the channels: grpc-netty (Spring Boot's
@@ -59,8 +58,11 @@ abstract class NettyTransportContract {
                 "spring.grpc.client.channel.netty.target=" + server.nettyTarget(),
                 p + "retry.max-attempts=3", p + "retry.initial-backoff=5ms", p + "retry.max-backoff=20ms",
                 p + "retry.backoff-multiplier=2", p + "retry.retryable-status-codes=UNAVAILABLE")) {
-            List<String> factories = client.context().getBeansOfType(GrpcChannelFactory.class).values().stream()
-                    .map(f -> ClassUtils.getUserClass(f).getSimpleName()).toList();
+            // the factory beans are JDK proxies (SpringGrpcChannelStates): their classes are those of their definitions
+            var beans = client.context().getBeanFactory();
+            List<String> factories = List.of(beans.getBeanNamesForType(GrpcChannelFactory.class)).stream()
+                    .map(name -> beans.getMergedBeanDefinition(name).getResolvableType().toClass().getSimpleName())
+                    .toList();
             assertThat(factories).contains(channelFactory()).doesNotContain(otherChannelFactory());
             client.stub("netty").withDeadlineAfter(10, TimeUnit.SECONDS).unaryRpc(request("first2"));
             assertThat(service.count("first2")).isEqualTo(3);

@@ -12,7 +12,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -32,7 +31,7 @@ import org.jspecify.annotations.Nullable;
 public enum RetryPolicyField {
 
     /** Attempts in all, the first included: required, at least 2 as configured. */
-    MAX_ATTEMPTS("maxAttempts", "max-attempts", Kind.INTEGER, RetryPolicy::maxAttempts, Draft::maxAttempts) {
+    MAX_ATTEMPTS("maxAttempts", "max-attempts", Kind.INTEGER) {
         @Override
         @Nullable Object validate(@Nullable Sourced<?> s, String path, RetryConfigValidator v) {
             return v.maxAttempts(cast(s), path, "retry");
@@ -47,8 +46,7 @@ public enum RetryPolicyField {
     },
 
     /** The backoff before the first retry: required, &gt; 0. */
-    INITIAL_BACKOFF("initialBackoff", "initial-backoff", Kind.DURATION, RetryPolicy::initialBackoff,
-            Draft::initialBackoff) {
+    INITIAL_BACKOFF("initialBackoff", "initial-backoff", Kind.DURATION) {
         @Override
         @Nullable Object validate(@Nullable Sourced<?> s, String path, RetryConfigValidator v) {
             return v.requiredPositive(cast(s), path, "the delay before the first retry", "e.g. 0.1s", mustBePositive());
@@ -56,7 +54,7 @@ public enum RetryPolicyField {
     },
 
     /** The longest backoff: required, &gt; 0. */
-    MAX_BACKOFF("maxBackoff", "max-backoff", Kind.DURATION, RetryPolicy::maxBackoff, Draft::maxBackoff) {
+    MAX_BACKOFF("maxBackoff", "max-backoff", Kind.DURATION) {
         @Override
         @Nullable Object validate(@Nullable Sourced<?> s, String path, RetryConfigValidator v) {
             return v.requiredPositive(cast(s), path, "the longest delay between attempts", "e.g. 1s", mustBePositive());
@@ -64,8 +62,7 @@ public enum RetryPolicyField {
     },
 
     /** The growth of the backoff per retry: required, finite and &gt; 0. */
-    BACKOFF_MULTIPLIER("backoffMultiplier", "backoff-multiplier", Kind.NUMBER, RetryPolicy::backoffMultiplier,
-            Draft::backoffMultiplier) {
+    BACKOFF_MULTIPLIER("backoffMultiplier", "backoff-multiplier", Kind.NUMBER) {
         @Override
         @Nullable Object validate(@Nullable Sourced<?> s, String path, RetryConfigValidator v) {
             if (s == null) {
@@ -91,8 +88,7 @@ public enum RetryPolicyField {
     },
 
     /** The status codes that are retried: required, not empty, known codes, never OK. */
-    RETRYABLE_STATUS_CODES("retryableStatusCodes", "retryable-status-codes", Kind.CODES,
-            RetryPolicy::retryableStatusCodes, Draft::retryableStatusCodes) {
+    RETRYABLE_STATUS_CODES("retryableStatusCodes", "retryable-status-codes", Kind.CODES) {
         @Override
         @Nullable Object validate(@Nullable Sourced<?> s, String path, RetryConfigValidator v) {
             if (s == null) {
@@ -113,8 +109,7 @@ public enum RetryPolicyField {
     },
 
     /** A limit on the wait for one attempt's response: optional, &gt; 0 when set. */
-    PER_ATTEMPT_RECEIVE_TIMEOUT("perAttemptRecvTimeout", "per-attempt-receive-timeout", Kind.DURATION,
-            RetryPolicy::perAttemptReceiveTimeout, Draft::perAttemptReceiveTimeout) {
+    PER_ATTEMPT_RECEIVE_TIMEOUT("perAttemptRecvTimeout", "per-attempt-receive-timeout", Kind.DURATION) {
         @Override
         @Nullable Object validate(@Nullable Sourced<?> s, String path, RetryConfigValidator v) {
             return v.positive(cast(s), mustBePositive());
@@ -125,17 +120,12 @@ public enum RetryPolicyField {
     private final String propertyName;
     private final String javaName;
     private final Kind kind;
-    private final Function<RetryPolicy, @Nullable Object> accessor;
-    private final Function<Draft, @Nullable Sourced<?>> drafted;
 
-    RetryPolicyField(String jsonName, String propertyName, Kind kind, Function<RetryPolicy, @Nullable Object> accessor,
-            Function<Draft, @Nullable Sourced<?>> drafted) {
+    RetryPolicyField(String jsonName, String propertyName, Kind kind) {
         this.jsonName = jsonName;
         this.propertyName = propertyName;
         this.javaName = camelCase(propertyName);
         this.kind = kind;
-        this.accessor = accessor;
-        this.drafted = drafted;
     }
 
     /**
@@ -170,7 +160,7 @@ public enum RetryPolicyField {
         /** Whether no field is set. */
         public boolean isEmpty() {
             for (RetryPolicyField f : values()) {
-                if (f.drafted.apply(this) != null) {
+                if (f.drafted(this) != null) {
                     return false;
                 }
             }
@@ -184,8 +174,8 @@ public enum RetryPolicyField {
             }
             Map<RetryPolicyField, Sourced<?>> merged = new EnumMap<>(RetryPolicyField.class);
             for (RetryPolicyField f : values()) {
-                Sourced<?> own = f.drafted.apply(this);
-                Sourced<?> s = own != null ? own : f.drafted.apply(under);
+                Sourced<?> own = f.drafted(this);
+                Sourced<?> s = own != null ? own : f.drafted(under);
                 if (s != null) {
                     merged.put(f, s);
                 }
@@ -239,14 +229,33 @@ public enum RetryPolicyField {
         return kind;
     }
 
+    /*
+     * The two accessors below are switches rather than a lambda per constant, so that loading the table
+     * spins no lambda classes at start-up (docs/benchmarks.md); a new field adds a case to each.
+     */
+
     /** The field's value in {@code draft} and where it was set; null when it is not set. */
     public @Nullable Sourced<?> drafted(Draft draft) {
-        return drafted.apply(draft);
+        return switch (this) {
+            case MAX_ATTEMPTS -> draft.maxAttempts();
+            case INITIAL_BACKOFF -> draft.initialBackoff();
+            case MAX_BACKOFF -> draft.maxBackoff();
+            case BACKOFF_MULTIPLIER -> draft.backoffMultiplier();
+            case RETRYABLE_STATUS_CODES -> draft.retryableStatusCodes();
+            case PER_ATTEMPT_RECEIVE_TIMEOUT -> draft.perAttemptReceiveTimeout();
+        };
     }
 
     /** The field's value in {@code policy}; null when an optional field is not set. */
     public @Nullable Object value(RetryPolicy policy) {
-        return accessor.apply(policy);
+        return switch (this) {
+            case MAX_ATTEMPTS -> policy.maxAttempts();
+            case INITIAL_BACKOFF -> policy.initialBackoff();
+            case MAX_BACKOFF -> policy.maxBackoff();
+            case BACKOFF_MULTIPLIER -> policy.backoffMultiplier();
+            case RETRYABLE_STATUS_CODES -> policy.retryableStatusCodes();
+            case PER_ATTEMPT_RECEIVE_TIMEOUT -> policy.perAttemptReceiveTimeout();
+        };
     }
 
     /** The field of this property name, or null. */

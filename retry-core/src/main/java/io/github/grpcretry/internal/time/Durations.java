@@ -55,8 +55,19 @@ public final class Durations {
         if (nanos == 0) {
             return sign + seconds + "s";
         }
-        String frac = String.format("%09d", nanos).replaceFirst("0+$", "");
-        return sign + seconds + "." + frac + "s";
+        // nine digits, trailing zeros dropped: arithmetic and a StringBuilder, no Formatter, regex or new
+        // string-concatenation shape on the start-up path (each new shape spins method-handle classes)
+        int digits = 9;
+        while (nanos % 10 == 0) {
+            nanos /= 10;
+            digits--;
+        }
+        String frac = Integer.toString(nanos);
+        StringBuilder out = new StringBuilder(32).append(sign).append(seconds).append('.');
+        for (int i = frac.length(); i < digits; i++) {
+            out.append('0');
+        }
+        return out.append(frac).append('s').toString();
     }
 
     private static final long[] UNIT_NANOS = {86_400_000_000_000L, 3_600_000_000_000L, 60_000_000_000L,

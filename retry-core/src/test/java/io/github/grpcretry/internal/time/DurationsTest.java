@@ -28,5 +28,11 @@ class DurationsTest {
     void jsonKeepsTheProtobufForm() {
         assertThat(Durations.toJson(Duration.ofMillis(50))).isEqualTo("0.05s");
         assertThat(Durations.toJson(Duration.ofMillis(-1500))).isEqualTo("-1.5s");
+        assertThat(Durations.toJson(Duration.ofNanos(1))).isEqualTo("0.000000001s");
+        assertThat(Durations.toJson(Duration.ofNanos(1_000_000_001))).isEqualTo("1.000000001s");
+        assertThat(Durations.toJson(Duration.ofNanos(120_000))).isEqualTo("0.00012s");
+        assertThat(Durations.toJson(Duration.ofSeconds(3, 999_999_990))).isEqualTo("3.99999999s");
+        assertThat(Durations.toJson(Duration.ofNanos(-1))).isEqualTo("-0.000000001s");
+        assertThat(Durations.toJson(Duration.ofSeconds(Long.MIN_VALUE, 1))).isEqualTo("-9223372036854775807.999999999s");
     }
 }

@@ -27,11 +27,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * A committed server stream that passes straight through (docs/design.md §18: its attempt's callbacks reach the
- * listener on the attempt's own thread, without the engine's delivery flag), over Netty on loopback with the channel's
- * own executor: the close of a call ended by the application or its listener still comes after the callback that is
- * running, once, with the application's status, and the server sees the cancel. grpc-java's own retry is the control.
- * The server sends {@value #SENT} messages and keeps the stream open, so only the cancel ends it.
+ * A committed server stream that passes through (docs/design.md §18, "The pass-through"), over Netty on loopback with
+ * the channel's own executor: the close of a call ended by the application or its listener comes after the callback
+ * that is running, once, with the application's status, and the server sees the cancel. grpc-java's own retry is the
+ * control. The server sends {@value #SENT} messages and keeps the stream open, so only the cancel ends it.
  */
 class PassThroughNettyTest {
 

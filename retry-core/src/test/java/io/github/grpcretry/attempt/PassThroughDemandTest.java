@@ -20,12 +20,16 @@ import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -40,7 +44,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * <p>Both ways a call passes through: straight through (a retry policy: the committed attempt is the newest) and
  * through the call's state (hedging: the hedge sent after it is the newest). The interleaving is forced: an
  * interceptor below the engine has the server answer the committed attempt when the engine cancels it, before the
- * cancel goes on. The same interceptor makes the committed attempt's request throw for the second test.
+ * cancel goes on. The same interceptor makes the committed attempt's request throw for the second test, and holds a
+ * message of the application's writer for the third (the drain's early pass-through), noting any two threads inside
+ * attempt 1's call at once other than in {@code request}.
  */
 class PassThroughDemandTest {
 
@@ -62,6 +68,13 @@ class PassThroughDemandTest {
     private final CountDownLatch appClosed = new CountDownLatch(1);
     private final AtomicReference<Status> appCloseStatus = new AtomicReference<>();
     private final CountDownLatch firstCancelledOnServer = new CountDownLatch(1);
+    private final CountDownLatch sendHeadersNow = new CountDownLatch(1);
+    private final CountDownLatch secondMessageHeld = new CountDownLatch(1);
+    private final CountDownLatch releaseSecondMessage = new CountDownLatch(1);
+    private final AtomicInteger insideFirst = new AtomicInteger();
+    private final List<String> overlaps = new CopyOnWriteArrayList<>();
+    private final List<String> readOnServer = new CopyOnWriteArrayList<>();
+    private volatile boolean holdSecondMessage;
     private volatile boolean answerOnCancel = true;
     private volatile boolean requestThrows;
     private ExecutorService serverExecutor;
@@ -139,6 +152,64 @@ class PassThroughDemandTest {
                 .isEqualTo(events.attemptsStarted.get());
         assertThat(events.ofType("retryScheduled")).isEmpty();
         assertThat(EngineTestAccess.bufferPool(engine).used()).as("bytes held").isZero();
+    }
+
+    /**
+     * The drain's early pass-through (docs/design.md §18): the application's writer thread sends a second message to
+     * the LIVE attempt 1, which owns its drain while that send is held below the engine; meanwhile attempt 1 commits on
+     * its headers, and the listener asks for a message from {@code onHeaders} (a request may come from any thread),
+     * which is logged for the owner. Once released, the owner finds only that demand missing: the call passes through
+     * before it sends it. The request reaches the attempt, the answer to the second message is delivered, the call
+     * closes OK, and no two threads were ever inside attempt 1's call at once other than in {@code request}.
+     */
+    @Test
+    void demandAskedFromACallbackWhileTheWriterOwnsTheDrainGoesThroughTheEarlyPassThrough() throws Exception {
+        RecordingEvents events = new RecordingEvents();
+        start(Kind.RETRY, events);
+        CountDownLatch headersHeard = new CountDownLatch(1);
+        List<String> heard = new CopyOnWriteArrayList<>();
+        ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(Rpc.BIDI, CallOptions.DEFAULT);
+        call.start(new ClientCall.Listener<>() {
+            @Override
+            public void onHeaders(Metadata h) {
+                call.request(1); // on the callback thread, while the writer's send is held below
+                headersHeard.countDown();
+            }
+
+            @Override
+            public void onMessage(SimpleResponse message) {
+                heard.add(message.getResponseMessage());
+            }
+
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                appCloseStatus.set(status);
+                appClosed.countDown();
+            }
+        }, new Metadata());
+        call.sendMessage(Rpc.request("m1"));
+        holdSecondMessage = true;
+        Thread writer = new Thread(() -> call.sendMessage(Rpc.request("m2")), "application-writer");
+        writer.start();
+        assertThat(secondMessageHeld.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("m2 held below the engine").isTrue();
+        assertThat(((EngineCall<?, ?>) call).state().passThrough()).as("not passing through yet").isFalse();
+
+        sendHeadersNow.countDown(); // attempt 1 commits while the writer owns its drain
+        assertThat(headersHeard.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("onHeaders asked for a message").isTrue();
+        releaseSecondMessage.countDown();
+        writer.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+        assertThat(writer.isAlive()).as("the writer returned").isFalse();
+        assertThat(((EngineCall<?, ?>) call).state().passThrough()).as("passing through").isTrue();
+        call.halfClose();
+
+        assertThat(appClosed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the application's close").isTrue();
+        assertThat(appCloseStatus.get().getCode()).isEqualTo(Status.Code.OK);
+        assertThat(heard).containsExactly("re: m2");
+        assertThat(readOnServer).containsExactly("m1", "m2");
+        assertThat(overlaps).as("threads inside attempt 1's call at once (request aside)").isEmpty();
+        assertThat(firstClosedBelowEngine.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("attempt 1 closed").isTrue();
+        assertThat(events.attemptsStarted.get()).isEqualTo(1);
+        assertThat(events.attemptsEnded.get()).isEqualTo(1);
     }
 
     /** A server-streaming call with no demand yet, committed to attempt 1 by its headers: it passes through. */
@@ -219,7 +290,34 @@ class PassThroughDemandTest {
                 }
             };
         };
-        return ServerServiceDefinition.builder(Configs.SERVICE).addMethod(Rpc.SERVER_STREAMING, handler).build();
+        ServerCallHandler<SimpleRequest, SimpleResponse> bidi = (call, headers) -> {
+            call.request(1);
+            return new ServerCall.Listener<>() {
+                @Override
+                public void onMessage(SimpleRequest message) {
+                    String m = message.getRequestMessage();
+                    readOnServer.add(m);
+                    try {
+                        if (m.equals("m1") && sendHeadersNow.await(WAIT_SECONDS, TimeUnit.SECONDS)) {
+                            call.sendHeaders(new Metadata());
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    if (m.equals("m2")) {
+                        call.sendMessage(SimpleResponse.newBuilder().setResponseMessage("re: " + m).build());
+                    }
+                    call.request(1);
+                }
+
+                @Override
+                public void onHalfClose() {
+                    call.close(Status.OK, new Metadata());
+                }
+            };
+        };
+        return ServerServiceDefinition.builder(Configs.SERVICE).addMethod(Rpc.SERVER_STREAMING, handler)
+                .addMethod(Rpc.BIDI, bidi).build();
     }
 
     /**
@@ -245,6 +343,47 @@ class PassThroughDemandTest {
                             closed.countDown();
                         }
                     }, headers);
+                }
+
+                @Override
+                public void sendMessage(ReqT message) {
+                    boolean entered = enter("sendMessage");
+                    try {
+                        if (entered && holdSecondMessage && message instanceof SimpleRequest r
+                                && r.getRequestMessage().equals("m2")) {
+                            secondMessageHeld.countDown();
+                            releaseSecondMessage.await(WAIT_SECONDS, TimeUnit.SECONDS);
+                        }
+                        super.sendMessage(message);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } finally {
+                        leave(entered);
+                    }
+                }
+
+                @Override
+                public void halfClose() {
+                    boolean entered = enter("halfClose");
+                    try {
+                        super.halfClose();
+                    } finally {
+                        leave(entered);
+                    }
+                }
+
+                /** Counts this thread in attempt 1's call (other than in request), noting any other thread in it. */
+                private boolean enter(String what) {
+                    if (first && insideFirst.incrementAndGet() > 1) {
+                        overlaps.add(what + " on " + Thread.currentThread().getName());
+                    }
+                    return first;
+                }
+
+                private void leave(boolean entered) {
+                    if (entered) {
+                        insideFirst.decrementAndGet();
+                    }
                 }
 
                 @Override

@@ -182,16 +182,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             throw new IllegalArgumentException("numMessages must be >= 0");
         }
         Attempt d = newest;
-        if (d == null || !d.direct) {
-            op(numMessages, null);
+        if (d != null && d.direct) {
+            requestThrough(d, numMessages);
             return;
         }
-        d.sentDemand = CallBuffer.demand(d.sentDemand, numMessages); // the application's operations are serial
-        try {
-            d.call.request(numMessages);
-        } catch (RuntimeException | Error e) {
-            sendFailed(d, false, numMessages, e);
-        }
+        op(numMessages, null);
     }
 
     @Override
@@ -217,7 +212,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         checkOp(entry);
         Attempt d = newest;
         if (d != null && d.direct) {
-            send(d, false, entry);
+            through(d, entry);
             return;
         }
         LongStream<ReqT, RespT> ls = stream;
@@ -253,11 +248,39 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
         }
         if (s.passThrough()) {
-            send(attempt(s.committed()), false, entry);
+            through(attempt(s.committed()), entry);
         }
         drainAll(head);
         if (mine != null && send(mine, true, entry)) {
             drain(mine, true);
+        }
+    }
+
+    /** An operation of the application's while the call passes through to {@code c}. */
+    private void through(Attempt c, Object entry) {
+        if (entry instanceof Integer n) {
+            requestThrough(c, n);
+        } else {
+            send(c, false, entry);
+        }
+    }
+
+    /**
+     * The application's request while the call passes through to {@code c}: counted in {@code c}'s sent demand first,
+     * off the lock (the application's operations are serial), so that {@code c}'s cancel asks only for the messages
+     * missing up to MAX_VALUE ({@link Attempt#cancelNow}); not sent once {@code c} is marked to be cancelled, as that
+     * cancel's demand covers it. Both fields are volatile: a cancel that read the count before it was written is
+     * marked before this thread reads the mark, so the transport's demand never passes MAX_VALUE.
+     */
+    private void requestThrough(Attempt c, int n) {
+        c.sentDemand = CallBuffer.demand(c.sentDemand, n);
+        if (c.cancel != null) {
+            return;
+        }
+        try {
+            c.call.request(n);
+        } catch (RuntimeException | Error e) {
+            sendFailed(c, false, n, e);
         }
     }
 
@@ -1174,8 +1197,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean owned = true; // a thread sends to it (its launcher from the start): the others leave it to that one
         boolean readyMissed; // it signalled ready before it caught up: heard once it has
         int sent; // the entries of the log it was sent
-        int sentDemand; // the messages it was asked for (up to MAX_VALUE)
-        @Nullable Status cancel; // why it is to be cancelled (null: not); issued once, by its drain's owner
+        /** The messages it was asked for (up to MAX_VALUE); volatile: counted off the lock while passing through. */
+        volatile int sentDemand;
+        /** Why it is to be cancelled (null: not); issued once, by its drain's owner; volatile: read off the lock. */
+        volatile @Nullable Status cancel;
         /** Its stream tracer factory once launched: read by the balancer's picks of later attempts. */
         volatile @Nullable Streams streams;
         /** With an idle timeout: when it last heard something, its idle timer, whether it was cut (null: none). */

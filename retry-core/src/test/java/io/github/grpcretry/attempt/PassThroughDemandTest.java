@@ -1,0 +1,410 @@
+package io.github.grpcretry.attempt;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ForwardingClientCallListener;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.testing.protobuf.SimpleRequest;
+import io.grpc.testing.protobuf.SimpleResponse;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The application's demand while its call passes through to the committed attempt (docs/design.md §18, "The
+ * pass-through") is counted in that attempt's sent demand, so that the attempt's cancel asks only for the messages
+ * missing up to {@code Integer.MAX_VALUE}. grpc-java 1.85's in-process transport adds demands in an {@code int}
+ * without saturating: counted short, the cancel's demand wraps it negative, an answer that lands between that demand
+ * and the cancel stays queued, its close behind it, the cancel finds the stream closed, and the committed attempt's
+ * {@code onClose} never runs (no {@code attemptEnded}, an interceptor below the engine never closed).
+ *
+ * <p>Both ways a call passes through: straight through (a retry policy: the committed attempt is the newest) and
+ * through the call's state (hedging: the hedge sent after it is the newest). The interleaving is forced: an
+ * interceptor below the engine has the server answer the committed attempt when the engine cancels it, before the
+ * cancel goes on. The same interceptor makes the committed attempt's request throw for the second test, and holds a
+ * message of the application's writer for the third (the drain's early pass-through), noting any two threads inside
+ * attempt 1's call at once other than in {@code request}.
+ */
+class PassThroughDemandTest {
+
+    private static final Metadata.Key<String> PREVIOUS_ATTEMPTS =
+            Metadata.Key.of("grpc-previous-rpc-attempts", Metadata.ASCII_STRING_MARSHALLER);
+    private static final long WAIT_SECONDS = 10;
+
+    enum Kind {
+        /** A retry policy: the committed attempt is the newest, the call passes straight through to it. */
+        RETRY,
+        /** Hedging: attempt 1 commits while the hedge is the newest, the call passes through its state. */
+        HEDGE
+    }
+
+    private final CountDownLatch hedgeOnServer = new CountDownLatch(1);
+    private final AtomicReference<ServerCall<SimpleRequest, SimpleResponse>> firstOnServer = new AtomicReference<>();
+    private final CountDownLatch firstClosedBelowEngine = new CountDownLatch(1);
+    private final CountDownLatch hedgeClosedBelowEngine = new CountDownLatch(1);
+    private final CountDownLatch appClosed = new CountDownLatch(1);
+    private final AtomicReference<Status> appCloseStatus = new AtomicReference<>();
+    private final CountDownLatch firstCancelledOnServer = new CountDownLatch(1);
+    private final CountDownLatch sendHeadersNow = new CountDownLatch(1);
+    private final CountDownLatch secondMessageHeld = new CountDownLatch(1);
+    private final CountDownLatch releaseSecondMessage = new CountDownLatch(1);
+    private final AtomicInteger insideFirst = new AtomicInteger();
+    private final List<String> overlaps = new CopyOnWriteArrayList<>();
+    private final List<String> readOnServer = new CopyOnWriteArrayList<>();
+    private volatile boolean holdSecondMessage;
+    private volatile boolean answerOnCancel = true;
+    private volatile boolean requestThrows;
+    private ExecutorService serverExecutor;
+    private Server server;
+    private RetryScheduler scheduler;
+    private ManagedChannel channel;
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (channel != null) {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+        if (server != null) {
+            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+        if (serverExecutor != null) {
+            serverExecutor.shutdownNow();
+        }
+        if (scheduler != null) {
+            scheduler.close();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Kind.class)
+    void theCommittedAttemptEndsWhenCancelledAfterDemandAskedWhilePassingThrough(Kind kind) throws Exception {
+        RecordingEvents events = new RecordingEvents();
+        RetryingClientInterceptor engine = start(kind, events);
+
+        ClientCall<SimpleRequest, SimpleResponse> call = passingThrough();
+
+        call.request(5); // asked while passing through, nothing served yet
+        call.cancel("the application gives up", null); // the hook below answers between the demand and the cancel
+
+        assertThat(appClosed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the application's close").isTrue();
+        assertThat(appCloseStatus.get().getCode()).isEqualTo(Status.Code.CANCELLED);
+        assertThat(firstClosedBelowEngine.await(WAIT_SECONDS, TimeUnit.SECONDS))
+                .as("the committed attempt's own call closed (its onClose ran)").isTrue();
+        assertThat(kind == Kind.RETRY || hedgeClosedBelowEngine.await(WAIT_SECONDS, TimeUnit.SECONDS))
+                .as("the hedge's own call closed").isTrue();
+        assertThat(events.attemptsEnded.get()).as("every started attempt reported ended")
+                .isEqualTo(events.attemptsStarted.get());
+        assertThat(EngineTestAccess.bufferPool(engine).used()).as("bytes held").isZero();
+    }
+
+    /**
+     * The committed attempt's call throws from the application's request while the call passes through (sent with no
+     * owner of its drain): the exception does not reach the application, the call closes CANCELLED "Failed to request
+     * messages" with it as the cause (as before the commit, SendPathSideBySideTest), the attempt is cancelled on both
+     * sides and reported ended, nothing is retried.
+     */
+    @ParameterizedTest
+    @EnumSource(Kind.class)
+    void aRequestThatThrowsBelowWhilePassingThroughEndsTheCallAndItsAttempt(Kind kind) throws Exception {
+        answerOnCancel = false;
+        RecordingEvents events = new RecordingEvents();
+        RetryingClientInterceptor engine = start(kind, events);
+
+        ClientCall<SimpleRequest, SimpleResponse> call = passingThrough();
+
+        requestThrows = true;
+        call.request(1); // throws below the engine, not here
+
+        assertThat(appClosed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the application's close").isTrue();
+        assertThat(appCloseStatus.get().getCode()).isEqualTo(Status.Code.CANCELLED);
+        assertThat(appCloseStatus.get().getDescription()).isEqualTo("Failed to request messages");
+        assertThat(appCloseStatus.get().getCause()).isInstanceOf(IllegalStateException.class)
+                .hasMessage("below the engine: request failed");
+        assertThat(firstCancelledOnServer.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the server saw the cancel").isTrue();
+        assertThat(firstClosedBelowEngine.await(WAIT_SECONDS, TimeUnit.SECONDS))
+                .as("the committed attempt's own call closed (its onClose ran)").isTrue();
+        assertThat(kind == Kind.RETRY || hedgeClosedBelowEngine.await(WAIT_SECONDS, TimeUnit.SECONDS))
+                .as("the hedge's own call closed").isTrue();
+        assertThat(events.attemptsEnded.get()).as("every started attempt reported ended")
+                .isEqualTo(events.attemptsStarted.get());
+        assertThat(events.ofType("retryScheduled")).isEmpty();
+        assertThat(EngineTestAccess.bufferPool(engine).used()).as("bytes held").isZero();
+    }
+
+    /**
+     * The drain's early pass-through (docs/design.md §18): the application's writer thread sends a second message to
+     * the LIVE attempt 1, which owns its drain while that send is held below the engine; meanwhile attempt 1 commits on
+     * its headers, and the listener asks for a message from {@code onHeaders} (a request may come from any thread),
+     * which is logged for the owner. Once released, the owner finds only that demand missing: the call passes through
+     * before it sends it. The request reaches the attempt, the answer to the second message is delivered, the call
+     * closes OK, and no two threads were ever inside attempt 1's call at once other than in {@code request}.
+     */
+    @Test
+    void demandAskedFromACallbackWhileTheWriterOwnsTheDrainGoesThroughTheEarlyPassThrough() throws Exception {
+        RecordingEvents events = new RecordingEvents();
+        start(Kind.RETRY, events);
+        CountDownLatch headersHeard = new CountDownLatch(1);
+        List<String> heard = new CopyOnWriteArrayList<>();
+        ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(Rpc.BIDI, CallOptions.DEFAULT);
+        call.start(new ClientCall.Listener<>() {
+            @Override
+            public void onHeaders(Metadata h) {
+                call.request(1); // on the callback thread, while the writer's send is held below
+                headersHeard.countDown();
+            }
+
+            @Override
+            public void onMessage(SimpleResponse message) {
+                heard.add(message.getResponseMessage());
+            }
+
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                appCloseStatus.set(status);
+                appClosed.countDown();
+            }
+        }, new Metadata());
+        call.sendMessage(Rpc.request("m1"));
+        holdSecondMessage = true;
+        Thread writer = new Thread(() -> call.sendMessage(Rpc.request("m2")), "application-writer");
+        writer.start();
+        assertThat(secondMessageHeld.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("m2 held below the engine").isTrue();
+        assertThat(((EngineCall<?, ?>) call).state().passThrough()).as("not passing through yet").isFalse();
+
+        sendHeadersNow.countDown(); // attempt 1 commits while the writer owns its drain
+        assertThat(headersHeard.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("onHeaders asked for a message").isTrue();
+        releaseSecondMessage.countDown();
+        writer.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+        assertThat(writer.isAlive()).as("the writer returned").isFalse();
+        assertThat(((EngineCall<?, ?>) call).state().passThrough()).as("passing through").isTrue();
+        call.halfClose();
+
+        assertThat(appClosed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the application's close").isTrue();
+        assertThat(appCloseStatus.get().getCode()).isEqualTo(Status.Code.OK);
+        assertThat(heard).containsExactly("re: m2");
+        assertThat(readOnServer).containsExactly("m1", "m2");
+        assertThat(overlaps).as("threads inside attempt 1's call at once (request aside)").isEmpty();
+        assertThat(firstClosedBelowEngine.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("attempt 1 closed").isTrue();
+        assertThat(events.attemptsStarted.get()).isEqualTo(1);
+        assertThat(events.attemptsEnded.get()).isEqualTo(1);
+    }
+
+    /** A server-streaming call with no demand yet, committed to attempt 1 by its headers: it passes through. */
+    private ClientCall<SimpleRequest, SimpleResponse> passingThrough() throws InterruptedException {
+        CountDownLatch headers = new CountDownLatch(1);
+        ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(Rpc.SERVER_STREAMING, CallOptions.DEFAULT);
+        call.start(new ClientCall.Listener<>() {
+            @Override
+            public void onHeaders(Metadata h) {
+                headers.countDown();
+            }
+
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                appCloseStatus.set(status);
+                appClosed.countDown();
+            }
+        }, new Metadata());
+        call.sendMessage(SimpleRequest.getDefaultInstance());
+        call.halfClose();
+        assertThat(headers.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("attempt 1's headers").isTrue();
+        assertThat(((EngineCall<?, ?>) call).state().passThrough()).as("the call passes through").isTrue();
+        return call;
+    }
+
+    private RetryingClientInterceptor start(Kind kind, RecordingEvents events) throws Exception {
+        String name = "pass-through-demand-" + kind + "-" + System.nanoTime();
+        serverExecutor = Executors.newCachedThreadPool();
+        server = InProcessServerBuilder.forName(name).executor(serverExecutor).addService(service(kind)).build().start();
+        scheduler = RetryScheduler.create(1, "pass-through-demand");
+        RetryingClientInterceptor engine = RetryingClientInterceptor.builder(kind == Kind.RETRY
+                        ? Configs.channel(Configs.policy(3, 10, 10, 1, Status.Code.UNAVAILABLE))
+                        : Configs.channel(Configs.hedged(Configs.hedging(2, 0, Status.Code.UNAVAILABLE))))
+                .eventListener(events)
+                .scheduler(scheduler)
+                .build();
+        channel = InProcessChannelBuilder.forName(name)
+                .intercept(new AnswerBeforeFirstCancel()) // below the engine: sees every attempt
+                .intercept(engine)
+                .build();
+        return engine;
+    }
+
+    /**
+     * Attempt 1 sends its headers (with hedging: once the hedge is on the server, so that the hedge is the newest
+     * attempt when attempt 1 commits) and waits; its answer is sent by {@link AnswerBeforeFirstCancel}. A hedge waits
+     * for its cancel.
+     */
+    private ServerServiceDefinition service(Kind kind) {
+        ServerCallHandler<SimpleRequest, SimpleResponse> handler = (call, headers) -> {
+            boolean first = headers.get(PREVIOUS_ATTEMPTS) == null;
+            call.request(1);
+            return new ServerCall.Listener<>() {
+                @Override
+                public void onHalfClose() {
+                    if (!first) {
+                        hedgeOnServer.countDown();
+                        return;
+                    }
+                    try {
+                        if (kind == Kind.HEDGE && !hedgeOnServer.await(WAIT_SECONDS, TimeUnit.SECONDS)) {
+                            call.close(Status.DEADLINE_EXCEEDED.withDescription("no hedge came"), new Metadata());
+                            return;
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                    firstOnServer.set(call);
+                    call.sendHeaders(new Metadata());
+                }
+
+                @Override
+                public void onCancel() {
+                    if (first) {
+                        firstCancelledOnServer.countDown();
+                    }
+                }
+            };
+        };
+        ServerCallHandler<SimpleRequest, SimpleResponse> bidi = (call, headers) -> {
+            call.request(1);
+            return new ServerCall.Listener<>() {
+                @Override
+                public void onMessage(SimpleRequest message) {
+                    String m = message.getRequestMessage();
+                    readOnServer.add(m);
+                    try {
+                        if (m.equals("m1") && sendHeadersNow.await(WAIT_SECONDS, TimeUnit.SECONDS)) {
+                            call.sendHeaders(new Metadata());
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    if (m.equals("m2")) {
+                        call.sendMessage(SimpleResponse.newBuilder().setResponseMessage("re: " + m).build());
+                    }
+                    call.request(1);
+                }
+
+                @Override
+                public void onHalfClose() {
+                    call.close(Status.OK, new Metadata());
+                }
+            };
+        };
+        return ServerServiceDefinition.builder(Configs.SERVICE).addMethod(Rpc.SERVER_STREAMING, handler)
+                .addMethod(Rpc.BIDI, bidi).build();
+    }
+
+    /**
+     * On attempt 1's call: the server answers it (a message, then OK) when the engine cancels it, after the demand the
+     * engine asks for first; the cancel goes on once that answer is on the client's stream. Its request throws once
+     * {@link #requestThrows}. Counts each attempt's close (after the engine heard it).
+     */
+    private final class AnswerBeforeFirstCancel implements ClientInterceptor {
+        @Override
+        public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+                CallOptions callOptions, Channel next) {
+            return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
+                private boolean first;
+
+                @Override
+                public void start(Listener<RespT> listener, Metadata headers) {
+                    first = headers.get(PREVIOUS_ATTEMPTS) == null;
+                    CountDownLatch closed = first ? firstClosedBelowEngine : hedgeClosedBelowEngine;
+                    super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                        @Override
+                        public void onClose(Status status, Metadata trailers) {
+                            super.onClose(status, trailers); // the engine heard it (attemptEnded) before the latch
+                            closed.countDown();
+                        }
+                    }, headers);
+                }
+
+                @Override
+                public void sendMessage(ReqT message) {
+                    boolean entered = enter("sendMessage");
+                    try {
+                        if (entered && holdSecondMessage && message instanceof SimpleRequest r
+                                && r.getRequestMessage().equals("m2")) {
+                            secondMessageHeld.countDown();
+                            releaseSecondMessage.await(WAIT_SECONDS, TimeUnit.SECONDS);
+                        }
+                        super.sendMessage(message);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } finally {
+                        leave(entered);
+                    }
+                }
+
+                @Override
+                public void halfClose() {
+                    boolean entered = enter("halfClose");
+                    try {
+                        super.halfClose();
+                    } finally {
+                        leave(entered);
+                    }
+                }
+
+                /** Counts this thread in attempt 1's call (other than in request), noting any other thread in it. */
+                private boolean enter(String what) {
+                    if (first && insideFirst.incrementAndGet() > 1) {
+                        overlaps.add(what + " on " + Thread.currentThread().getName());
+                    }
+                    return first;
+                }
+
+                private void leave(boolean entered) {
+                    if (entered) {
+                        insideFirst.decrementAndGet();
+                    }
+                }
+
+                @Override
+                public void request(int numMessages) {
+                    if (first && requestThrows) {
+                        throw new IllegalStateException("below the engine: request failed");
+                    }
+                    super.request(numMessages);
+                }
+
+                @Override
+                public void cancel(String message, Throwable cause) {
+                    ServerCall<SimpleRequest, SimpleResponse> onServer = first && answerOnCancel ? firstOnServer.get()
+                            : null;
+                    if (onServer != null) { // in-process: the answer is on the client's stream when these return
+                        onServer.sendMessage(SimpleResponse.newBuilder().setResponseMessage("late").build());
+                        onServer.close(Status.OK, new Metadata());
+                    }
+                    super.cancel(message, cause);
+                }
+            };
+        }
+    }
+}

@@ -181,8 +181,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (numMessages < 0) {
             throw new IllegalArgumentException("numMessages must be >= 0");
         }
-        Attempt d = newest;
-        if (d != null && d.direct) {
+        Attempt d = straightThrough();
+        if (d != null) {
             requestThrough(d, numMessages);
             return;
         }
@@ -210,8 +210,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
      */
     private void op(Object entry, @Nullable ReqT message) {
         checkOp(entry);
-        Attempt d = newest;
-        if (d != null && d.direct) {
+        Attempt d = straightThrough();
+        if (d != null) {
             through(d, entry);
             return;
         }
@@ -254,6 +254,16 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (mine != null && send(mine, true, entry)) {
             drain(mine, true);
         }
+    }
+
+    /**
+     * The committed attempt while the call passes through to it with no long stream to count for (it is then the
+     * newest): the application's operations go to its call with no lock and no look-up; else null.
+     */
+    private @Nullable Attempt straightThrough() {
+        CallState s = state;
+        Attempt d = newest;
+        return s.passThrough() && stream == null && d != null && d.number == s.committed() ? d : null;
     }
 
     /** An operation of the application's while the call passes through to {@code c}. */
@@ -385,10 +395,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             state = state.cancelled();
             if (listener == null) {
                 return; // before start: start() refuses
-            }
-            Attempt d = newest;
-            if (d != null) {
-                d.direct = false;
             }
             settleLocked(0, status);
         }
@@ -874,7 +880,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         if (busy == 0 && !s.phase().ended()) {
             state = s.passingThrough();
-            c.direct = stream == null && c == newest;
         }
     }
 
@@ -1205,12 +1210,6 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         volatile @Nullable Streams streams;
         /** With an idle timeout: when it last heard something, its idle timer, whether it was cut (null: none). */
         final LongStream.@Nullable Watch idle;
-        /**
-         * The call passes straight through to it (committed, the newest, no long stream to count for): the application's
-         * operations go to its call with no lock and no look-up. Set with the state's {@code passingThrough}, cleared by
-         * {@code cancelled}.
-         */
-        volatile boolean direct;
 
         @SuppressWarnings("NullAway.Init") // call: set by its launcher before another thread can reach it
         Attempt(int number, @Nullable Attempt prev, boolean resumed) {

@@ -111,12 +111,7 @@ class PassThroughDemandTest {
 
         assertThat(appClosed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the application's close").isTrue();
         assertThat(appCloseStatus.get().getCode()).isEqualTo(Status.Code.CANCELLED);
-        assertThat(firstClosedBelowEngine.await(WAIT_SECONDS, TimeUnit.SECONDS))
-                .as("the committed attempt's own call closed (its onClose ran)").isTrue();
-        assertThat(kind == Kind.RETRY || hedgeClosedBelowEngine.await(WAIT_SECONDS, TimeUnit.SECONDS))
-                .as("the hedge's own call closed").isTrue();
-        assertThat(events.attemptsEnded.get()).as("every started attempt reported ended")
-                .isEqualTo(events.attemptsStarted.get());
+        assertEveryAttemptClosed(kind, events);
         assertThat(EngineTestAccess.bufferPool(engine).used()).as("bytes held").isZero();
     }
 
@@ -144,14 +139,19 @@ class PassThroughDemandTest {
         assertThat(appCloseStatus.get().getCause()).isInstanceOf(IllegalStateException.class)
                 .hasMessage("below the engine: request failed");
         assertThat(firstCancelledOnServer.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the server saw the cancel").isTrue();
+        assertEveryAttemptClosed(kind, events);
+        assertThat(events.ofType("retryScheduled")).isEmpty();
+        assertThat(EngineTestAccess.bufferPool(engine).used()).as("bytes held").isZero();
+    }
+
+    /** Each attempt's own call closed below the engine (its onClose ran) and each was reported ended. */
+    private void assertEveryAttemptClosed(Kind kind, RecordingEvents events) throws InterruptedException {
         assertThat(firstClosedBelowEngine.await(WAIT_SECONDS, TimeUnit.SECONDS))
                 .as("the committed attempt's own call closed (its onClose ran)").isTrue();
         assertThat(kind == Kind.RETRY || hedgeClosedBelowEngine.await(WAIT_SECONDS, TimeUnit.SECONDS))
                 .as("the hedge's own call closed").isTrue();
         assertThat(events.attemptsEnded.get()).as("every started attempt reported ended")
                 .isEqualTo(events.attemptsStarted.get());
-        assertThat(events.ofType("retryScheduled")).isEmpty();
-        assertThat(EngineTestAccess.bufferPool(engine).used()).as("bytes held").isZero();
     }
 
     /**

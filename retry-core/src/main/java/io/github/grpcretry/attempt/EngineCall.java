@@ -543,7 +543,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 } else if (a.phase == AttemptPhase.CANCELLING) {
                     a.phase = a.phase.issueCancel(); // its drain stays owned: nothing more is sent to it
                     cancel = true;
-                } else if (a.sentDemand != record.demand()) {
+                } else if (a.sentDemand < record.demand()) { // more once the call passes through: not logged
                     entry = record.demand() - a.sentDemand; // the messages asked for first, in one request
                     a.sentDemand = record.demand();
                     through = a.sent == record.size() && a.phase == AttemptPhase.LIVE && state.committed() == a.number;
@@ -885,7 +885,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @GuardedBy("this")
     private boolean caughtUpLocked(Attempt a) {
-        return a.sent == record.size() && a.sentDemand == record.demand();
+        return a.sent == record.size() && a.sentDemand >= record.demand();
     }
 
     /** Under lock: the state's {@code freeze}: no further attempt starts, a pending timer is cancelled. */
@@ -1202,7 +1202,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean owned = true; // a thread sends to it (its launcher from the start): the others leave it to that one
         boolean readyMissed; // it signalled ready before it caught up: heard once it has
         int sent; // the entries of the log it was sent
-        /** The messages it was asked for (up to MAX_VALUE); volatile: counted off the lock while passing through. */
+        /**
+         * The messages it was asked for (up to MAX_VALUE); volatile: counted off the lock while passing through, when
+         * it passes the log's demand (those requests are not logged): the drain sends only what it lacks of that.
+         */
         volatile int sentDemand;
         /** Why it is to be cancelled (null: not); issued once, by its drain's owner; volatile: read off the lock. */
         volatile @Nullable Status cancel;

@@ -77,6 +77,9 @@ class PassThroughDemandTest {
     private volatile boolean holdSecondMessage;
     private volatile boolean answerOnCancel = true;
     private volatile boolean requestThrows;
+    private volatile boolean hedgeCommits;
+    private volatile Runnable onFirstCancel;
+    private final AtomicReference<ServerCall<SimpleRequest, SimpleResponse>> hedgeOnServerCall = new AtomicReference<>();
     private ExecutorService serverExecutor;
     private Server server;
     private RetryScheduler scheduler;
@@ -141,6 +144,65 @@ class PassThroughDemandTest {
         assertThat(firstCancelledOnServer.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the server saw the cancel").isTrue();
         assertEveryAttemptClosed(kind, events);
         assertThat(events.ofType("retryScheduled")).isEmpty();
+        assertThat(EngineTestAccess.bufferPool(engine).used()).as("bytes held").isZero();
+    }
+
+    /**
+     * The commit's own drain meets demand asked through the pass-through: the hedge commits on its headers, the call
+     * passes through at once (nothing is being delivered yet), and while the commit's drain cancels attempt 1 the
+     * application asks for messages on its own thread: that demand goes straight to the hedge, unlogged, so the hedge
+     * has been asked for more than the log holds when the same drain reaches it. It lacks nothing then: no second
+     * request (a negative one failed the call "Failed to request messages"), the answers are delivered, the call closes
+     * OK.
+     */
+    @Test
+    void demandAskedThroughWhileTheCommitsDrainCancelsTheLoserIsNotAskedAgain() throws Exception {
+        answerOnCancel = false;
+        hedgeCommits = true;
+        RecordingEvents events = new RecordingEvents();
+        RetryingClientInterceptor engine = start(Kind.HEDGE, events);
+        List<String> heard = new CopyOnWriteArrayList<>();
+        AtomicReference<ClientCall<SimpleRequest, SimpleResponse>> callRef = new AtomicReference<>();
+        AtomicReference<Boolean> passingThroughThen = new AtomicReference<>();
+        onFirstCancel = () -> { // on the commit's drain, before it reaches the hedge
+            passingThroughThen.set(((EngineCall<?, ?>) callRef.get()).state().passThrough());
+            Thread app = new Thread(() -> callRef.get().request(2), "application");
+            app.start();
+            try {
+                app.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
+        ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(Rpc.SERVER_STREAMING, CallOptions.DEFAULT);
+        callRef.set(call);
+        call.start(new ClientCall.Listener<>() {
+            @Override
+            public void onMessage(SimpleResponse message) {
+                heard.add(message.getResponseMessage());
+            }
+
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                appCloseStatus.set(status);
+                appClosed.countDown();
+            }
+        }, new Metadata());
+        call.sendMessage(SimpleRequest.getDefaultInstance());
+        call.halfClose();
+
+        assertThat(firstCancelledOnServer.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("attempt 1 cancelled").isTrue();
+        assertThat(passingThroughThen.get()).as("passing through during the commit's drain").isTrue();
+        ServerCall<SimpleRequest, SimpleResponse> hedge = hedgeOnServerCall.get();
+        for (String m : List.of("a", "b")) {
+            hedge.sendMessage(SimpleResponse.newBuilder().setResponseMessage(m).build());
+        }
+        hedge.close(Status.OK, new Metadata());
+
+        assertThat(appClosed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the application's close").isTrue();
+        assertThat(appCloseStatus.get().getCode()).as(appCloseStatus.get().toString()).isEqualTo(Status.Code.OK);
+        assertThat(heard).containsExactly("a", "b");
+        assertEveryAttemptClosed(Kind.HEDGE, events);
         assertThat(EngineTestAccess.bufferPool(engine).used()).as("bytes held").isZero();
     }
 
@@ -266,6 +328,13 @@ class PassThroughDemandTest {
             return new ServerCall.Listener<>() {
                 @Override
                 public void onHalfClose() {
+                    if (hedgeCommits) { // attempt 1 waits for its cancel; the hedge commits on its headers
+                        if (!first) {
+                            hedgeOnServerCall.set(call);
+                            call.sendHeaders(new Metadata());
+                        }
+                        return;
+                    }
                     if (!first) {
                         hedgeOnServer.countDown();
                         return;
@@ -323,8 +392,9 @@ class PassThroughDemandTest {
 
     /**
      * On attempt 1's call: the server answers it (a message, then OK) when the engine cancels it, after the demand the
-     * engine asks for first; the cancel goes on once that answer is on the client's stream. Its request throws once
-     * {@link #requestThrows}. Counts each attempt's close (after the engine heard it).
+     * engine asks for first; the cancel goes on once that answer is on the client's stream ({@link #onFirstCancel}
+     * runs before). Its request throws once {@link #requestThrows}. Counts each attempt's close (after the engine
+     * heard it).
      */
     private final class AnswerBeforeFirstCancel implements ClientInterceptor {
         @Override
@@ -397,6 +467,10 @@ class PassThroughDemandTest {
 
                 @Override
                 public void cancel(String message, Throwable cause) {
+                    Runnable hook = first ? onFirstCancel : null;
+                    if (hook != null) {
+                        hook.run();
+                    }
                     ServerCall<SimpleRequest, SimpleResponse> onServer = first && answerOnCancel ? firstOnServer.get()
                             : null;
                     if (onServer != null) { // in-process: the answer is on the client's stream when these return

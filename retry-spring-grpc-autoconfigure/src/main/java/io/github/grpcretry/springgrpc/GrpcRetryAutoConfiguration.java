@@ -153,7 +153,8 @@ public class GrpcRetryAutoConfiguration {
                 ObjectProvider<GrpcClientProperties> clientProperties, ObjectProvider<ServiceConfigCustomizer> customizers,
                 Environment environment, ListableBeanFactory beanFactory, ObjectProvider<RetryLimiterRegistry> limiters) {
             return new ReloadableChannels(resolve(properties, new BootChannelProperties(clientProperties.getIfAvailable()),
-                    customizers, environment, beanFactory), properties.engine(), limiters.getIfAvailable());
+                    customizers.orderedStream().toList(), environment, beanFactory), properties.engine(),
+                    limiters.getIfAvailable());
         }
 
         /**
@@ -165,16 +166,17 @@ public class GrpcRetryAutoConfiguration {
                 ListableBeanFactory beanFactory) {
             return binder -> resolve(binder.bindOrCreate(GrpcRetryProperties.PREFIX, GrpcRetryProperties.class),
                     new BootChannelProperties(binder.bindOrCreate("spring.grpc.client", GrpcClientProperties.class)),
-                    customizers, environment, beanFactory);
+                    customizers.orderedStream().toList(), environment, beanFactory);
         }
 
-        private static ChannelRetryConfigs resolve(GrpcRetryProperties properties, BootChannelProperties boot,
-                ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment, ListableBeanFactory beanFactory) {
+        /** The unknown-key check, validation and resolution of bound properties (also the start-up warm-up's). */
+        static ChannelRetryConfigs resolve(GrpcRetryProperties properties, BootChannelProperties boot,
+                List<ServiceConfigCustomizer> customizers, Environment environment, ListableBeanFactory beanFactory) {
             List<ConfigProblem> unknownKeys = PropertyKeys.unknownKeyProblems(environment, beanFactory,
                     UnknownPropertyKeys::bootServiceConfig, properties.ignoreUnknownProperties(), log::warn);
             return UnknownProperties.resolveReporting(unknownKeys, () -> {
                 properties.deadline().settings();
-                return SpringGrpcRetryConfigs.resolve(properties, boot, customizers.orderedStream().toList(), log::warn);
+                return SpringGrpcRetryConfigs.resolve(properties, boot, customizers, log::warn);
             });
         }
 

@@ -178,7 +178,8 @@ public class GrpcRetryAutoConfiguration {
         public ReloadableChannels grpcRetryChannelConfigs(GrpcRetryProperties properties,
                 ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment, ListableBeanFactory beanFactory,
                 ObjectProvider<RetryLimiterRegistry> limiters) {
-            return new ReloadableChannels(resolve(properties, customizers, environment, beanFactory), properties.engine(),
+            return new ReloadableChannels(resolve(properties, customizers.orderedStream().toList(), environment, beanFactory),
+                    properties.engine(),
                     limiters.getIfAvailable());
         }
 
@@ -186,17 +187,18 @@ public class GrpcRetryAutoConfiguration {
         @Bean
         RetryConfigRebinding grpcRetryRebinding(ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment,
                 ListableBeanFactory beanFactory) {
-            return binder -> resolve(binder.bindOrCreate(GrpcRetryProperties.PREFIX, GrpcRetryProperties.class), customizers, environment,
-                    beanFactory);
+            return binder -> resolve(binder.bindOrCreate(GrpcRetryProperties.PREFIX, GrpcRetryProperties.class),
+                    customizers.orderedStream().toList(), environment, beanFactory);
         }
 
-        private static ChannelRetryConfigs resolve(GrpcRetryProperties properties, ObjectProvider<ServiceConfigCustomizer> customizers,
+        /** The unknown-key check, validation and resolution of bound properties (also the start-up warm-up's). */
+        static ChannelRetryConfigs resolve(GrpcRetryProperties properties, List<ServiceConfigCustomizer> customizers,
                 Environment environment, ListableBeanFactory beanFactory) {
             List<ConfigProblem> unknownKeys = PropertyKeys.unknownKeyProblems(environment, beanFactory, scopes -> scopes,
                     properties.ignoreUnknownProperties(), log::warn);
             return UnknownProperties.resolveReporting(unknownKeys, () -> {
                 properties.deadline().settings();
-                return GrpcRetryConfigResolver.resolve(properties, customizers.orderedStream().toList(), log::warn);
+                return GrpcRetryConfigResolver.resolve(properties, customizers, log::warn);
             });
         }
 

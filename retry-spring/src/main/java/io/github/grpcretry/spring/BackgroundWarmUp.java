@@ -1,0 +1,68 @@
+package io.github.grpcretry.spring;
+
+import java.util.List;
+import java.util.Map;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.convert.ApplicationConversionService;
+import org.springframework.core.convert.support.GenericConversionService;
+import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.MutablePropertySources;
+import org.springframework.core.env.StandardEnvironment;
+
+/**
+ * The starter's start-up path run once on a background thread, on a sample configuration of its own, while the
+ * application's context starts on the main thread: Spring Boot's binder binds the sample {@code grpc.retry} tree
+ * into {@link GrpcRetryProperties} and the line's resolution (the unknown-key check, validation, the merge with
+ * GLOBAL) runs on it, so that the classes the real start-up needs are loaded, linked and initialised, and their
+ * first calls resolved, when the main thread gets there. As Spring Boot's own background pre-initialisation
+ * does, it touches nothing of the application's: its environment, bean factory and conversion service are its
+ * own, and what it makes is dropped. The application's configuration is bound and checked on the main thread as
+ * before, with the same errors.
+ */
+public final class BackgroundWarmUp {
+
+    /** A channel configured as most applications configure theirs (docs/configuration.md). */
+    private static final Map<String, Object> SAMPLE = Map.ofEntries(
+            Map.entry("grpc.retry.clients.sample.service-config.method[0].name[0].service", "sample.Service"),
+            Map.entry("grpc.retry.clients.sample.service-config.method[0].retry.max-attempts", "3"),
+            Map.entry("grpc.retry.clients.sample.service-config.method[0].retry.initial-backoff", "50ms"),
+            Map.entry("grpc.retry.clients.sample.service-config.method[0].retry.max-backoff", "1s"),
+            Map.entry("grpc.retry.clients.sample.service-config.method[0].retry.backoff-multiplier", "2"),
+            Map.entry("grpc.retry.clients.sample.service-config.method[0].retry.retryable-status-codes", "UNAVAILABLE"),
+            Map.entry("grpc.retry.clients.sample.service-config.retrythrottling.max-tokens", "10"),
+            Map.entry("grpc.retry.clients.sample.service-config.retrythrottling.token-ratio", "0.1"),
+            Map.entry("grpc.retry.deadline.default-timeout", "5s"));
+
+    /** The line's resolution of bound properties, as its auto-configuration runs it. */
+    @FunctionalInterface
+    public interface Resolution {
+        void resolve(GrpcRetryProperties properties, ConfigurableEnvironment environment, ListableBeanFactory beans)
+                throws Exception;
+    }
+
+    private BackgroundWarmUp() {
+    }
+
+    /**
+     * Binds the sample and runs {@code resolution} on it. Throws what they throw: the caller drops it (a warm-up
+     * that fails leaves the work to the main thread, where it ran before).
+     */
+    public static void run(Resolution resolution) throws Exception {
+        StandardEnvironment environment = new StandardEnvironment();
+        MutablePropertySources sources = environment.getPropertySources();
+        sources.remove(StandardEnvironment.SYSTEM_PROPERTIES_PROPERTY_SOURCE_NAME); // the application's: not read here
+        sources.remove(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME);
+        sources.addFirst(new MapPropertySource("grpc-retry-warm-up", SAMPLE));
+        GenericConversionService statusCodes = new GenericConversionService();
+        statusCodes.addConverter(new StatusCodeBinding.StatusCodeConverter());
+        Binder binder = new Binder(ConfigurationPropertySources.from(sources), new PropertySourcesPlaceholdersResolver(sources),
+                List.of(statusCodes, ApplicationConversionService.getSharedInstance()), null, null, null);
+        resolution.resolve(binder.bindOrCreate(GrpcRetryProperties.PREFIX, GrpcRetryProperties.class), environment,
+                new DefaultListableBeanFactory());
+    }
+}

@@ -133,11 +133,14 @@ def ready(returncode, output):
 
 
 def start(class_path, extra=()):
+    """One start: (ms to ready, main-thread CPU ms, process wall ms, process CPU ms of all its threads to its exit)."""
     begin = time.monotonic()
-    run = subprocess.run(java(class_path, *extra), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         cwd=ROOT, timeout=300)
-    wall = (time.monotonic() - begin) * 1000
-    return (*ready(run.returncode, run.stdout), wall)
+    with tempfile.TemporaryFile(mode="w+") as out:
+        proc = subprocess.Popen(java(class_path, *extra), stdout=out, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = (time.monotonic() - begin) * 1000
+        out.seek(0)
+        return (*ready(os.waitstatus_to_exitcode(status), out.read()), wall, (usage.ru_utime + usage.ru_stime) * 1000)
 
 
 def start_together(class_paths, order):
@@ -203,19 +206,21 @@ def rounds(variants, count, seed):
     ready = {v: [] for v in variants}
     cpu = {v: [] for v in variants}
     wall = {v: [] for v in variants}
+    process = {v: [] for v in variants}
     loads = [load()]
     for r in range(count):
         order = list(variants)
         rng.shuffle(order)
         for v in order:
-            ms, c, w = start(variants[v])
+            ms, c, w, pc = start(variants[v])
             ready[v].append(ms)
             cpu[v].append(c)
             wall[v].append(w)
+            process[v].append(pc)
         loads.append(load())
-        print("round %d: %s (load %s)" % (r + 1, ", ".join("%s %d ms, CPU %d ms" % (v, ready[v][-1], cpu[v][-1])
-                                                           for v in variants), loads[-1]), file=sys.stderr)
-    return ready, cpu, wall, loads
+        print("round %d: %s (load %s)" % (r + 1, ", ".join("%s %d ms, CPU %d ms, process %d ms" % (
+            v, ready[v][-1], cpu[v][-1], process[v][-1]) for v in variants), loads[-1]), file=sys.stderr)
+    return ready, cpu, wall, process, loads
 
 
 def steps(class_path, runs):
@@ -375,20 +380,20 @@ def measure(a, variants):
         together(variants, a.together, a.seed)
     if not a.rounds:
         return
-    ready, cpu, wall, loads = rounds(variants, a.rounds, a.seed)
+    ready, cpu, wall, process, loads = rounds(variants, a.rounds, a.seed)
     print("Start-up to ApplicationReadyEvent, median of %d interleaved rounds (load average %s at the start, "
           "%s at the end)\n" % (a.rounds, loads[0], loads[-1]))
     print("| Spring Boot | wall, without (ms) | wall, with (ms) | wall, with - without (ms) "
           "| main-thread CPU, without (ms) | main-thread CPU, with (ms) | CPU, with - without (ms) "
-          "| process wall, without / with (ms) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| process wall, without / with (ms) | process CPU (all threads, to exit), with - without (ms) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for line in LINES:
         w, o = line + " with", line + " without"
-        print("| %s | %d | %d | %+d | %d | %d | %s | %d / %d |" % (
+        print("| %s | %d | %d | %+d | %d | %d | %s | %d / %d | %s |" % (
             line, statistics.median(ready[o]), statistics.median(ready[w]),
             statistics.median([x - y for x, y in zip(ready[w], ready[o])]),
             statistics.median(cpu[o]), statistics.median(cpu[w]), spread(cpu[w], cpu[o]),
-            statistics.median(wall[o]), statistics.median(wall[w])))
+            statistics.median(wall[o]), statistics.median(wall[w]), spread(process[w], process[o])))
     if a.before:
         print("\nThe same rounds, the starter's jars of --before against these (main-thread CPU, ms; median of the "
               "per-round differences, interquartile range in brackets)\n")
@@ -399,6 +404,13 @@ def measure(a, variants):
             print("| %s | %d | %d | %s | %s | %s |" % (line, statistics.median(cpu[b]), statistics.median(cpu[w]),
                                                       spread(cpu[b], cpu[o]), spread(cpu[w], cpu[o]),
                                                       spread(cpu[w], cpu[b])))
+        print("\nThe same rounds in process CPU (all threads, to exit; ms)\n")
+        print("| Spring Boot | before - without | with - without | with - before | time to ready, with - before |")
+        print("|---|---:|---:|---:|---:|")
+        for line in LINES:
+            w, o, b = line + " with", line + " without", line + " before"
+            print("| %s | %s | %s | %s | %s |" % (line, spread(process[b], process[o]), spread(process[w], process[o]),
+                                                 spread(process[w], process[b]), spread(ready[w], ready[b])))
 
 
 def pairs(variants, contexts, jvms=4):

@@ -13,6 +13,7 @@ final class GrpcRetryBackgroundPreinitializer implements BackgroundPreinitialize
 
     @Override
     public void preinitialize() throws Exception {
+        BackgroundWarmUp.link(GrpcRetryAutoConfiguration.class);
         BackgroundWarmUp.run((properties, environment, beans) -> GrpcRetryAutoConfiguration.Client.resolve(properties,
                 new BootChannelProperties(null), List.of(), environment, beans));
     }

@@ -20,6 +20,13 @@ import org.springframework.core.io.support.SpringFactoriesLoader;
 class BackgroundWarmUpTest {
 
     @Test
+    void theLinesConfigurationsTheirImportsAndTheirBeansClassesAreLinked() {
+        assertThat(BackgroundWarmUp.link(GrpcRetryAutoConfiguration.class)).contains(GrpcRetryAutoConfiguration.Client.class,
+                io.github.grpcretry.spring.GrpcRetryEngineConfiguration.class, GrpcRetryChannelCustomizer.class, io.github.grpcretry.spring.reload.ReloadableChannels.class,
+                io.github.grpcretry.spring.report.RetryReport.class);
+    }
+
+    @Test
     void theSampleBindsAndResolvesThroughTheLinesResolution() throws Exception {
         AtomicReference<ChannelRetryConfigs> resolved = new AtomicReference<>();
         BackgroundWarmUp.run((properties, environment, beans) -> resolved.set(GrpcRetryAutoConfiguration.Client.resolve(

@@ -1,13 +1,18 @@
 package io.github.grpcretry.spring;
 
+import java.lang.reflect.Method;
+import java.util.ArrayDeque;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.convert.ApplicationConversionService;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.convert.support.GenericConversionService;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
@@ -18,8 +23,8 @@ import org.springframework.core.env.StandardEnvironment;
  * The starter's start-up path run once on a background thread, on a sample configuration of its own, while the
  * application's context starts on the main thread: Spring Boot's binder binds the sample {@code grpc.retry} tree
  * into {@link GrpcRetryProperties} and the line's resolution (the unknown-key check, validation, the merge with
- * GLOBAL) runs on it, so that the classes the real start-up needs are loaded, linked and initialised, and their
- * first calls resolved, when the main thread gets there. As Spring Boot's own background pre-initialisation
+ * GLOBAL) runs on it, and the classes of the line's configuration and beans are loaded and linked, so that the
+ * classes the real start-up needs are ready, and their first calls resolved, when the main thread gets there. As Spring Boot's own background pre-initialisation
  * does, it touches nothing of the application's: its environment, bean factory and conversion service are its
  * own, and what it makes is dropped. The application's configuration is bound and checked on the main thread as
  * before, with the same errors.
@@ -46,6 +51,41 @@ public final class BackgroundWarmUp {
     }
 
     private BackgroundWarmUp() {
+    }
+
+    /**
+     * Loads and links (without initialising) the classes a start of the starter's configuration needs: each of
+     * {@code configurations}, the classes it imports and nests, and the starter's own classes their methods name
+     * (the beans' types). A class whose dependencies are absent (an optional library the application does not
+     * have) is skipped: Spring's conditions keep the main thread away from it as before.
+     *
+     * @return the classes linked
+     */
+    public static Set<Class<?>> link(Class<?>... configurations) {
+        Set<Class<?>> seen = new HashSet<>();
+        Set<Class<?>> linked = new HashSet<>();
+        ArrayDeque<Class<?>> queue = new ArrayDeque<>(List.of(configurations));
+        while (!queue.isEmpty()) {
+            Class<?> c = queue.poll();
+            if (!seen.add(c) || !c.getName().startsWith("io.github.grpcretry.")) {
+                continue;
+            }
+            try {
+                c.getDeclaredConstructors(); // links the class: the verifier's work is done here
+                linked.add(c);
+                for (Method m : c.getDeclaredMethods()) {
+                    queue.add(m.getReturnType());
+                }
+                queue.addAll(List.of(c.getDeclaredClasses()));
+                Import imports = c.getDeclaredAnnotation(Import.class);
+                if (imports != null) {
+                    queue.addAll(List.of(imports.value()));
+                }
+            } catch (LinkageError | RuntimeException e) { // an optional dependency absent: not the main thread's either
+                continue;
+            }
+        }
+        return linked;
     }
 
     /**

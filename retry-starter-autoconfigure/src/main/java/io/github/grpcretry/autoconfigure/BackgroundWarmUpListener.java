@@ -63,6 +63,7 @@ final class BackgroundWarmUpListener implements ApplicationListener<SpringApplic
 
     private static void warmUp() {
         try {
+            BackgroundWarmUp.link(GrpcRetryAutoConfiguration.class);
             BackgroundWarmUp.run((properties, environment, beans) ->
                     GrpcRetryAutoConfiguration.Client.resolve(properties, List.of(), environment, beans));
         } catch (Throwable e) { // its classes or the sample: the main thread's own work is unchanged

@@ -22,6 +22,13 @@ import org.springframework.context.annotation.Configuration;
 class BackgroundWarmUpTest {
 
     @Test
+    void theLinesConfigurationsTheirImportsAndTheirBeansClassesAreLinked() {
+        assertThat(BackgroundWarmUp.link(GrpcRetryAutoConfiguration.class)).contains(GrpcRetryAutoConfiguration.Client.class,
+                io.github.grpcretry.spring.GrpcRetryEngineConfiguration.class, GrpcRetryChannelConfigurer.class, io.github.grpcretry.spring.reload.ReloadableChannels.class,
+                io.github.grpcretry.spring.report.RetryReport.class);
+    }
+
+    @Test
     void theSampleBindsAndResolvesThroughTheLinesResolution() throws Exception {
         AtomicReference<ChannelRetryConfigs> resolved = new AtomicReference<>();
         BackgroundWarmUp.run((properties, environment, beans) ->

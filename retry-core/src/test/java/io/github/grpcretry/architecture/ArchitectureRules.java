@@ -1,17 +1,23 @@
 package io.github.grpcretry.architecture;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.codeUnits;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The architecture rules of grpc-retry, shared by retry-core's tests and the auto-configuration
@@ -114,6 +120,85 @@ public final class ArchitectureRules {
                 }
             })
             .because("what is public outside internal is API or integration SPI, and internal types may change without notice (docs/api.md)");
+
+    /**
+     * No two classes of grpc-retry whose initialisation needs each other's: a class's static initialiser and its
+     * superclass (and superinterfaces with default methods) are what its initialisation needs; a cycle of them
+     * deadlocks two threads that start initialising two of its classes at once (the start-up warm-up runs the
+     * starter's code on a thread of its own while the main thread runs it). An anonymous class counts as the class it
+     * is written in (an enum's constants with bodies, an interface's {@code NOOP}): only that class's code makes one,
+     * so no thread initialises it before that class.
+     */
+    public static final ArchRule NO_STATIC_INITIALIZER_CYCLES = classes()
+            .that().resideInAPackage("io.github.grpcretry..")
+            .should(new ArchCondition<JavaClass>("have no cycle of static initialisers") {
+                private final Map<String, Set<String>> needs = new TreeMap<>();
+
+                @Override
+                public void init(java.util.Collection<JavaClass> all) {
+                    needs.clear(); // one graph per check
+                }
+
+                @Override
+                public void check(JavaClass c, ConditionEvents events) {
+                    String self = node(c);
+                    Set<String> out = needs.computeIfAbsent(self, k -> new TreeSet<>());
+                    List<JavaClass> targets = new ArrayList<>();
+                    c.getRawSuperclass().ifPresent(targets::add);
+                    c.getRawInterfaces().stream().filter(i -> i.getMethods().stream()
+                            .anyMatch(m -> !m.getModifiers().contains(JavaModifier.ABSTRACT)
+                                    && !m.getModifiers().contains(JavaModifier.STATIC))).forEach(targets::add);
+                    c.getStaticInitializer().ifPresent(init -> init.getAccessesFromSelf()
+                            .forEach(a -> targets.add(a.getTargetOwner())));
+                    for (JavaClass t : targets) {
+                        if (t.getPackageName().startsWith("io.github.grpcretry") && !node(t).equals(self)) {
+                            out.add(node(t));
+                        }
+                    }
+                }
+
+                @Override
+                public void finish(ConditionEvents events) {
+                    Set<String> done = new TreeSet<>();
+                    for (String start : needs.keySet()) {
+                        List<String> cycle = cycleFrom(start, new ArrayList<>(), done);
+                        if (cycle != null) {
+                            events.add(SimpleConditionEvent.violated(start, "static initialisers in a cycle: "
+                                    + String.join(" -> ", cycle)));
+                            return;
+                        }
+                    }
+                }
+
+                private List<String> cycleFrom(String c, List<String> path, Set<String> done) {
+                    int at = path.indexOf(c);
+                    if (at >= 0) {
+                        List<String> cycle = new ArrayList<>(path.subList(at, path.size()));
+                        cycle.add(c);
+                        return cycle;
+                    }
+                    if (done.contains(c)) {
+                        return null;
+                    }
+                    path.add(c);
+                    for (String next : needs.getOrDefault(c, Set.of())) {
+                        List<String> cycle = cycleFrom(next, path, done);
+                        if (cycle != null) {
+                            return cycle;
+                        }
+                    }
+                    path.remove(path.size() - 1);
+                    done.add(c);
+                    return null;
+                }
+
+                private String node(JavaClass c) {
+                    return c.isAnonymousClass() && c.getEnclosingClass().isPresent() ? node(c.getEnclosingClass().get())
+                            : c.getName();
+                }
+            })
+            .because("the start-up warm-up initialises the starter's classes on its own thread beside the main thread "
+                    + "(docs/design.md §13)");
 
     private ArchitectureRules() {
     }

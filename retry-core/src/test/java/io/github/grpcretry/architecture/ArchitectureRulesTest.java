@@ -9,6 +9,9 @@ import io.github.grpcretry.archfixture.app.UsesApi;
 import io.github.grpcretry.archfixture.app.UsesInternal;
 import io.github.grpcretry.archfixture.bootline.SpringBootLineAware;
 import io.github.grpcretry.archfixture.bootline.UsesServlet;
+import io.github.grpcretry.archfixture.clinit.Field;
+import io.github.grpcretry.archfixture.clinit.First;
+import io.github.grpcretry.archfixture.clinit.Second;
 import io.github.grpcretry.archfixture.cycle.a.A;
 import io.github.grpcretry.archfixture.cycle.b.B;
 import io.github.grpcretry.archfixture.exposing.ExposesInternal;
@@ -55,6 +58,19 @@ class ArchitectureRulesTest {
                 .hasMessageContaining("archfixture.cycle.a")
                 .hasMessageContaining("archfixture.cycle.b");
         assertThatCode(() -> ArchitectureRules.NO_PACKAGE_CYCLES.check(new ClassFileImporter().importClasses(A.class)))
+                .doesNotThrowAnyException();
+    }
+
+    @Test
+    void staticInitializerRuleFailsOnTwoClassesThatNeedEachOther() {
+        assertThatThrownBy(() -> ArchitectureRules.NO_STATIC_INITIALIZER_CYCLES.check(
+                new ClassFileImporter().importClasses(First.class, Second.class)))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("static initialisers in a cycle")
+                .hasMessageContaining("archfixture.clinit.First")
+                .hasMessageContaining("archfixture.clinit.Second");
+        assertThatCode(() -> ArchitectureRules.NO_STATIC_INITIALIZER_CYCLES.check(
+                new ClassFileImporter().importClasses(Field.class, Field.ONE.getClass(), Field.TWO.getClass())))
                 .doesNotThrowAnyException();
     }
 

@@ -27,4 +27,7 @@ class SpringFreeCoreArchitectureTest {
 
     @ArchTest
     static final ArchRule usesNoOtherModulesInternals = ArchitectureRules.NO_OTHER_MODULES_INTERNALS;
+
+    @ArchTest
+    static final ArchRule noStaticInitializerCycles = ArchitectureRules.NO_STATIC_INITIALIZER_CYCLES;
 }

@@ -12,12 +12,17 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.convert.ApplicationConversionService;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.convert.support.GenericConversionService;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.MutablePropertySources;
 import org.springframework.core.env.StandardEnvironment;
+import org.springframework.util.ClassUtils;
 
 /**
  * The starter's start-up path run once on a background thread, on a sample configuration of its own, while the
@@ -55,28 +60,36 @@ public final class BackgroundWarmUp {
 
     /**
      * Loads and links (without initialising) the classes a start of the starter's configuration needs: each of
-     * {@code configurations}, the classes it imports and nests, and the starter's own classes their methods name
-     * (the beans' types). A class whose dependencies are absent (an optional library the application does not
-     * have) is skipped: Spring's conditions keep the main thread away from it as before.
+     * {@code configurations} whose class conditions hold, the configuration classes it nests and imports, and the
+     * types its {@code @Bean} methods return (linked, not followed further: the engine's call classes, say, stay
+     * unloaded until a first call). A class whose dependencies are absent (an optional library the application
+     * does not have) is skipped: Spring's conditions keep the main thread away from it as before.
      *
      * @return the classes linked
      */
     public static Set<Class<?>> link(Class<?>... configurations) {
-        Set<Class<?>> seen = new HashSet<>();
         Set<Class<?>> linked = new HashSet<>();
         ArrayDeque<Class<?>> queue = new ArrayDeque<>(List.of(configurations));
         while (!queue.isEmpty()) {
             Class<?> c = queue.poll();
-            if (!seen.add(c) || !c.getName().startsWith("io.github.grpcretry.")) {
+            if (linked.contains(c) || !classConditionsHold(c)) {
                 continue;
             }
             try {
                 c.getDeclaredConstructors(); // links the class: the verifier's work is done here
                 linked.add(c);
                 for (Method m : c.getDeclaredMethods()) {
-                    queue.add(m.getReturnType());
+                    Class<?> bean = m.getReturnType();
+                    if (m.isAnnotationPresent(Bean.class) && bean.getName().startsWith("io.github.grpcretry.")
+                            && linked.add(bean)) {
+                        bean.getDeclaredConstructors();
+                    }
                 }
-                queue.addAll(List.of(c.getDeclaredClasses()));
+                for (Class<?> nested : c.getDeclaredClasses()) {
+                    if (nested.isAnnotationPresent(Configuration.class)) {
+                        queue.add(nested);
+                    }
+                }
                 Import imports = c.getDeclaredAnnotation(Import.class);
                 if (imports != null) {
                     queue.addAll(List.of(imports.value()));
@@ -86,6 +99,33 @@ public final class BackgroundWarmUp {
             }
         }
         return linked;
+    }
+
+    /** Whether {@code c}'s {@code @ConditionalOnClass} and {@code @ConditionalOnMissingClass} hold. */
+    private static boolean classConditionsHold(Class<?> c) {
+        try {
+            ClassLoader loader = c.getClassLoader();
+            ConditionalOnClass present = c.getDeclaredAnnotation(ConditionalOnClass.class);
+            if (present != null) {
+                present.value(); // throws for a class that is absent
+                for (String name : present.name()) {
+                    if (!ClassUtils.isPresent(name, loader)) {
+                        return false;
+                    }
+                }
+            }
+            ConditionalOnMissingClass missing = c.getDeclaredAnnotation(ConditionalOnMissingClass.class);
+            if (missing != null) {
+                for (String name : missing.value()) {
+                    if (ClassUtils.isPresent(name, loader)) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        } catch (LinkageError | RuntimeException e) {
+            return false;
+        }
     }
 
     /**

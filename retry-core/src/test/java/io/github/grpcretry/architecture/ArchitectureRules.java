@@ -6,8 +6,11 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaCodeUnit;
 import com.tngtech.archunit.core.domain.JavaModifier;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.lang.ConditionEvents;
@@ -199,6 +202,15 @@ public final class ArchitectureRules {
             })
             .because("the start-up warm-up initialises the starter's classes on its own thread beside the main thread "
                     + "(docs/design.md §13)");
+
+    /**
+     * The main classes of every grpc-retry module on the class path (a line's tests see retry-core, retry-spring and
+     * the line's own), without tests and the rules' fixtures.
+     */
+    public static JavaClasses everyModulesMainClasses() {
+        return new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackages("io.github.grpcretry").that(JavaClass.Predicates.resideOutsideOfPackage("..archfixture.."));
+    }
 
     private ArchitectureRules() {
     }

@@ -176,18 +176,7 @@ class PassThroughDemandTest {
         };
         ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(Rpc.SERVER_STREAMING, CallOptions.DEFAULT);
         callRef.set(call);
-        call.start(new ClientCall.Listener<>() {
-            @Override
-            public void onMessage(SimpleResponse message) {
-                heard.add(message.getResponseMessage());
-            }
-
-            @Override
-            public void onClose(Status status, Metadata trailers) {
-                appCloseStatus.set(status);
-                appClosed.countDown();
-            }
-        }, new Metadata());
+        call.start(new Recording(heard), new Metadata());
         call.sendMessage(SimpleRequest.getDefaultInstance());
         call.halfClose();
 
@@ -231,22 +220,11 @@ class PassThroughDemandTest {
         CountDownLatch headersHeard = new CountDownLatch(1);
         List<String> heard = new CopyOnWriteArrayList<>();
         ClientCall<SimpleRequest, SimpleResponse> call = channel.newCall(Rpc.BIDI, CallOptions.DEFAULT);
-        call.start(new ClientCall.Listener<>() {
+        call.start(new Recording(heard) {
             @Override
             public void onHeaders(Metadata h) {
                 call.request(1); // on the callback thread, while the writer's send is held below
                 headersHeard.countDown();
-            }
-
-            @Override
-            public void onMessage(SimpleResponse message) {
-                heard.add(message.getResponseMessage());
-            }
-
-            @Override
-            public void onClose(Status status, Metadata trailers) {
-                appCloseStatus.set(status);
-                appClosed.countDown();
             }
         }, new Metadata());
         call.sendMessage(Rpc.request("m1"));
@@ -273,6 +251,26 @@ class PassThroughDemandTest {
         assertThat(firstClosedBelowEngine.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("attempt 1 closed").isTrue();
         assertThat(events.attemptsStarted.get()).isEqualTo(1);
         assertThat(events.attemptsEnded.get()).isEqualTo(1);
+    }
+
+    /** The application's listener: the messages it hears go to {@code heard}, its close to the test's fields. */
+    private class Recording extends ClientCall.Listener<SimpleResponse> {
+        private final List<String> heard;
+
+        Recording(List<String> heard) {
+            this.heard = heard;
+        }
+
+        @Override
+        public void onMessage(SimpleResponse message) {
+            heard.add(message.getResponseMessage());
+        }
+
+        @Override
+        public void onClose(Status status, Metadata trailers) {
+            appCloseStatus.set(status);
+            appClosed.countDown();
+        }
     }
 
     /** A server-streaming call with no demand yet, committed to attempt 1 by its headers: it passes through. */

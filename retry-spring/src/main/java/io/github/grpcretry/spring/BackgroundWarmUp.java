@@ -8,12 +8,12 @@ import java.util.Map;
 import java.util.Set;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.convert.ApplicationConversionService;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -26,13 +26,14 @@ import org.springframework.util.ClassUtils;
 
 /**
  * The starter's start-up path run once on a background thread, on a sample configuration of its own, while the
- * application's context starts on the main thread: Spring Boot's binder binds the sample {@code grpc.retry} tree
+ * application's context starts on the main thread (docs/design.md §13): the classes of the line's configuration
+ * and beans are loaded and linked ({@link #link}), Spring Boot's binder binds the sample {@code grpc.retry} tree
  * into {@link GrpcRetryProperties} and the line's resolution (the unknown-key check, validation, the merge with
- * GLOBAL) runs on it, and the classes of the line's configuration and beans are loaded and linked, so that the
- * classes the real start-up needs are ready, and their first calls resolved, when the main thread gets there. As Spring Boot's own background pre-initialisation
- * does, it touches nothing of the application's: its environment, bean factory and conversion service are its
- * own, and what it makes is dropped. The application's configuration is bound and checked on the main thread as
- * before, with the same errors.
+ * GLOBAL) runs on it ({@link #run}), so that the classes the real start-up needs are ready, and their first calls
+ * resolved, when the main thread gets there. As Spring Boot's own background pre-initialisation does, it touches
+ * nothing of the application's: its environment, bean factory and conversion service are its own, and what it
+ * makes is dropped. The application's configuration is bound and checked on the main thread as before, with the
+ * same errors.
  */
 public final class BackgroundWarmUp {
 
@@ -140,7 +141,8 @@ public final class BackgroundWarmUp {
         sources.addFirst(new MapPropertySource("grpc-retry-warm-up", SAMPLE));
         GenericConversionService statusCodes = new GenericConversionService();
         statusCodes.addConverter(new StatusCodeBinding.StatusCodeConverter());
-        Binder binder = new Binder(ConfigurationPropertySources.from(sources), new PropertySourcesPlaceholdersResolver(sources),
+        Binder binder = new Binder(ConfigurationPropertySources.from(sources),
+                new PropertySourcesPlaceholdersResolver(sources),
                 List.of(statusCodes, ApplicationConversionService.getSharedInstance()), null, null, null);
         resolution.resolve(binder.bindOrCreate(GrpcRetryProperties.PREFIX, GrpcRetryProperties.class), environment,
                 new DefaultListableBeanFactory());

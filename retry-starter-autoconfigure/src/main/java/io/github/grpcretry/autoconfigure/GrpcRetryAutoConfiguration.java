@@ -179,8 +179,7 @@ public class GrpcRetryAutoConfiguration {
                 ObjectProvider<ServiceConfigCustomizer> customizers, Environment environment, ListableBeanFactory beanFactory,
                 ObjectProvider<RetryLimiterRegistry> limiters) {
             return new ReloadableChannels(resolve(properties, customizers.orderedStream().toList(), environment, beanFactory),
-                    properties.engine(),
-                    limiters.getIfAvailable());
+                    properties.engine(), limiters.getIfAvailable());
         }
 
         /** The same binding and validation as at start-up, for a run-time reload: {@code grpc.retry} bound again. */

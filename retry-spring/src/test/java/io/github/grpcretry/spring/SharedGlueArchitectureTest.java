@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
  */
 class SharedGlueArchitectureTest {
 
-    static final int SPRING_TYPES = 22;
+    static final int SPRING_TYPES = 23;
 
     private static final JavaClasses GLUE = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)

@@ -44,6 +44,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     static final Status ENDED = Status.CANCELLED.withDescription("hedged attempt not needed: the call ended");
     /** The delivery flag, {@link #busy}: 0 nobody calls the listener, 1 a thread does, 2 and others queued meanwhile. */
     private static final VarHandle BUSY;
+    /** {@link Attempt#sentDemand}, added to atomically by the application's requests while passing through. */
+    private static final VarHandle SENT_DEMAND;
 
     final RetryingClientInterceptor engine;
     final RetryingClientInterceptor.MethodPlan plan;
@@ -88,7 +90,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     static {
         try {
-            BUSY = MethodHandles.lookup().findVarHandle(EngineCall.class, "busy", byte.class);
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            BUSY = lookup.findVarHandle(EngineCall.class, "busy", byte.class);
+            SENT_DEMAND = lookup.findVarHandle(EngineCall.Attempt.class, "sentDemand", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -277,13 +281,18 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /**
      * The application's request while the call passes through to {@code c}: counted in {@code c}'s sent demand first,
-     * off the lock (the application's operations are serial), so that {@code c}'s cancel asks only for the messages
-     * missing up to MAX_VALUE ({@link Attempt#cancelNow}); not sent once {@code c} is marked to be cancelled, as that
-     * cancel's demand covers it. Both fields are volatile: a cancel that read the count before it was written is
-     * marked before this thread reads the mark, so the transport's demand never passes MAX_VALUE.
+     * off the lock, so that {@code c}'s cancel asks only for the messages missing up to MAX_VALUE
+     * ({@link Attempt#cancelNow}); not sent once {@code c} is marked to be cancelled, as that cancel's demand covers it.
+     * Added atomically: {@code request} may be called from any thread, several at once (ClientCall's contract), and a
+     * count lost to another thread's made the cancel ask for more than MAX_VALUE in all. Both fields are volatile: a
+     * cancel that read the count before it was written is marked before this thread reads the mark, so the
+     * transport's demand never passes MAX_VALUE.
      */
     private void requestThrough(Attempt c, int n) {
-        c.sentDemand = CallBuffer.demand(c.sentDemand, n);
+        int counted;
+        do {
+            counted = c.sentDemand;
+        } while (!SENT_DEMAND.compareAndSet(c, counted, CallBuffer.demand(counted, n)));
         if (c.cancel != null) {
             return;
         }
@@ -1205,6 +1214,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         /**
          * The messages it was asked for (up to MAX_VALUE); volatile: counted off the lock while passing through, when
          * it passes the log's demand (those requests are not logged): the drain sends only what it lacks of that.
+         * Written under the lock only while the call does not pass through to it (no request is counted off the lock
+         * then), off the lock only by {@link #requestThrough}'s atomic add ({@code SENT_DEMAND}).
          */
         volatile int sentDemand;
         /** Why it is to be cancelled (null: not); issued once, by its drain's owner; volatile: read off the lock. */

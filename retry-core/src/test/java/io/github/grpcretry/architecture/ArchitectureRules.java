@@ -5,9 +5,12 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.codeUnits;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
+import com.tngtech.archunit.core.domain.JavaCall;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaFieldAccess;
+import com.tngtech.archunit.core.domain.JavaMethodCall;
 import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -18,6 +21,7 @@ import com.tngtech.archunit.lang.SimpleConditionEvent;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -151,8 +155,7 @@ public final class ArchitectureRules {
                     c.getRawInterfaces().stream().filter(i -> i.getMethods().stream()
                             .anyMatch(m -> !m.getModifiers().contains(JavaModifier.ABSTRACT)
                                     && !m.getModifiers().contains(JavaModifier.STATIC))).forEach(targets::add);
-                    c.getStaticInitializer().ifPresent(init -> init.getAccessesFromSelf()
-                            .forEach(a -> targets.add(a.getTargetOwner())));
+                    c.getStaticInitializer().ifPresent(init -> initialisedWithin(init, targets));
                     for (JavaClass t : targets) {
                         if (t.getPackageName().startsWith("io.github.grpcretry") && !node(t).equals(self)) {
                             out.add(node(t));
@@ -193,6 +196,41 @@ public final class ArchitectureRules {
                     path.remove(path.size() - 1);
                     done.add(c);
                     return null;
+                }
+
+                /**
+                 * The classes whose initialisation {@code init} (a static initialiser) may start while its class is
+                 * being initialised: the owners of the static fields it reads or writes, of the static methods and
+                 * constructors it calls, and so on through the code of grpc-retry's those calls run (a method of
+                 * its own, a helper elsewhere, a constructor), each followed once; an instance method's owner is
+                 * initialised already (it has an instance), its code is followed.
+                 */
+                private void initialisedWithin(JavaCodeUnit init, List<JavaClass> targets) {
+                    Set<JavaCodeUnit> seen = new java.util.HashSet<>(List.of(init));
+                    java.util.ArrayDeque<JavaCodeUnit> queue = new java.util.ArrayDeque<>(List.of(init));
+                    while (!queue.isEmpty()) {
+                        JavaCodeUnit unit = queue.poll();
+                        for (JavaFieldAccess a : unit.getFieldAccesses()) {
+                            if (a.getTarget().resolveMember().map(f -> f.getModifiers().contains(JavaModifier.STATIC))
+                                    .orElse(true)) {
+                                targets.add(a.getTargetOwner());
+                            }
+                        }
+                        List<JavaCall<?>> calls = new ArrayList<>(unit.getMethodCallsFromSelf());
+                        calls.addAll(unit.getConstructorCallsFromSelf());
+                        for (JavaCall<?> call : calls) {
+                            Optional<? extends JavaCodeUnit> target = call.getTarget().resolveMember();
+                            boolean instance = call instanceof JavaMethodCall && target.isPresent()
+                                    && !target.get().getModifiers().contains(JavaModifier.STATIC);
+                            if (!instance) {
+                                targets.add(call.getTargetOwner());
+                            }
+                            if (target.isPresent() && target.get().getOwner().getPackageName()
+                                    .startsWith("io.github.grpcretry") && seen.add(target.get())) {
+                                queue.add(target.get());
+                            }
+                        }
+                    }
                 }
 
                 private String node(JavaClass c) {

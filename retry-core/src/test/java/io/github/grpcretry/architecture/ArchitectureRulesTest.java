@@ -9,9 +9,14 @@ import io.github.grpcretry.archfixture.app.UsesApi;
 import io.github.grpcretry.archfixture.app.UsesInternal;
 import io.github.grpcretry.archfixture.bootline.SpringBootLineAware;
 import io.github.grpcretry.archfixture.bootline.UsesServlet;
+import io.github.grpcretry.archfixture.clinit.ClinitHelper;
 import io.github.grpcretry.archfixture.clinit.Field;
 import io.github.grpcretry.archfixture.clinit.First;
 import io.github.grpcretry.archfixture.clinit.Second;
+import io.github.grpcretry.archfixture.clinit.ViaHelperFirst;
+import io.github.grpcretry.archfixture.clinit.ViaHelperSecond;
+import io.github.grpcretry.archfixture.clinit.ViaOwnMethodFirst;
+import io.github.grpcretry.archfixture.clinit.ViaOwnMethodSecond;
 import io.github.grpcretry.archfixture.cycle.a.A;
 import io.github.grpcretry.archfixture.cycle.b.B;
 import io.github.grpcretry.archfixture.exposing.ExposesInternal;
@@ -72,6 +77,26 @@ class ArchitectureRulesTest {
         assertThatCode(() -> ArchitectureRules.NO_STATIC_INITIALIZER_CYCLES.check(
                 new ClassFileImporter().importClasses(Field.class, Field.ONE.getClass(), Field.TWO.getClass())))
                 .doesNotThrowAnyException();
+    }
+
+    /**
+     * A cycle whose one half runs in code the static initialiser calls, not in its own body (a method of its class, a
+     * helper class with no initialiser): two threads deadlock on it the same way, and the rule sees it.
+     */
+    @Test
+    void staticInitializerRuleFollowsTheCodeTheInitialiserCalls() {
+        assertThatThrownBy(() -> ArchitectureRules.NO_STATIC_INITIALIZER_CYCLES.check(new ClassFileImporter()
+                .importClasses(ViaOwnMethodFirst.class, ViaOwnMethodSecond.class)))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("static initialisers in a cycle")
+                .hasMessageContaining("archfixture.clinit.ViaOwnMethodFirst")
+                .hasMessageContaining("archfixture.clinit.ViaOwnMethodSecond");
+        assertThatThrownBy(() -> ArchitectureRules.NO_STATIC_INITIALIZER_CYCLES.check(new ClassFileImporter()
+                .importClasses(ViaHelperFirst.class, ClinitHelper.class, ViaHelperSecond.class)))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("static initialisers in a cycle")
+                .hasMessageContaining("archfixture.clinit.ViaHelperFirst")
+                .hasMessageContaining("archfixture.clinit.ViaHelperSecond");
     }
 
     @Test

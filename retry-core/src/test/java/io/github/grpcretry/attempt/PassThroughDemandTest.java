@@ -23,10 +23,12 @@ import io.grpc.testing.protobuf.SimpleResponse;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -72,6 +74,8 @@ class PassThroughDemandTest {
     private final CountDownLatch secondMessageHeld = new CountDownLatch(1);
     private final CountDownLatch releaseSecondMessage = new CountDownLatch(1);
     private final AtomicInteger insideFirst = new AtomicInteger();
+    /** The messages attempt 1's call was asked for below the engine, in all. */
+    private final AtomicLong requestedOfFirst = new AtomicLong();
     private final List<String> overlaps = new CopyOnWriteArrayList<>();
     private final List<String> readOnServer = new CopyOnWriteArrayList<>();
     private volatile boolean holdSecondMessage;
@@ -193,6 +197,58 @@ class PassThroughDemandTest {
         assertThat(heard).containsExactly("a", "b");
         assertEveryAttemptClosed(Kind.HEDGE, events);
         assertThat(EngineTestAccess.bufferPool(engine).used()).as("bytes held").isZero();
+    }
+
+    /**
+     * grpc-java's {@code ClientCall} is "not thread-safe except for {@code request}, which may be called from any
+     * thread": while the call passes through, several threads of the application ask for messages at once (a pool of
+     * workers each asking for the next message as it finishes one). Every request is counted in the committed
+     * attempt's sent demand, none lost to another thread's count made at the same moment: the count equals the demand
+     * that reached the attempt's call below the engine, and the cancel that follows asks for exactly what is missing up
+     * to {@code Integer.MAX_VALUE} (a count that lost a request makes it ask for more: past MAX_VALUE in all, which
+     * grpc-java's in-process transport wraps negative).
+     */
+    @ParameterizedTest
+    @EnumSource(Kind.class)
+    void requestsFromSeveralThreadsAtOnceWhilePassingThroughAreEachCounted(Kind kind) throws Exception {
+        answerOnCancel = false;
+        RecordingEvents events = new RecordingEvents();
+        start(kind, events);
+        ClientCall<SimpleRequest, SimpleResponse> call = passingThrough();
+        EngineCall<?, ?>.Attempt first = ((EngineCall<?, ?>) call).attempt(1);
+        assertThat(first.sentDemand).as("asked for nothing yet").isZero();
+
+        int threads = 4;
+        int each = 100_000;
+        CyclicBarrier go = new CyclicBarrier(threads);
+        ExecutorService workers = Executors.newFixedThreadPool(threads);
+        try {
+            List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                done.add(workers.submit(() -> {
+                    go.await(WAIT_SECONDS, TimeUnit.SECONDS);
+                    for (int i = 0; i < each; i++) {
+                        call.request(1);
+                    }
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            workers.shutdownNow();
+        }
+        assertThat(requestedOfFirst.get()).as("the demand that reached attempt 1's call").isEqualTo((long) threads * each);
+        assertThat((long) first.sentDemand).as("attempt 1's sent demand").isEqualTo(requestedOfFirst.get());
+
+        call.cancel("the application gives up", null);
+
+        assertThat(appClosed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the application's close").isTrue();
+        assertThat(appCloseStatus.get().getCode()).isEqualTo(Status.Code.CANCELLED);
+        assertEveryAttemptClosed(kind, events);
+        assertThat(requestedOfFirst.get()).as("attempt 1's demand in all, its cancel's included")
+                .isEqualTo(Integer.MAX_VALUE);
     }
 
     /** Each attempt's own call closed below the engine (its onClose ran) and each was reported ended. */
@@ -459,6 +515,9 @@ class PassThroughDemandTest {
                 public void request(int numMessages) {
                     if (first && requestThrows) {
                         throw new IllegalStateException("below the engine: request failed");
+                    }
+                    if (first) {
+                        requestedOfFirst.addAndGet(numMessages);
                     }
                     super.request(numMessages);
                 }

@@ -45,7 +45,7 @@ final class BackgroundWarmUpListener implements ApplicationListener<SpringApplic
         }
         if (event instanceof ApplicationEnvironmentPreparedEvent && started.compareAndSet(false, true)) {
             try {
-                Thread thread = new Thread(BackgroundWarmUpListener::warmUp, "grpc-retry-warm-up");
+                Thread thread = new Thread(BackgroundWarmUpListener::runOnce, "grpc-retry-warm-up");
                 thread.setDaemon(true);
                 thread.start();
             } catch (RuntimeException | Error e) { // no thread: the main thread does it all, as without the warm-up
@@ -61,15 +61,20 @@ final class BackgroundWarmUpListener implements ApplicationListener<SpringApplic
         }
     }
 
-    private static void warmUp() {
+    private static void runOnce() {
         try {
-            BackgroundWarmUp.link(GrpcRetryAutoConfiguration.class);
-            BackgroundWarmUp.run((properties, environment, beans) ->
-                    GrpcRetryAutoConfiguration.Client.resolve(properties, List.of(), environment, beans));
+            warmUp();
         } catch (Throwable e) { // its classes or the sample: the main thread's own work is unchanged
             log.debug("The gRPC retry starter's start-up warm-up failed", e);
         } finally {
             done.countDown();
         }
+    }
+
+    /** This line's warm-up: its configuration classes linked, the sample bound and resolved by its resolution. */
+    static void warmUp() throws Exception {
+        BackgroundWarmUp.link(GrpcRetryAutoConfiguration.class);
+        BackgroundWarmUp.run((properties, environment, beans) ->
+                GrpcRetryAutoConfiguration.Client.resolve(properties, List.of(), environment, beans));
     }
 }

@@ -1,6 +1,7 @@
 package io.github.grpcretry.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 
 import io.github.grpcretry.policy.ChannelRetryConfigs;
 import io.github.grpcretry.spring.BackgroundWarmUp;
@@ -8,6 +9,7 @@ import io.github.grpcretry.spring.testing.BackgroundWarmUpContract;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import net.devh.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration;
+import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
@@ -16,6 +18,16 @@ import org.springframework.context.annotation.Configuration;
 
 /** The start-up warm-up on Spring Boot 3.5: {@link BackgroundWarmUpListener}, registered as a listener. */
 class BackgroundWarmUpTest extends BackgroundWarmUpContract {
+
+    /**
+     * The line's own warm-up as the listener's thread runs it: it completes. The thread drops what it throws (at
+     * DEBUG), and the contract's cases run {@link BackgroundWarmUp} with a resolution of their own, so a failure of
+     * the listener's code would otherwise go unseen.
+     */
+    @Test
+    void theLinesWarmUpCompletes() {
+        assertThatCode(BackgroundWarmUpListener::warmUp).doesNotThrowAnyException();
+    }
 
     @Override
     protected Class<?> autoConfiguration() {

@@ -286,11 +286,15 @@ class HedgingFaultToleranceTest {
         Fixtures.waitFor("every call in flight", 10_000, () -> first.arrivalCount() >= 2 + 6);
         Handle bidi = hedgedCalls.get(3);
         Fixtures.waitFor("bidi echoes", 10_000, () -> bidi.listener.messages().size() == 3);
+        // the crash: a hedge sent at once on the reset must meet the crash too, not reach the old server on a new
+        // connection and be cancelled by its shutdown (RST_STREAM CANCEL: CANCELLED, which no policy retries)
+        host.plan(i -> FaultProxy.Fault.resetAfterClientBytes(0));
         host.resetAll();
         first.close();
         ScriptedServer second = startOnPort(port);
         rig.closeAfter(second);
         second.script(a -> Action.ok());
+        host.plan(i -> FaultProxy.Fault.NONE); // the restart: new connections reach the new server
         Map<String, Integer> codes = new java.util.TreeMap<>();
         for (Handle c : hedgedCalls) {
             Status s = c.listener.awaitClose(20, TimeUnit.SECONDS);

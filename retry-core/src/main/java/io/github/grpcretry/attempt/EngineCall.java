@@ -46,6 +46,14 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private static final VarHandle BUSY;
     /** {@link Attempt#sentDemand}, added to atomically by the application's requests while passing through. */
     private static final VarHandle SENT_DEMAND;
+    /**
+     * {@link Attempt#drain}: {@code FREE} nobody sends to the attempt, {@code OWNED} one thread does (its drain's
+     * owner), {@code NOTED} and another thread left it something to do meanwhile. Taken, noted and given up under the
+     * call's lock, except that the application's thread that sent an uncommitted call's newest attempt its own
+     * operation gives it up with one compare-and-set when nobody noted anything (§18).
+     */
+    private static final VarHandle DRAIN;
+    private static final byte FREE = 0, OWNED = 1, NOTED = 2;
 
     final RetryingClientInterceptor engine;
     final RetryingClientInterceptor.MethodPlan plan;
@@ -93,6 +101,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             BUSY = lookup.findVarHandle(EngineCall.class, "busy", byte.class);
             SENT_DEMAND = lookup.findVarHandle(EngineCall.Attempt.class, "sentDemand", int.class);
+            DRAIN = lookup.findVarHandle(EngineCall.Attempt.class, "drain", byte.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -226,6 +235,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         CallState s = state;
         Attempt head = null;
         Attempt mine = null;
+        boolean quick = false; // mine's drain may end without the lock: nothing but its own operation to send
         if (!s.passThrough() || ls != null) { // a long stream counts the demand with the log, pass-through or not
             synchronized (this) {
                 s = state;
@@ -237,9 +247,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
                 head = s.passThrough() ? null : newest;
                 if (!s.passThrough()) {
-                    if (head != null && head.phase.open() && !head.owned && caughtUpLocked(head)) {
+                    if (head != null && head.phase.open() && head.drain == FREE && caughtUpLocked(head)) {
                         mine = head; // this thread owns its drain now, its cursor past this operation
-                        mine.owned = true;
+                        mine.drain = OWNED;
+                        quick = s.committed() == 0 && mine.phase == AttemptPhase.LIVE;
                         if (entry instanceof Integer n) {
                             mine.sentDemand = CallBuffer.demand(mine.sentDemand, n);
                         } else {
@@ -255,8 +266,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             through(attempt(s.committed()), entry);
         }
         drainAll(head);
-        if (mine != null && send(mine, true, entry)) {
-            drain(mine, true);
+        if (mine != null && send(mine, true, entry) && !(quick && DRAIN.compareAndSet(mine, OWNED, FREE))) {
+            drain(mine, true); // noted meanwhile (or committed: its end may begin the pass-through)
         }
     }
 
@@ -527,6 +538,15 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         drain(a, false); // its cancel, unless another thread owns its drain
     }
 
+    /**
+     * Under lock: whether another thread owns {@code a}'s drain; if so it is noted, so that the owner drains once more
+     * before it gives the drain up. False also when the owner gave it up (off the lock) meanwhile: it may be taken.
+     */
+    @GuardedBy("this")
+    private boolean noteLocked(Attempt a) {
+        return a.drain != FREE && (DRAIN.compareAndSet(a, OWNED, NOTED) || a.drain == NOTED);
+    }
+
     /** Drains every attempt from {@code head} back, the oldest first. */
     private void drainAll(@Nullable Attempt head) {
         if (head != null) {
@@ -543,10 +563,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             boolean readyMissed = false;
             boolean through = false;
             synchronized (this) {
-                if (!owner && (a.phase.takesNothing() || a.owned)) {
+                if (!owner && (a.phase.takesNothing() || noteLocked(a))) {
                     return;
                 }
-                a.owned = owner = !a.phase.takesNothing();
+                owner = !a.phase.takesNothing();
+                a.drain = owner ? OWNED : FREE;
                 if (!owner) {
                     return;
                 } else if (a.phase == AttemptPhase.CANCELLING) {
@@ -557,13 +578,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     a.sentDemand = record.demand();
                     through = a.sent == record.size() && a.phase == AttemptPhase.LIVE && state.committed() == a.number;
                     if (through) { // all it lacks: it passes through now, this request sent as any other thread's is
-                        a.owned = false;
+                        a.drain = FREE;
                         passThroughLocked();
                     }
                 } else if (a.sent < record.size()) {
                     entry = record.entry(a.sent++);
                 } else { // caught up; a retry may start ready with no transition to report: it is told now
-                    a.owned = false;
+                    a.drain = FREE;
                     readyMissed = (a.readyMissed || a.number > 1) && a.phase == AttemptPhase.STARTING;
                     a.phase = a.phase.caughtUp();
                     if (!readyMissed) {
@@ -591,12 +612,13 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** A callback from {@code a}: a response commits to it; delivered when {@code a} is (or may become) the call's. */
     private void receive(Attempt a, Signal signal, @Nullable Object value) {
         boolean commits;
+        boolean others = false; // other attempts to be cancelled by their drains
         boolean accepted;
         boolean deliver;
         synchronized (this) {
             commits = signal != Signal.READY && state.phase() == Phase.OPEN && a.phase != AttemptPhase.CLOSED && !a.cut();
             if (commits) {
-                commitLocked(a, SuppressionReason.COMMITTED);
+                others = commitLocked(a, SuppressionReason.COMMITTED);
             }
             CallState s = state;
             a.readyMissed |= signal == Signal.READY && a.phase == AttemptPhase.STARTING;
@@ -607,8 +629,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (accepted && signal == Signal.MESSAGE && stream != null) {
             stream.served(value); // delivered now or queued: the application is served it
         }
-        if (commits) {
+        if (others) {
             drainAll(newest); // the others' cancels
+        }
+        if (commits) {
             engine.events.committed(target(), a.number);
         }
         if (deliver) {
@@ -635,6 +659,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean wasCommitted;
         boolean cancelledHere;
         boolean end;
+        boolean others = false;
         boolean deliver = false;
         boolean watch = false;
         synchronized (this) {
@@ -689,7 +714,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 if (s.committed() == 0 && !startFailed) {
                     state = state.commit(a.number); // the call's answer is a's, as grpc-java commits its last stream
                 }
-                finishLocked();
+                others = finishLocked();
                 deliver = BUSY.compareAndSet(this, (byte) 0, (byte) 1); // nothing but its close is delivered now
             }
         }
@@ -700,7 +725,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (followed != null) {
             followed.ended(a.number, attemptStatus, attemptTrailers, wasCommitted, cancelledHere);
         }
-        if (end) {
+        if (others) {
             drainAll(newest); // the others' cancels
         }
         if (d instanceof Decision.Retry r && !(ls != null && ls.deadlineWait)) { // a wait to the deadline: no attempt follows
@@ -863,16 +888,19 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         cancelWith(failure);
     }
 
-    /** Under lock: the state's {@code commit}: no further attempt or timer, every other attempt marked to be cancelled. */
+    /**
+     * Under lock: the state's {@code commit}: no further attempt or timer, every other attempt marked to be cancelled;
+     * true when there was one (its drain issues the cancel).
+     */
     @GuardedBy("this")
-    private void commitLocked(Attempt a, SuppressionReason reason) {
+    private boolean commitLocked(Attempt a, SuppressionReason reason) {
         state = state.commit(a.number);
         if (reason != SuppressionReason.COMMITTED || extra != null) {
             extra().commitReason = reason;
         }
         stopWaitingLocked();
         passThroughLocked();
-        markAllLocked(a.number, LOST);
+        return markAllLocked(a.number, LOST);
     }
 
     /** Under lock: the state's {@code passingThrough} once the committed attempt caught up and nothing is delivered. */
@@ -880,7 +908,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private void passThroughLocked() {
         CallState s = state;
         Attempt c = s.committed() == 0 ? null : attempt(s.committed());
-        if (c == null || s.passThrough() || c.phase != AttemptPhase.LIVE || c.owned || !caughtUpLocked(c)) {
+        if (c == null || s.passThrough() || c.phase != AttemptPhase.LIVE || noteLocked(c) || !caughtUpLocked(c)) {
             return; // the owner of its drain comes back here when the drain ends
         }
         if (record.size() > 0) {
@@ -904,28 +932,34 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         cancelTimerLocked();
     }
 
-    /** Under lock: the state's {@code finished}; timer, watches and log go, every other attempt is to be cancelled. */
+    /**
+     * Under lock: the state's {@code finished}; timer, watches and log go, every other attempt is to be cancelled (true
+     * when there is one).
+     */
     @GuardedBy("this")
-    final void finishLocked() {
+    final boolean finishLocked() {
         state = state.finished();
-        settleLocked(state.committed(), ENDED);
+        return settleLocked(state.committed(), ENDED);
     }
 
     @GuardedBy("this")
-    private void settleLocked(int except, Status why) {
+    private boolean settleLocked(int except, Status why) {
         stopWaitingLocked();
         record.release(engine.bufferPool);
-        markAllLocked(except, why);
+        return markAllLocked(except, why);
     }
 
-    /** Under lock: marks every open attempt but number {@code except} to be cancelled (by its drain's owner). */
+    /** Under lock: marks every open attempt but number {@code except} to be cancelled (by its drain's owner); any? */
     @GuardedBy("this")
-    private void markAllLocked(int except, Status why) {
+    private boolean markAllLocked(int except, Status why) {
+        boolean any = false;
         for (Attempt a = newest; a != null; a = a.prev) {
             if (a.number != except && a.phase.open()) {
                 markLocked(a, why);
+                any = true;
             }
         }
+        return any;
     }
 
     @GuardedBy("this")
@@ -1109,6 +1143,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (state.passThrough()) {
             return; // committed: nothing is held any more
         }
+        boolean others;
         synchronized (this) {
             if (state.phase() != Phase.OPEN || a.phase == AttemptPhase.CLOSED) {
                 return;
@@ -1118,9 +1153,11 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (more <= 0 || record.tryAdd(more, engine.perRpcBufferLimit, engine.bufferPool)) {
                 return;
             }
-            commitLocked(a, SuppressionReason.BUFFER_LIMIT);
+            others = commitLocked(a, SuppressionReason.BUFFER_LIMIT);
         }
-        drainAll(newest);
+        if (others) {
+            drainAll(newest);
+        }
         engine.events.committed(target(), a.number);
     }
 
@@ -1208,7 +1245,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         final boolean resumed;
         ClientCall<ReqT, RespT> call; // set by its launcher before another thread can drain or read it
         AttemptPhase phase = AttemptPhase.STARTING;
-        boolean owned = true; // a thread sends to it (its launcher from the start): the others leave it to that one
+        /** Its drain ({@link #DRAIN}): a thread sends to it (its launcher from the start), the others leave it to that one. */
+        volatile byte drain = OWNED;
         boolean readyMissed; // it signalled ready before it caught up: heard once it has
         int sent; // the entries of the log it was sent
         /**

@@ -95,6 +95,7 @@ class DrainOwnershipRaceTest {
     private ExecutorService work;
     private ManualTimers timers;
     private RetryScheduler scheduler;
+    private RetryingClientInterceptor engine;
     private Server server;
     private ManagedChannel channel;
 
@@ -254,8 +255,9 @@ class DrainOwnershipRaceTest {
     /**
      * (d) A retry policy: the application's thread owns attempt 1's drain and is inside its {@code halfClose}; meanwhile
      * attempt 1's own headers arrive on another thread and commit it (the application hears them). Once the owner is
-     * out, the call passes through to attempt 1; the application's later request (none asked before) reaches
-     * attempt 1's call, the server stream's answers reach the application and the call ends OK.
+     * out, the call passes through to attempt 1 (its log released: the channel's buffer holds none of its bytes); the
+     * application's later request (none asked before) reaches attempt 1's call, the server stream's answers reach the
+     * application and the call ends OK.
      */
     @Test
     void anAttemptCommittedByItsHeadersWhileItsOwnerIsInsideHalfCloseGetsTheLaterDemand() throws Exception {
@@ -272,6 +274,8 @@ class DrainOwnershipRaceTest {
         release(owner);
         assertThat(first.halfClosed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("attempt 1 half-closed").isTrue();
         RetryEngineTest.waitFor(() -> ((EngineCall<?, ?>) app.call).state().passThrough()); // polls, see waitFor
+        assertThat(EngineTestAccess.bufferPool(engine).used()).as("bytes the channel's buffer holds for the call")
+                .isZero();
 
         app.call.request(2);
         assertThat(demand(1).await(2)).as("the later request reached attempt 1's call").isTrue();
@@ -283,6 +287,38 @@ class DrainOwnershipRaceTest {
         assertThat(app.heard()).containsExactly("a", "b");
         assertThat(demand(1).total()).as("asked of attempt 1's call in all").isEqualTo(2);
         assertCleanEnd(app, 1);
+    }
+
+    /**
+     * A retry policy: the application's thread owns attempt 1's drain and is inside its {@code sendMessage} when the
+     * server fails attempt 1 with a status the policy retries. Once the owner is out and the retry's timer fires, the
+     * retry replays the log, the held message included (once), and the call ends OK with the retry's answer.
+     */
+    @Test
+    void anAttemptThatFailsWhileItsOwnerIsInsideItsSendIsRetriedWithTheHeldMessage() throws Exception {
+        start(Kind.RETRY, 0);
+        Application app = new Application(Rpc.SERVER_STREAMING);
+        app.call.request(1);
+        Arrival first = arrival(1);
+
+        Thread owner = holdWhile(app, Held.SEND_MESSAGE);
+        first.call.close(Status.UNAVAILABLE.withDescription("attempt 1 fails"), new Metadata());
+        assertThat(closed(1).await(WAIT_SECONDS, TimeUnit.SECONDS)).as("attempt 1 closed, its retry scheduled").isTrue();
+        release(owner);
+        assertThat(timers.fireNext()).as("the retry's timer was set").isTrue();
+        Arrival retry = arrival(2);
+        app.call.halfClose();
+
+        assertThat(retry.halfClosed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the retry half-closed").isTrue();
+        assertThat(retry.messages).as("the retry's messages").containsExactly("m1");
+        retry.call.sendHeaders(new Metadata());
+        retry.call.sendMessage(response("answer"));
+        retry.call.close(Status.OK, new Metadata());
+        assertThat(app.listener.awaitClose(WAIT_SECONDS, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+        assertThat(app.heard()).containsExactly("answer");
+        assertThat(demand(2).total()).as("asked of the retry's call").isEqualTo(1);
+        assertThat(cancels(1).get()).as("attempt 1, closed by the server, is not cancelled").isZero();
+        assertCleanEnd(app, 2);
     }
 
     /** After the hedge committed and the owner of attempt 1's drain is out (case c). */
@@ -386,7 +422,7 @@ class DrainOwnershipRaceTest {
         timers = new ManualTimers();
         work = Executors.newCachedThreadPool();
         scheduler = RetryScheduler.of(timers, work);
-        RetryingClientInterceptor engine = RetryingClientInterceptor.builder(kind == Kind.RETRY
+        engine = RetryingClientInterceptor.builder(kind == Kind.RETRY
                         ? Configs.channel(Configs.policy(3, 10, 10, 1, Status.Code.UNAVAILABLE))
                         : Configs.channel(Configs.hedged(Configs.hedging(2, hedgingDelayMillis, Status.Code.UNAVAILABLE))))
                 .eventListener(events)

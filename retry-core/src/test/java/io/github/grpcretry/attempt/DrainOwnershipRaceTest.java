@@ -2,6 +2,7 @@ package io.github.grpcretry.attempt;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -321,6 +322,72 @@ class DrainOwnershipRaceTest {
         assertCleanEnd(app, 2);
     }
 
+    /**
+     * The call ends while the application's thread owns attempt 1's drain and is inside its {@code sendMessage},
+     * {@code request} or {@code halfClose}: the server answers attempt 1 (headers, OK) meanwhile. The application
+     * hears one close, OK; attempt 1, closed by the server, is not cancelled; the owner returns normally and a later
+     * half-close does nothing.
+     */
+    @ParameterizedTest(name = "{0}, owner inside {1}")
+    @MethodSource("kindsAndHeldOperations")
+    void theCallEndingWhileTheOwnerIsInsideTheAttemptClosesItOnce(Kind kind, Held held) throws Exception {
+        start(kind, 60_000);
+        Application app = new Application(Rpc.SERVER_STREAMING);
+        Arrival first = arrival(1);
+
+        Thread owner = holdWhile(app, held);
+        first.call.sendHeaders(new Metadata());
+        first.call.close(Status.OK, new Metadata()); // the call ends while the owner is inside attempt 1's call
+        assertThat(closed(1).await(WAIT_SECONDS, TimeUnit.SECONDS)).as("attempt 1's own call closed").isTrue();
+        release(owner);
+        if (held != Held.HALF_CLOSE) {
+            app.call.halfClose();
+        }
+
+        assertThat(app.listener.awaitClose(WAIT_SECONDS, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+        assertThat(cancels(1).get()).as("attempt 1, closed by the server, is not cancelled").isZero();
+        assertCleanEnd(app, 1);
+    }
+
+    /**
+     * A retry policy with a 1 KiB per-call buffer: the application's second message takes the call past it inside
+     * the application's own send (the transport reports the bytes it wrote on the sending thread, the owner of
+     * attempt 1's drain), which commits attempt 1 there, with no other attempt to cancel. Once the send returned, the
+     * call passes through and its log is released (the channel's buffer holds none of the bytes it held before); a
+     * later message and request reach attempt 1 and the call ends OK.
+     */
+    @Test
+    void anAttemptCommittedByTheBufferLimitInsideItsOwnersSendPassesThroughAndReleasesTheLog() throws Exception {
+        start(Configs.channel(Configs.service(Configs.policy(3, 10, 10, 1, Status.Code.UNAVAILABLE), null), 1024,
+                1 << 20, null));
+        Application app = new Application(Rpc.BIDI);
+        Arrival first = arrival(1);
+        app.call.sendMessage(Rpc.request("s".repeat(600)));
+        assertThat(first.next()).hasSize(600);
+        assertThat(EngineTestAccess.bufferPool(engine).used()).as("the first message's bytes held").isPositive();
+
+        app.call.sendMessage(Rpc.request("b".repeat(600))); // past 1 KiB: committed inside this send
+        assertThat(first.next()).hasSize(600);
+        assertThat(events.events).as("attempt 1 committed by the buffer limit")
+                .anyMatch(e -> e.type().equals("committed") && e.attempt() == 1);
+        RetryEngineTest.waitFor(() -> ((EngineCall<?, ?>) app.call).state().passThrough()); // polls, see waitFor
+        assertThat(EngineTestAccess.bufferPool(engine).used()).as("bytes the channel's buffer holds for the call")
+                .isZero();
+
+        app.call.request(1);
+        app.call.sendMessage(Rpc.request("m3"));
+        assertThat(first.next()).isEqualTo("m3");
+        app.call.halfClose();
+        assertThat(first.halfClosed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("attempt 1 half-closed").isTrue();
+        first.call.sendHeaders(new Metadata());
+        first.call.sendMessage(response("answer"));
+        first.call.close(Status.OK, new Metadata());
+        assertThat(app.listener.awaitClose(WAIT_SECONDS, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+        assertThat(app.heard()).containsExactly("answer");
+        assertThat(demand(1).total()).as("asked of attempt 1's call in all").isEqualTo(1);
+        assertCleanEnd(app, 1);
+    }
+
     /** After the hedge committed and the owner of attempt 1's drain is out (case c). */
     private void assertHedgeWinsAndPassesThrough(Application app, Arrival first, Arrival hedge) throws Exception {
         assertThat(first.cancelled.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the server saw attempt 1 cancelled")
@@ -416,15 +483,18 @@ class DrainOwnershipRaceTest {
 
     /** The engine over {@link Below} on an in-process server with an executor of its own; timers fired by the test. */
     private void start(Kind kind, long hedgingDelayMillis) throws Exception {
+        start(kind == Kind.RETRY ? Configs.channel(Configs.policy(3, 10, 10, 1, Status.Code.UNAVAILABLE))
+                : Configs.channel(Configs.hedged(Configs.hedging(2, hedgingDelayMillis, Status.Code.UNAVAILABLE))));
+    }
+
+    private void start(ChannelRetryConfig config) throws Exception {
         String name = "drain-ownership-" + System.nanoTime();
         serverExecutor = Executors.newCachedThreadPool();
         server = InProcessServerBuilder.forName(name).executor(serverExecutor).addService(service()).build().start();
         timers = new ManualTimers();
         work = Executors.newCachedThreadPool();
         scheduler = RetryScheduler.of(timers, work);
-        engine = RetryingClientInterceptor.builder(kind == Kind.RETRY
-                        ? Configs.channel(Configs.policy(3, 10, 10, 1, Status.Code.UNAVAILABLE))
-                        : Configs.channel(Configs.hedged(Configs.hedging(2, hedgingDelayMillis, Status.Code.UNAVAILABLE))))
+        engine = RetryingClientInterceptor.builder(config)
                 .eventListener(events)
                 .scheduler(scheduler)
                 .build();

@@ -45,13 +45,15 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The ownership of an attempt's drain (docs/design.md §18, "The drain") under the interleavings a thread that owns it
+ * The ownership of an attempt's drain (docs/design.md §18, "Record and drain") under the interleavings a thread that owns it
  * meets while it is inside the attempt's call: another thread's request, the application's cancel, a hedge's commit,
- * the attempt's own commit. Each interleaving is forced, not hoped for: an interceptor below the engine (it sees every
+ * the attempt's own commit (by its headers, or by the buffer limit inside the owner's own send), its failure, the
+ * end of the call. Each interleaving is forced, not hoped for: an interceptor below the engine (it sees every
  * attempt's own call) holds one operation of attempt 1 on a latch (the application's thread, the owner of the drain,
  * is then inside it), the test does the other thing on its own thread and waits for its effect, then lets the held
- * operation go on; the assertions are what the application and the server saw. Every wait is a latch (or a queue)
- * bounded by {@link #WAIT_SECONDS}, as a failure bound only.
+ * operation go on; the assertions are what the application and the server saw. Every wait is a latch, a queue or a
+ * monitor bounded by {@link #WAIT_SECONDS}, as a failure bound only, but the pass-through's: a state with no event
+ * of its own, polled ({@link RetryEngineTest#waitFor}). The engine's timers fire only when a test fires them.
  *
  * <p>These guard a drain whose owner gives it up without the call's lock when nothing happened meanwhile: whatever
  * another thread logged, marked or committed while the owner was inside the attempt's call must still reach that
@@ -65,13 +67,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class DrainOwnershipRaceTest {
 
-    private static final Metadata.Key<String> PREVIOUS_ATTEMPTS =
-            Metadata.Key.of("grpc-previous-rpc-attempts", Metadata.ASCII_STRING_MARSHALLER);
     private static final long WAIT_SECONDS = 10;
 
     /** The call's policy. */
     enum Kind {
-        /** A retry policy (no attempt fails here: attempt 1 is the call's only attempt). */
+        /** A retry policy (UNAVAILABLE is retried; in the tests that take a kind no attempt fails). */
         RETRY,
         /** Hedging whose next hedge's timer the test never fires: attempt 1 alone, through {@link HedgingCall}. */
         HEDGE
@@ -137,7 +137,7 @@ class DrainOwnershipRaceTest {
     }
 
     /**
-     * (a, e) While the application's thread owns attempt 1's drain and is inside its {@code sendMessage}, {@code request}
+     * While the application's thread owns attempt 1's drain and is inside its {@code sendMessage}, {@code request}
      * or {@code halfClose}, another thread asks for messages (ClientCall lets {@code request} come from any thread): once
      * both returned, attempt 1's own call has been asked for exactly what the application asked for (nothing lost,
      * nothing twice), before any further operation of the application; the server's answers all reach the
@@ -176,7 +176,7 @@ class DrainOwnershipRaceTest {
     }
 
     /**
-     * (b, e) While the application's thread owns attempt 1's drain and is inside its {@code sendMessage}, {@code request}
+     * While the application's thread owns attempt 1's drain and is inside its {@code sendMessage}, {@code request}
      * or {@code halfClose}, the application cancels the call from another thread: attempt 1's own call is cancelled
      * (the server sees its cancellation; issued once, by nobody while the owner is inside the call but in its request),
      * the listener hears exactly one close, CANCELLED with the application's description, and the attempt is reported
@@ -203,7 +203,7 @@ class DrainOwnershipRaceTest {
     }
 
     /**
-     * (c) Hedging: the application's thread owns attempt 1's drain, the newest attempt then, and is inside its
+     * Hedging: the application's thread owns attempt 1's drain, the newest attempt then, and is inside its
      * {@code sendMessage}; meanwhile the hedge's timer fires, the hedge catches up with the log (the held message
      * included) and commits on its headers, which the application hears. Once the owner is out, attempt 1 is cancelled
      * (the server sees it), the call passes through to the hedge: the application's later messages reach the hedge's
@@ -229,7 +229,7 @@ class DrainOwnershipRaceTest {
     }
 
     /**
-     * (c) Hedging with no delay: both attempts start with the call; the application's message goes to attempt 1 first,
+     * Hedging with no delay: both attempts start with the call; the application's message goes to attempt 1 first,
      * by the application's thread owning attempt 1's drain (the hedge, the newest, is its next), held inside attempt 1's
      * {@code sendMessage}. The hedge commits on its headers meanwhile: once the owner is out, attempt 1 is cancelled,
      * the message reaches the hedge, the call passes through to it, later messages reach the hedge only and the call
@@ -254,7 +254,7 @@ class DrainOwnershipRaceTest {
     }
 
     /**
-     * (d) A retry policy: the application's thread owns attempt 1's drain and is inside its {@code halfClose}; meanwhile
+     * A retry policy: the application's thread owns attempt 1's drain and is inside its {@code halfClose}; meanwhile
      * attempt 1's own headers arrive on another thread and commit it (the application hears them). Once the owner is
      * out, the call passes through to attempt 1 (its log released: the channel's buffer holds none of its bytes); the
      * application's later request (none asked before) reaches attempt 1's call, the server stream's answers reach the
@@ -390,7 +390,7 @@ class DrainOwnershipRaceTest {
         assertCleanEnd(app, 1);
     }
 
-    /** After the hedge committed and the owner of attempt 1's drain is out (case c). */
+    /** After the hedge committed and the owner of attempt 1's drain is out. */
     private void assertHedgeWinsAndPassesThrough(Application app, Arrival first, Arrival hedge) throws Exception {
         assertThat(first.cancelled.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the server saw attempt 1 cancelled")
                 .isTrue();
@@ -479,6 +479,12 @@ class DrainOwnershipRaceTest {
         return cancelsBelow.computeIfAbsent(attempt, k -> new AtomicInteger());
     }
 
+    /** The number of the attempt whose headers these are (the engine's count of the attempts before it). */
+    private static int attemptNumber(Metadata headers) {
+        String previous = headers.get(RetryingCall.PREVIOUS_ATTEMPTS);
+        return previous == null ? 1 : Integer.parseInt(previous) + 1;
+    }
+
     private static SimpleResponse response(String m) {
         return SimpleResponse.newBuilder().setResponseMessage(m).build();
     }
@@ -509,11 +515,9 @@ class DrainOwnershipRaceTest {
     /** Records every arrival by its attempt number; reads all its messages; the test answers it. */
     private ServerServiceDefinition service() {
         ServerCallHandler<SimpleRequest, SimpleResponse> handler = (call, headers) -> {
-            String previous = headers.get(PREVIOUS_ATTEMPTS);
             Arrival a = new Arrival(call);
             call.request(100); // no call of the server's from its callbacks: only the test's thread answers
-            arrivals.computeIfAbsent(previous == null ? 1 : Integer.parseInt(previous) + 1,
-                    k -> new CompletableFuture<>()).complete(a);
+            arrivals.computeIfAbsent(attemptNumber(headers), k -> new CompletableFuture<>()).complete(a);
             return new ServerCall.Listener<>() {
                 @Override
                 public void onMessage(SimpleRequest message) {
@@ -631,8 +635,7 @@ class DrainOwnershipRaceTest {
 
                 @Override
                 public void start(Listener<RespT> listener, Metadata headers) {
-                    String previous = headers.get(PREVIOUS_ATTEMPTS);
-                    attempt = previous == null ? 1 : Integer.parseInt(previous) + 1;
+                    attempt = attemptNumber(headers);
                     CountDownLatch closed = closed(attempt);
                     enter("start");
                     try {

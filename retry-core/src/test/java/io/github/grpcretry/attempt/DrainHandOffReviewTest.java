@@ -56,12 +56,7 @@ class DrainHandOffReviewTest extends DrainRaceRig {
         assertThat(first.next()).isEqualTo("m1");
         assertThat(first.next()).as("the message sent from inside the owner's send").isEqualTo("m2");
         assertThat(first.halfClosed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("attempt 1 half-closed").isTrue();
-        first.call.sendHeaders(new Metadata());
-        first.call.sendMessage(response("answer"));
-        first.call.close(Status.OK, new Metadata());
-
-        assertThat(app.listener.awaitClose(WAIT_SECONDS, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
-        assertThat(app.heard()).containsExactly("answer");
+        answerOk(app, first);
         assertThat(first.messages).containsExactly("m1", "m2");
         assertCleanEnd(app, 1);
     }
@@ -74,39 +69,28 @@ class DrainHandOffReviewTest extends DrainRaceRig {
      */
     @Test
     void twoThreadsOwningTheDrainsOfTwoAttemptsAtOnceEachSendWhatTheOtherLogged() throws Exception {
-        start(Kind.HEDGE, 60_000);
-        Application app = new Application(Rpc.BIDI);
-        Arrival first = arrival(1);
-
-        Thread owner = holdWhile(app, Held.SEND_MESSAGE);
-        assertThat(timers.fireNext()).as("the hedge's timer was set").isTrue();
-        Arrival hedge = arrival(2);
-        assertThat(hedge.next()).as("the held message replayed to the hedge").isEqualTo("m1");
-        EngineCall<?, ?> call = (EngineCall<?, ?>) app.call;
+        Hedged h = hedgeWhileTheOwnerIsInsideAttempt1sSend();
+        EngineCall<?, ?> call = (EngineCall<?, ?>) h.app().call;
         RetryEngineTest.waitFor(() -> { // polls: the hedge's launcher leaves its drain with no event of its own
             synchronized (call) {
                 return call.attempt(2).phase == AttemptPhase.LIVE;
             }
         });
 
-        app.call.request(3); // this thread, while the owner is inside attempt 1's send
+        h.app().call.request(3); // this thread, while the owner is inside attempt 1's send
         assertThat(demand(2).await(3)).as("the hedge's call asked at once").isTrue();
-        release(owner);
+        release(h.owner());
         assertThat(demand(1).await(3)).as("attempt 1's call asked once its owner was out").isTrue();
 
-        app.call.halfClose();
-        assertThat(hedge.halfClosed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the hedge half-closed").isTrue();
-        hedge.call.sendHeaders(new Metadata());
-        hedge.call.sendMessage(response("answer"));
-        hedge.call.close(Status.OK, new Metadata());
-
-        assertThat(app.listener.awaitClose(WAIT_SECONDS, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
-        assertThat(app.heard()).containsExactly("answer");
-        assertThat(first.cancelled.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("attempt 1, which lost, cancelled").isTrue();
+        h.app().call.halfClose();
+        assertThat(h.hedge().halfClosed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the hedge half-closed").isTrue();
+        answerOk(h.app(), h.hedge());
+        assertThat(h.first().cancelled.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("attempt 1, which lost, cancelled")
+                .isTrue();
         assertThat(cancels(1).get()).as("cancels of attempt 1's call").isEqualTo(1);
         assertThat(cancels(2).get()).as("the hedge, committed, is not cancelled").isZero();
         assertThat(demand(2).total()).as("asked of the hedge's call in all").isEqualTo(3);
-        assertCleanEnd(app, 2);
+        assertCleanEnd(h.app(), 2);
     }
 
     /**
@@ -139,12 +123,7 @@ class DrainHandOffReviewTest extends DrainRaceRig {
         Arrival retry = arrival(2);
         app.call.halfClose();
         assertThat(retry.halfClosed.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the retry half-closed").isTrue();
-        retry.call.sendHeaders(new Metadata());
-        retry.call.sendMessage(response("answer"));
-        retry.call.close(Status.OK, new Metadata());
-
-        assertThat(app.listener.awaitClose(WAIT_SECONDS, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
-        assertThat(app.heard()).containsExactly("answer");
+        answerOk(app, retry);
         assertThat(retry.messages).containsExactly("m1");
         assertThat(cancels(1).get()).as("cancels of attempt 1's call").isEqualTo(1);
         assertThat(demand(1).total()).as("asked of attempt 1's call in all (its cancel's demand included)")
@@ -164,24 +143,33 @@ class DrainHandOffReviewTest extends DrainRaceRig {
      */
     @Test
     void theCallEndedByAHedgesFailureWhileTheOwnerIsInsideAttempt1sSendCancelsAttempt1() throws Exception {
+        Hedged h = hedgeWhileTheOwnerIsInsideAttempt1sSend();
+        h.hedge().call.close(Status.INVALID_ARGUMENT.withDescription("fatal"), new Metadata());
+        assertThat(h.app().listener.awaitClose(WAIT_SECONDS, TimeUnit.SECONDS).getCode())
+                .isEqualTo(Status.Code.INVALID_ARGUMENT);
+        assertThat(cancels(1).get()).as("attempt 1 cancelled by nobody while its owner is inside its call").isZero();
+        release(h.owner());
+
+        assertThat(h.first().cancelled.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the server saw attempt 1 cancelled")
+                .isTrue();
+        assertThat(cancels(1).get()).as("cancels of attempt 1's call").isEqualTo(1);
+        assertThat(cancels(2).get()).as("the hedge, closed by the server, is not cancelled").isZero();
+        assertCleanEnd(h.app(), 2);
+    }
+
+    /** Attempt 1 and its hedge on the server, the hedge sent the message attempt 1's owner is held inside the send of. */
+    private record Hedged(Application app, Arrival first, Arrival hedge, Thread owner) {
+    }
+
+    /** Hedging: the application's thread holds attempt 1's drain inside its send; the hedge's timer fires meanwhile. */
+    private Hedged hedgeWhileTheOwnerIsInsideAttempt1sSend() throws Exception {
         start(Kind.HEDGE, 60_000);
         Application app = new Application(Rpc.BIDI);
         Arrival first = arrival(1);
-
         Thread owner = holdWhile(app, Held.SEND_MESSAGE);
         assertThat(timers.fireNext()).as("the hedge's timer was set").isTrue();
         Arrival hedge = arrival(2);
         assertThat(hedge.next()).as("the held message replayed to the hedge").isEqualTo("m1");
-        hedge.call.close(Status.INVALID_ARGUMENT.withDescription("fatal"), new Metadata());
-        assertThat(app.listener.awaitClose(WAIT_SECONDS, TimeUnit.SECONDS).getCode())
-                .isEqualTo(Status.Code.INVALID_ARGUMENT);
-        assertThat(cancels(1).get()).as("attempt 1 cancelled by nobody while its owner is inside its call").isZero();
-        release(owner);
-
-        assertThat(first.cancelled.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the server saw attempt 1 cancelled")
-                .isTrue();
-        assertThat(cancels(1).get()).as("cancels of attempt 1's call").isEqualTo(1);
-        assertThat(cancels(2).get()).as("the hedge, closed by the server, is not cancelled").isZero();
-        assertCleanEnd(app, 2);
+        return new Hedged(app, first, hedge, owner);
     }
 }

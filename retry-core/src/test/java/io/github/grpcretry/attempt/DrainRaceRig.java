@@ -113,6 +113,15 @@ abstract class DrainRaceRig {
         }
     }
 
+    /** {@code a} answers (headers, the message "answer", OK) and the application closes OK with that answer. */
+    void answerOk(Application app, Arrival a) throws InterruptedException {
+        a.call.sendHeaders(new Metadata());
+        a.call.sendMessage(response("answer"));
+        a.call.close(Status.OK, new Metadata());
+        assertThat(app.listener.awaitClose(WAIT_SECONDS, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+        assertThat(app.heard()).containsExactly("answer");
+    }
+
     /** One close, the call's contract kept, every attempt closed below and reported ended, no thread overlap. */
     void assertCleanEnd(Application app, int attempts) throws InterruptedException {
         for (int n = 1; n <= attempts; n++) {

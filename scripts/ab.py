@@ -6,11 +6,12 @@ from round to round; ratios are taken within a round and reported as the median 
 rounds. Forks minutes apart on a shared machine differ by +-15 %, so only ratios within a round say
 anything (docs/benchmarks.md, "Why Interleaved"). Each fork also reports the process CPU time per op
 (CpuTimeProfiler), which moves far less than throughput when other processes compete for the cores;
-its ratios are given as y/x, so that they read like throughput ratios (above 1: x is cheaper). The reference variants (a, b, e) come from NEW.jar;
+its ratios are given as y/x, so that they read like throughput ratios (above 1: x is cheaper). The reference variants (a, b, e, f) come from NEW.jar;
 they do not depend on the engine. Given the same jar twice it is an A/A run: new/old then shows the
 noise of the method itself.
 
-  unary    UnaryBenchmark.unary1Thread      old c, new c, (a) bare, (e) forwarding interceptor
+  unary    UnaryBenchmark.unary1Thread      old c, new c, (a) bare, (b) grpc-java's retry, (e) forwarding
+                                            interceptor, (f) forwarding with a stream tracer per attempt
   server   ServerStreamingBenchmark         old c, new c, (a) bare, (b) grpc-java's retry, (e) forwarding
   client   ClientStreamingBenchmark         old c, new c, (a) bare, (b) grpc-java's retry
 
@@ -33,9 +34,11 @@ import time
 
 BENCHMARKS = {
     # name: (JMH regex, warm-up iterations, measurement iterations, reference slots, ratios)
-    "unary": (r"UnaryBenchmark\.unary1Thread$", 8, 5, [("a", "BARE"), ("e", "FORWARDING")],
+    "unary": (r"UnaryBenchmark\.unary1Thread$", 8, 5,
+              [("a", "BARE"), ("b", "NATIVE"), ("e", "FORWARDING"), ("f", "TRACED")],
               [("new/old", "new c", "old c"), ("c/a old", "old c", "a"), ("c/a new", "new c", "a"),
-               ("c/e old", "old c", "e"), ("c/e new", "new c", "e")]),
+               ("c/e old", "old c", "e"), ("c/e new", "new c", "e"), ("f/e", "f", "e"), ("b/e", "b", "e"),
+               ("c/f old", "old c", "f"), ("c/f new", "new c", "f")]),
     "server": (r"ServerStreamingBenchmark\.serverStream$", 6, 5, [("a", "BARE"), ("b", "NATIVE"), ("e", "FORWARDING")],
                [("new/old", "new c", "old c"), ("c/a old", "old c", "a"), ("c/a new", "new c", "a"),
                 ("b/a", "b", "a"), ("e/a", "e", "a"), ("c/e new", "new c", "e")]),

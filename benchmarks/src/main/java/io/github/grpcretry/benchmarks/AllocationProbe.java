@@ -9,6 +9,7 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.ClientStreamTracer;
 import io.grpc.ForwardingClientCall;
 import io.grpc.ForwardingClientCallListener;
 import io.grpc.ManagedChannel;
@@ -21,6 +22,7 @@ import java.lang.management.ManagementFactory;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.function.UnaryOperator;
 
 /**
@@ -35,6 +37,8 @@ import java.util.function.UnaryOperator;
  *       interceptor-engine channel before {@code ServiceConfig.withoutRetry()} dropped such entries),
  *       grpc-java's own cost of having one;</li>
  *   <li>bare + forwarding interceptor: the least any interceptor that wraps call and listener costs;</li>
+ *   <li>bare + traced forwarding interceptor: that, plus the stream tracer any engine that counts its buffer
+ *       from the bytes written must give each attempt (variant f);</li>
  *   <li>interceptor engine without throttle/budget, and with both (variant c), on the channel the
  *       starter builds ({@code withoutRetry().toServiceConfigMap(false)});</li>
  *   <li>grpc-java's retry (variant b).</li>
@@ -131,6 +135,7 @@ public final class AllocationProbe {
         setups.put("bare + names-only method config",
                 b -> b.defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false)));
         setups.put("bare + forwarding interceptor", b -> b.intercept(new Forwarding()));
+        setups.put("bare + traced forwarding interceptor", b -> b.intercept(new Traced()));
         setups.put("interceptor engine, no throttle/budget", b -> b
                 .defaultServiceConfig(config.serviceConfig().withoutRetry().toServiceConfigMap(false))
                 .intercept(RetryingClientInterceptor.builder(config).build()));
@@ -189,6 +194,35 @@ public final class AllocationProbe {
                     }, headers);
                 }
             };
+        }
+    }
+
+    /**
+     * {@link Forwarding} plus what counting the bytes an attempt wrote costs: the call's options copied with a tracer
+     * factory of the attempt, and a tracer per stream that adds up {@code outboundWireSize}.
+     */
+    static final class Traced implements ClientInterceptor {
+        @Override
+        public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+                CallOptions callOptions, Channel next) {
+            return new Forwarding().interceptCall(method, callOptions.withStreamTracerFactory(new Written()), next);
+        }
+
+        /** One attempt's bytes written, over all its streams (a transparent retry is a second stream). */
+        static final class Written extends ClientStreamTracer.Factory {
+            private static final AtomicLongFieldUpdater<Written> BYTES =
+                    AtomicLongFieldUpdater.newUpdater(Written.class, "bytes");
+            private volatile long bytes;
+
+            @Override
+            public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
+                return new ClientStreamTracer() {
+                    @Override
+                    public void outboundWireSize(long n) {
+                        BYTES.addAndGet(Written.this, n);
+                    }
+                };
+            }
         }
     }
 }

@@ -56,6 +56,7 @@ final class Clients {
                 b.defaultServiceConfig(config.serviceConfig().withoutRetry().toServiceConfigMap(false)).intercept(engine);
             }
             case FORWARDING -> b.intercept(new AllocationProbe.Forwarding());
+            case TRACED -> b.intercept(new AllocationProbe.Traced());
             default -> throw new IllegalArgumentException(variant.name());
         }
         return new Client(b.build(), engine);

@@ -20,7 +20,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * JIT decisions differ, that order alone moved c/a by ±15 % between runs.
  *
  * <p>Prints, per transport and thread count, each round's scores and the median, minimum and maximum
- * over rounds of the ratios c/a, b/a, d/a, c/b, c/e and e/a (ratios taken within a round).
+ * over rounds of the ratios c/a, b/a, d/a, c/b, c/e, e/a, f/e and c/f (ratios taken within a round).
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar io.github.grpcretry.benchmarks.Interleaved [rounds] [transports] [threads]
@@ -108,6 +108,8 @@ public final class Interleaved {
         ratio(sb, scores, "c/b", Variant.INTERCEPTOR, Variant.NATIVE);
         ratio(sb, scores, "c/e", Variant.INTERCEPTOR, Variant.FORWARDING);
         ratio(sb, scores, "e/a", Variant.FORWARDING, Variant.BARE);
+        ratio(sb, scores, "f/e", Variant.TRACED, Variant.FORWARDING);
+        ratio(sb, scores, "c/f", Variant.INTERCEPTOR, Variant.TRACED);
         sb.append('\n');
         return sb.toString();
     }

@@ -257,6 +257,7 @@ public final class Report {
             case "INTERCEPTOR" -> "(c) interceptor";
             case "R4J" -> "(d) resilience4j";
             case "FORWARDING" -> "(e) forwarding";
+            case "TRACED" -> "(f) traced forwarding";
             default -> client;
         };
     }

@@ -14,5 +14,11 @@ public enum Variant {
      * (e) the bare channel with an interceptor that wraps the call and its listener and only forwards:
      * the floor any interceptor pays (a reference for (c), not an alternative to it).
      */
-    FORWARDING
+    FORWARDING,
+    /**
+     * (f) (e) with what any retry layer that counts its replay buffer from the bytes the transport reports written
+     * must add to each attempt: the call options copied with a stream tracer factory of its own, and a tracer per
+     * stream adding up {@code outboundWireSize}. The floor for (c), not an alternative to it.
+     */
+    TRACED
 }

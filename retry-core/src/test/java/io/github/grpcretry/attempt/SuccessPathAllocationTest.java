@@ -8,8 +8,17 @@ import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.RetryBudgetPolicy;
 import io.github.grpcretry.policy.RetryThrottlingPolicy;
 import io.github.grpcretry.throttle.RetryThrottle;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientStreamTracer;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ForwardingClientCallListener;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -28,6 +37,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
@@ -83,6 +93,9 @@ class SuccessPathAllocationTest {
         System.out.print(output);
         long added = figures.get("engine") - figures.get("bare");
         assertThat(added).as("bytes the engine adds per unary call, escape analysis off").isBetween(0L, 460L);
+        assertThat(figures.get("engine") - figures.get("traced"))
+                .as("bytes the engine adds per unary call beyond the stream tracer each attempt needs, escape analysis off")
+                .isBetween(0L, 192L);
         assertThat(figures.get("held")).as("bytes held for replay after the calls").isZero();
         assertThat(figures.get("observer") - figures.get("engine"))
                 .as("bytes the attempt observer adds to a call with no observation of its own (docs/observability.md)")
@@ -94,7 +107,10 @@ class SuccessPathAllocationTest {
                 .isLessThanOrEqualTo(NO_OBJECT);
     }
 
-    /** Runs in the forked JVM: prints {@code bare N}, {@code engine N} (bytes per call) and {@code held N}. */
+    /**
+     * Runs in the forked JVM: prints {@code bare N}, {@code traced N}, {@code engine N}, {@code observer N},
+     * {@code listener N} (bytes per call) and {@code held N}.
+     */
     public static void main(String[] args) throws Exception {
         String name = "alloc-" + System.nanoTime();
         Server server = InProcessServerBuilder.forName(name).directExecutor()
@@ -127,17 +143,54 @@ class SuccessPathAllocationTest {
                     .eventListener(new RetryEventListener() {
                     })
                     .build();
-            for (String which : List.of("bare", "engine", "observer", "listener")) {
+            for (String which : List.of("bare", "traced", "engine", "observer", "listener")) {
                 RetryingClientInterceptor e = which.equals("observer") ? observed
                         : which.equals("listener") ? listened : engine;
-                UnaryOperator<ManagedChannelBuilder<?>> setup = which.equals("bare") ? b -> b : b -> b
-                        .defaultServiceConfig(config.serviceConfig().withoutRetry().toServiceConfigMap(false))
-                        .intercept(e);
+                UnaryOperator<ManagedChannelBuilder<?>> setup = which.equals("bare") ? b -> b
+                        : which.equals("traced") ? b -> b.intercept(new Traced())
+                        : b -> b.defaultServiceConfig(config.serviceConfig().withoutRetry().toServiceConfigMap(false))
+                                .intercept(e);
                 System.out.println(which + " " + bytesPerCall(name, setup));
             }
             System.out.println("held " + EngineTestAccess.bufferPool(engine).used());
         } finally {
             server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * The least any layer pays that counts the bytes each attempt's streams wrote (§2): an interceptor that wraps the
+     * call and its listener and only forwards, with the call's options copied to add a tracer factory of the attempt,
+     * and a tracer per stream adding up {@code outboundWireSize}.
+     */
+    static final class Traced implements ClientInterceptor {
+        private static final AtomicLongFieldUpdater<Written> BYTES = AtomicLongFieldUpdater.newUpdater(Written.class, "bytes");
+
+        @Override
+        public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+                CallOptions callOptions, Channel next) {
+            return new ForwardingClientCall.SimpleForwardingClientCall<>(
+                    next.newCall(method, callOptions.withStreamTracerFactory(new Written()))) {
+                @Override
+                public void start(Listener<RespT> listener, Metadata headers) {
+                    super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                    }, headers);
+                }
+            };
+        }
+
+        static final class Written extends ClientStreamTracer.Factory {
+            volatile long bytes;
+
+            @Override
+            public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
+                return new ClientStreamTracer() {
+                    @Override
+                    public void outboundWireSize(long n) {
+                        BYTES.addAndGet(Written.this, n);
+                    }
+                };
+            }
         }
     }
 

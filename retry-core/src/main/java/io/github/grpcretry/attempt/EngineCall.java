@@ -662,6 +662,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean others = false;
         boolean deliver = false;
         boolean watch = false;
+        boolean alone = false; // the call's one attempt ends it with nothing else to report: no second section
         synchronized (this) {
             if (a.phase == AttemptPhase.CLOSED) {
                 return;
@@ -716,6 +717,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
                 others = finishLocked();
                 deliver = BUSY.compareAndSet(this, (byte) 0, (byte) 1); // nothing but its close is delivered now
+                alone = deliver && extra == null && state.attempts() == 1;
             }
         }
         if (watch) {
@@ -734,7 +736,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (suppressed != null) {
             suppressed(suppressed, attemptStatus.getCode());
         }
-        if (end) {
+        if (alone) {
+            report(status, trailers, true, 1, 0, 0, null); // what endCall would read under the lock
+        } else if (end) {
             endCall(status, trailers, deliver);
         } else if (d instanceof Decision.Hedge h && h.delayNanos() == 0) {
             nextAttempt();
@@ -797,6 +801,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             failure = extra == null ? null : extra.listenerFailure;
             deliver = deliver || enterLocked(Signal.CLOSE, status, trailers);
         }
+        report(status, trailers, deliver, attempts, transparent, waited, failure);
+    }
+
+    /** The settled call's end, reported; then the listener's close when this thread delivers it. */
+    private void report(Status status, Metadata trailers, boolean deliver, int attempts, int transparent, long waited,
+            @Nullable Status failure) {
         if (status.isOk() && engine.throttle != null) {
             engine.throttle.onSuccess();
         }

@@ -16,6 +16,7 @@ import io.grpc.ClientInterceptors;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -27,6 +28,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -126,6 +128,39 @@ class RetryEngineTest {
         assertThat(ended.get(0).code()).isEqualTo(Status.Code.OK);
         assertThat(ended.get(0).attempt()).isEqualTo(2); // retries
         assertThat(ended.get(0).nanos()).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(120));
+    }
+
+    @Test
+    void aCallThatSucceedsAtOnceReportsItsEndWithNoRetryAndNoWaitBeforeItsClose() throws Exception {
+        // the close of the call's one attempt reports the end itself (one lock section fewer): same report
+        for (ChannelRetryConfig config : List.of(Configs.channel(Configs.r1(3)),
+                Configs.channel(Configs.hedged(Configs.hedging(3, 10_000, Status.Code.UNAVAILABLE))))) {
+            Engines.Client c = client(config);
+            server.script(ScriptedServer.failFirst(0, Status.Code.UNAVAILABLE));
+            RecordingEvents ev = c.events();
+            List<String> seenAtClose = new ArrayList<>();
+            CompletableFuture<Status> closed = new CompletableFuture<>();
+            ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.UNARY, CallOptions.DEFAULT);
+            call.start(new ClientCall.Listener<>() {
+                @Override
+                public void onClose(Status status, Metadata trailers) {
+                    ev.events.forEach(e -> seenAtClose.add(e.type()));
+                    closed.complete(status);
+                }
+            }, new Metadata());
+            call.request(1);
+            call.sendMessage(Rpc.request("once"));
+            call.halfClose();
+            assertThat(closed.get(20, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+            assertThat(seenAtClose).as("the events reported when the application's onClose ran")
+                    .containsSubsequence("attemptStarted", "committed", "attemptEnded", "callEnded");
+            List<RecordingEvents.Event> ended = ev.ofType("callEnded");
+            assertThat(ended).hasSize(1);
+            assertThat(ended.get(0).code()).isEqualTo(Status.Code.OK);
+            assertThat(ended.get(0).attempt()).as("retries").isZero();
+            assertThat(ended.get(0).nanos()).as("time waited for retries").isZero();
+            assertThat(ev.hedgesPerCall).containsExactly(0);
+        }
     }
 
     @Test

@@ -18,6 +18,7 @@ noise of the method itself.
   ./mvnw -B -q -pl benchmarks -am package -DskipTests    # in each checkout; copy each benchmarks.jar aside
   python3 scripts/ab.py OLD.jar NEW.jar [--rounds 5] [--transports IN_PROCESS,NETTY]
                         [--benchmarks unary,server,client] [--warmup N] [--measure N] [--out FILE.md]
+                        [--jvm-args=-XX:...]
   python3 scripts/ab.py --render FILE.md.json x x
 
 Per round it prints each fork's score; after every round it rewrites FILE.md (default ab-results.md)
@@ -53,7 +54,7 @@ TITLES = {
 }
 
 
-def fork(jar, regex, transport, client, warmup, measure):
+def fork(jar, regex, transport, client, warmup, measure, jvm_args=""):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     try:
@@ -61,7 +62,8 @@ def fork(jar, regex, transport, client, warmup, measure):
             ["java", "-Djmh.ignoreLock=true", "-jar", jar, regex, "-bm", "thrpt", "-f", "1",
              "-wi", str(warmup), "-w", "1s", "-i", str(measure), "-r", "1s",
              "-p", "transport=" + transport, "-p", "client=" + client, "-rf", "json", "-rff", out,
-             "-prof", "io.github.grpcretry.benchmarks.CpuTimeProfiler"],
+             "-prof", "io.github.grpcretry.benchmarks.CpuTimeProfiler"]
+            + (["-jvmArgsAppend", jvm_args] if jvm_args else []),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if run.returncode != 0:
             raise SystemExit("fork failed: %s %s %s %s\n%s" % (jar, regex, transport, client, run.stderr))
@@ -79,9 +81,9 @@ def summary(values):
 
 def render(args, results, loads):
     lines = ["OLD %s, NEW %s; one fork per slot per round, order rotating; warm-up/measurement 1 s iterations "
-             "(%s); load average at the forks' starts %.1f-%.1f." % (
+             "(%s); load average at the forks' starts %.1f-%.1f%s." % (
                  args.old, args.new, ", ".join("%s %d+%d" % (b, *iterations(args, b)) for b in args.benchmarks),
-                 min(loads), max(loads)), ""]
+                 min(loads), max(loads), "; every fork with " + args.jvm_args if args.jvm_args else ""), ""]
     for bench in args.benchmarks:
         slots = ["old c", "new c"] + [s for s, _ in BENCHMARKS[bench][3]]
         for transport in args.transports:
@@ -117,6 +119,7 @@ def main():
     p.add_argument("--benchmarks", default="unary,server,client")
     p.add_argument("--warmup", type=int, default=0, help="warm-up iterations (default: per benchmark)")
     p.add_argument("--measure", type=int, default=0, help="measurement iterations (default: per benchmark)")
+    p.add_argument("--jvm-args", default="", help="JVM options for every fork (JMH -jvmArgsAppend)")
     p.add_argument("--out", default="ab-results.md")
     p.add_argument("--render", metavar="FILE.md.json", help="print the tables of an earlier run and exit")
     args = p.parse_args()
@@ -125,6 +128,7 @@ def main():
             saved = json.load(f)
         for key in ("old", "new", "benchmarks", "transports", "warmup", "measure"):
             setattr(args, key, saved[key])
+        args.jvm_args = saved.get("jvm_args", "")
         print(render(args, {(r["benchmark"], r["transport"]): r["rounds"] for r in saved["results"]}, saved["loads"]))
         return
     args.transports = args.transports.split(",")
@@ -141,7 +145,8 @@ def main():
                 for i in range(len(slots)):
                     name, jar, client = slots[(r + i) % len(slots)]
                     loads.append(os.getloadavg()[0])
-                    row[name], row[name + " cpu"] = fork(jar, regex, transport, client, warmup, measure)
+                    row[name], row[name + " cpu"] = fork(jar, regex, transport, client, warmup, measure,
+                                                         args.jvm_args)
                 results.setdefault((bench, transport), []).append(row)
                 print("%s round %d %s %s: %s" % (time.strftime("%H:%M:%S"), r + 1, bench, transport,
                       ", ".join("%s %.4g (%.4g µs CPU)" % (s, row[s], row[s + " cpu"] / 1000) for s, _, _ in slots)),
@@ -156,7 +161,7 @@ def save(args, results, loads):
         f.write(render(args, results, loads) + "\n")
     with open(args.out + ".json", "w") as f:
         json.dump({"old": args.old, "new": args.new, "benchmarks": args.benchmarks, "transports": args.transports,
-                   "warmup": args.warmup, "measure": args.measure, "loads": loads,
+                   "warmup": args.warmup, "measure": args.measure, "jvm_args": args.jvm_args, "loads": loads,
                    "results": [{"benchmark": b, "transport": t, "rounds": rows}
                                for (b, t), rows in results.items()]}, f, indent=1)
 

@@ -4,25 +4,16 @@ import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.budget.RetryBudget;
 import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.testing.ForwardingInterceptors;
 import io.github.grpcretry.throttle.RetryThrottle;
-import io.grpc.CallOptions;
-import io.grpc.Channel;
-import io.grpc.ClientCall;
-import io.grpc.ClientInterceptor;
-import io.grpc.ClientStreamTracer;
-import io.grpc.ForwardingClientCall;
-import io.grpc.ForwardingClientCallListener;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
 import java.lang.management.ManagementFactory;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.function.UnaryOperator;
 
 /**
@@ -134,8 +125,8 @@ public final class AllocationProbe {
         setups.put("(a) bare", b -> b);
         setups.put("bare + names-only method config",
                 b -> b.defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false)));
-        setups.put("bare + forwarding interceptor", b -> b.intercept(new Forwarding()));
-        setups.put("bare + traced forwarding interceptor", b -> b.intercept(new Traced()));
+        setups.put("bare + forwarding interceptor", b -> b.intercept(ForwardingInterceptors.forwarding()));
+        setups.put("bare + traced forwarding interceptor", b -> b.intercept(ForwardingInterceptors.traced()));
         setups.put("interceptor engine, no throttle/budget", b -> b
                 .defaultServiceConfig(config.serviceConfig().withoutRetry().toServiceConfigMap(false))
                 .intercept(RetryingClientInterceptor.builder(config).build()));
@@ -180,49 +171,5 @@ public final class AllocationProbe {
             }
         }
         return out;
-    }
-
-    /** Wraps the call and its listener and forwards everything: the floor for an interceptor. */
-    static final class Forwarding implements ClientInterceptor {
-        @Override
-        public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
-                CallOptions callOptions, Channel next) {
-            return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
-                @Override
-                public void start(Listener<RespT> responseListener, Metadata headers) {
-                    super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(responseListener) {
-                    }, headers);
-                }
-            };
-        }
-    }
-
-    /**
-     * {@link Forwarding} plus what counting the bytes an attempt wrote costs: the call's options copied with a tracer
-     * factory of the attempt, and a tracer per stream that adds up {@code outboundWireSize}.
-     */
-    static final class Traced implements ClientInterceptor {
-        @Override
-        public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
-                CallOptions callOptions, Channel next) {
-            return new Forwarding().interceptCall(method, callOptions.withStreamTracerFactory(new Written()), next);
-        }
-
-        /** One attempt's bytes written, over all its streams (a transparent retry is a second stream). */
-        static final class Written extends ClientStreamTracer.Factory {
-            private static final AtomicLongFieldUpdater<Written> BYTES =
-                    AtomicLongFieldUpdater.newUpdater(Written.class, "bytes");
-            private volatile long bytes;
-
-            @Override
-            public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
-                return new ClientStreamTracer() {
-                    @Override
-                    public void outboundWireSize(long n) {
-                        BYTES.addAndGet(Written.this, n);
-                    }
-                };
-            }
-        }
     }
 }

@@ -4,6 +4,7 @@ import io.github.grpcretry.attempt.RetryEventListener;
 import io.github.grpcretry.attempt.RetryingClientInterceptor;
 import io.github.grpcretry.budget.RetryBudget;
 import io.github.grpcretry.policy.ChannelRetryConfig;
+import io.github.grpcretry.testing.ForwardingInterceptors;
 import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
@@ -55,8 +56,8 @@ final class Clients {
                 // as the starter renders it: no retry, no names-only entries
                 b.defaultServiceConfig(config.serviceConfig().withoutRetry().toServiceConfigMap(false)).intercept(engine);
             }
-            case FORWARDING -> b.intercept(new AllocationProbe.Forwarding());
-            case TRACED -> b.intercept(new AllocationProbe.Traced());
+            case FORWARDING -> b.intercept(ForwardingInterceptors.forwarding());
+            case TRACED -> b.intercept(ForwardingInterceptors.traced());
             default -> throw new IllegalArgumentException(variant.name());
         }
         return new Client(b.build(), engine);

@@ -7,18 +7,10 @@ import io.github.grpcretry.observation.ObservationAttemptObserver;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.policy.RetryBudgetPolicy;
 import io.github.grpcretry.policy.RetryThrottlingPolicy;
+import io.github.grpcretry.testing.ForwardingInterceptors;
 import io.github.grpcretry.throttle.RetryThrottle;
-import io.grpc.CallOptions;
-import io.grpc.Channel;
-import io.grpc.ClientCall;
-import io.grpc.ClientInterceptor;
-import io.grpc.ClientStreamTracer;
-import io.grpc.ForwardingClientCall;
-import io.grpc.ForwardingClientCallListener;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -37,7 +29,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
@@ -49,7 +40,9 @@ import org.junit.jupiter.api.Test;
  * the same tracer counts transparent retries). In-process with a direct-executor server and a blocking stub the whole call runs on the
  * calling thread, so that thread's allocation counter sees every byte of it (no sampling); the
  * figure is the difference between the same calls with and without the engine (throttle, budget and
- * the channel's service config as the starter renders it).
+ * the channel's service config as the starter renders it), and what the engine adds beyond
+ * {@link ForwardingInterceptors#traced()}, the least any interceptor pays that wraps the call and counts the bytes
+ * each attempt wrote.
  *
  * <p>Measured in a JVM of its own with escape analysis off: what the JIT scalar-replaces depends on
  * its inlining decisions, which on a loaded machine differ from run to run by whole objects (±24 B
@@ -147,7 +140,7 @@ class SuccessPathAllocationTest {
                 RetryingClientInterceptor e = which.equals("observer") ? observed
                         : which.equals("listener") ? listened : engine;
                 UnaryOperator<ManagedChannelBuilder<?>> setup = which.equals("bare") ? b -> b
-                        : which.equals("traced") ? b -> b.intercept(new Traced())
+                        : which.equals("traced") ? b -> b.intercept(ForwardingInterceptors.traced())
                         : b -> b.defaultServiceConfig(config.serviceConfig().withoutRetry().toServiceConfigMap(false))
                                 .intercept(e);
                 System.out.println(which + " " + bytesPerCall(name, setup));
@@ -155,42 +148,6 @@ class SuccessPathAllocationTest {
             System.out.println("held " + EngineTestAccess.bufferPool(engine).used());
         } finally {
             server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-        }
-    }
-
-    /**
-     * The least any layer pays that counts the bytes each attempt's streams wrote (§2): an interceptor that wraps the
-     * call and its listener and only forwards, with the call's options copied to add a tracer factory of the attempt,
-     * and a tracer per stream adding up {@code outboundWireSize}.
-     */
-    static final class Traced implements ClientInterceptor {
-        private static final AtomicLongFieldUpdater<Written> BYTES = AtomicLongFieldUpdater.newUpdater(Written.class, "bytes");
-
-        @Override
-        public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
-                CallOptions callOptions, Channel next) {
-            return new ForwardingClientCall.SimpleForwardingClientCall<>(
-                    next.newCall(method, callOptions.withStreamTracerFactory(new Written()))) {
-                @Override
-                public void start(Listener<RespT> listener, Metadata headers) {
-                    super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
-                    }, headers);
-                }
-            };
-        }
-
-        static final class Written extends ClientStreamTracer.Factory {
-            volatile long bytes;
-
-            @Override
-            public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
-                return new ClientStreamTracer() {
-                    @Override
-                    public void outboundWireSize(long n) {
-                        BYTES.addAndGet(Written.this, n);
-                    }
-                };
-            }
         }
     }
 

@@ -419,7 +419,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             settleLocked(0, status);
         }
         drainAll(newest);
-        Runnable end = context.wrap(() -> endCall(status, new Metadata(), false));
+        Runnable end = context.wrap(() -> endCall(status, new Metadata()));
         try {
             executor().execute(end);
         } catch (RejectedExecutionException e) {
@@ -662,7 +662,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean others = false;
         boolean deliver = false;
         boolean watch = false;
-        boolean alone = false; // the call's one attempt ends it with nothing else to report: no second section
+        int attempts = 0; // what the end reports when this thread delivers the close (read in the settling section)
+        int transparent = 0;
+        long waited = 0;
+        Status failure = null;
         synchronized (this) {
             if (a.phase == AttemptPhase.CLOSED) {
                 return;
@@ -717,7 +720,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
                 others = finishLocked();
                 deliver = BUSY.compareAndSet(this, (byte) 0, (byte) 1); // nothing but its close is delivered now
-                alone = deliver && extra == null && state.attempts() == 1;
+                if (deliver) { // settled, and only this thread calls the listener: nothing below changes any more
+                    attempts = state.attempts();
+                    transparent = extra == null ? 0 : extra.transparentRetries;
+                    waited = waitedNanos();
+                    failure = extra == null ? null : extra.listenerFailure;
+                }
             }
         }
         if (watch) {
@@ -736,10 +744,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (suppressed != null) {
             suppressed(suppressed, attemptStatus.getCode());
         }
-        if (alone) {
-            report(status, trailers, true, 1, 0, 0, null); // what endCall would read under the lock
+        if (end && deliver) {
+            report(status, trailers, true, attempts, transparent, waited, failure);
         } else if (end) {
-            endCall(status, trailers, deliver);
+            endCall(status, trailers);
         } else if (d instanceof Decision.Hedge h && h.delayNanos() == 0) {
             nextAttempt();
         }
@@ -784,12 +792,9 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /**
-     * Ends the settled call: reports it, then closes the listener through the serialiser; {@code entered}: this thread
-     * is already the one delivering (else the close enters now, or queues).
-     */
-    final void endCall(Status status, Metadata trailers, boolean entered) {
-        boolean deliver = entered;
+    /** Ends the settled call: reports it, then closes the listener through the serialiser (now, or queued). */
+    final void endCall(Status status, Metadata trailers) {
+        boolean deliver;
         int attempts;
         int transparent;
         long waited;
@@ -799,7 +804,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             transparent = extra == null ? 0 : extra.transparentRetries;
             waited = waitedNanos();
             failure = extra == null ? null : extra.listenerFailure;
-            deliver = deliver || enterLocked(Signal.CLOSE, status, trailers);
+            deliver = enterLocked(Signal.CLOSE, status, trailers);
         }
         report(status, trailers, deliver, attempts, transparent, waited, failure);
     }

@@ -132,7 +132,7 @@ class RetryEngineTest {
 
     @Test
     void aCallThatSucceedsAtOnceReportsItsEndWithNoRetryAndNoWaitBeforeItsClose() throws Exception {
-        // the close of the call's one attempt reports the end itself (one lock section fewer): same report
+        // the close that settles the call reports its end from the settling section: the same report, before onClose
         for (ChannelRetryConfig config : List.of(Configs.channel(Configs.r1(3)),
                 Configs.channel(Configs.hedged(Configs.hedging(3, 10_000, Status.Code.UNAVAILABLE))))) {
             Engines.Client c = client(config);

@@ -419,7 +419,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             settleLocked(0, status);
         }
         drainAll(newest);
-        Runnable end = context.wrap(() -> endCall(status, new Metadata()));
+        Runnable end = context.wrap(() -> endCall(status, new Metadata(), false));
         try {
             executor().execute(end);
         } catch (RejectedExecutionException e) {
@@ -662,7 +662,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean others = false;
         boolean deliver = false;
         boolean watch = false;
-        int attempts = 0; // what the end reports when this thread delivers the close (read in the settling section)
+        boolean settledHere = false; // no other attempt, and this thread delivers: the end is read in the section
+        int attempts = 0;
         int transparent = 0;
         long waited = 0;
         Status failure = null;
@@ -720,7 +721,8 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 }
                 others = finishLocked();
                 deliver = BUSY.compareAndSet(this, (byte) 0, (byte) 1); // nothing but its close is delivered now
-                if (deliver) { // settled, and only this thread calls the listener: nothing below changes any more
+                settledHere = deliver && !others; // no attempt left whose stream a transparent retry could count
+                if (settledHere) { // settled, and only this thread calls the listener: none of these changes any more
                     attempts = state.attempts();
                     transparent = extra == null ? 0 : extra.transparentRetries;
                     waited = waitedNanos();
@@ -744,10 +746,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (suppressed != null) {
             suppressed(suppressed, attemptStatus.getCode());
         }
-        if (end && deliver) {
+        if (settledHere) {
             report(status, trailers, true, attempts, transparent, waited, failure);
         } else if (end) {
-            endCall(status, trailers);
+            endCall(status, trailers, deliver); // read after the others' cancels, which count their streams' retries
         } else if (d instanceof Decision.Hedge h && h.delayNanos() == 0) {
             nextAttempt();
         }
@@ -792,9 +794,12 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** Ends the settled call: reports it, then closes the listener through the serialiser (now, or queued). */
-    final void endCall(Status status, Metadata trailers) {
-        boolean deliver;
+    /**
+     * Ends the settled call: reports it, then closes the listener through the serialiser; {@code entered}: this thread
+     * is already the one delivering (else the close enters now, or queues).
+     */
+    final void endCall(Status status, Metadata trailers, boolean entered) {
+        boolean deliver = entered;
         int attempts;
         int transparent;
         long waited;
@@ -804,7 +809,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             transparent = extra == null ? 0 : extra.transparentRetries;
             waited = waitedNanos();
             failure = extra == null ? null : extra.listenerFailure;
-            deliver = enterLocked(Signal.CLOSE, status, trailers);
+            deliver = deliver || enterLocked(Signal.CLOSE, status, trailers);
         }
         report(status, trailers, deliver, attempts, transparent, waited, failure);
     }

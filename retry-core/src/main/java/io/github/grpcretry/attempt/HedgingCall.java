@@ -140,7 +140,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         suppressed(Objects.requireNonNull(((Decision.Stop) d).reason()),
                 last == null ? Status.Code.OK : last.getCode());
         if (end) {
-            endCall(Objects.requireNonNull(last), Objects.requireNonNull(lastTrailersSeen));
+            endCall(Objects.requireNonNull(last), Objects.requireNonNull(lastTrailersSeen), false);
         }
     }
 

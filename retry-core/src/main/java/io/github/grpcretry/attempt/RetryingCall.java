@@ -148,7 +148,7 @@ final class RetryingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         if (expired != null) {
             suppressed(SuppressionReason.DEADLINE, expired);
             endCall(Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed while its stream waited to "
-                    + "resume after " + expired), new Metadata());
+                    + "resume after " + expired), new Metadata(), false);
             return;
         }
         launch(Objects.requireNonNull(a), null);

@@ -204,7 +204,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public final void sendMessage(ReqT message) {
-        op(CallBuffer.message(Objects.requireNonNull(message, "message")), message); // kept: each attempt marshals it
+        op(CallBuffer.message(message), message); // kept: each attempt marshals it (null too, as grpc-java's call does)
     }
 
     @Override
@@ -219,7 +219,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /**
      * An operation of the application's: passed through, or logged and drained, the older attempts first (§18);
-     * {@code message}: the message itself when the operation sends one (its entry may wrap it), else null.
+     * {@code message}: the message itself when the operation sends one (its entry may wrap it; it may be null).
      */
     private void op(Object entry, @Nullable ReqT message) {
         checkOp(entry);
@@ -229,7 +229,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             return;
         }
         LongStream<ReqT, RespT> ls = stream;
-        if (ls != null && message != null) {
+        if (ls != null && message != null) { // a null request makes no resumer: a break ends the stream
             ls.sending(message); // its one request makes the resumer (off the lock: the application's code)
         }
         CallState s = state;
@@ -636,8 +636,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             engine.events.committed(target(), a.number);
         }
         if (deliver) {
-            emit(signal, value, null);
-            release();
+            if (state.phase() != Phase.CANCELLED) { // again: a cancel from another thread may have come meanwhile
+                emit(signal, value, null);
+            }
+            release(); // then its close, queued by that cancel
         }
     }
 
@@ -1373,17 +1375,17 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
         private void toApplication(@Nullable LongStream<ReqT, RespT> ls, Signal s, @Nullable Object value) {
             boolean entered = passing() && BUSY.compareAndSet(EngineCall.this, (byte) 0, (byte) 1);
-            boolean emitted = entered && passing(); // still: not cancelled before this thread was busy
-            if (emitted) {
-                if (ls != null && s == Signal.MESSAGE) {
-                    ls.served(value);
-                }
+            boolean passed = entered && passing(); // still: not cancelled before this thread was busy
+            if (passed && ls != null && s == Signal.MESSAGE) {
+                ls.served(value); // the resumer's code: a cancel meanwhile is seen below
+            }
+            if (passed && (ls == null || passing())) {
                 emit(s, value, null);
             }
             if (entered) {
                 release(); // a close queued by a cancel meanwhile goes now
             }
-            if (!emitted) {
+            if (!passed) {
                 receive(this, s, value); // through the call's state (after a cancel: dropped)
             }
         }

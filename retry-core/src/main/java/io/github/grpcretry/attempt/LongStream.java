@@ -112,14 +112,17 @@ final class LongStream<ReqT, RespT> {
         }
     }
 
-    /** The application is served a response of the call's (on the attempt's callback thread, in order). */
-    @SuppressWarnings("unchecked")
+    /**
+     * The application is served a response of the call's (on the attempt's callback thread, in order); the resumer is
+     * told the same, null too when the method's marshaller parses a message to null.
+     */
+    @SuppressWarnings({"unchecked", "NullAway"})
     void served(@Nullable Object response) {
         received++; // one writer: the committed attempt's callback thread, attempts one after the other
         StreamResumption.Resumer<ReqT, RespT> r = resumer;
         if (r != null && !resumerFailed) {
             try {
-                r.delivered((RespT) Objects.requireNonNull(response)); // a message is never null
+                r.delivered((RespT) response);
             } catch (RuntimeException | Error e) { // an Error too: the listener's delivery waits on this thread
                 failed(resumption, "delivered", e);
             }

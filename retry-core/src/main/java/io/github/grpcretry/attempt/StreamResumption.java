@@ -23,7 +23,8 @@ public interface StreamResumption<ReqT, RespT> {
     MethodDescriptor<ReqT, RespT> method();
 
     /**
-     * One resumer per call, made when the application sends its (one) request.
+     * One resumer per call, made when the application sends its (one) request; a call that sends null (its
+     * marshaller takes null) gets none, and a break ends it with its status.
      *
      * @param request the request the application sent
      */
@@ -38,7 +39,7 @@ public interface StreamResumption<ReqT, RespT> {
      */
     interface Resumer<ReqT, RespT> {
 
-        /** Every response the application received, in order. */
+        /** Every response the application received, in order (null where the method's marshaller parsed one to null). */
         void delivered(RespT response);
 
         /** The request that continues the stream after what was delivered; null: cannot resume. */

@@ -10,7 +10,8 @@ import org.jspecify.annotations.Nullable;
  * The replay record of one call (docs/design.md §18): start headers, demand, the log of its other operations, and
  * the bytes held against the per-RPC limit and the channel's {@link RetryBufferPool}. An entry is the operation itself:
  * an {@link Integer} asks for messages (counted, not logged), a {@link Boolean} sets the compression,
- * {@link #HALF_CLOSE} half-closes, anything else is a message ({@link #message}). Guarded by the call's lock.
+ * {@link #HALF_CLOSE} half-closes, anything else is a message ({@link #message}: null, an Integer or a Boolean message
+ * wrapped). Guarded by the call's lock.
  */
 public final class CallBuffer {
 
@@ -19,7 +20,7 @@ public final class CallBuffer {
 
     private enum Op { HALF_CLOSE }
 
-    private record Wrapped(Object message) {
+    private record Wrapped(@Nullable Object message) {
     }
 
     /** A copy of non-empty start headers (null: none); each attempt after the first gets a copy of it. */
@@ -47,9 +48,12 @@ public final class CallBuffer {
         return h;
     }
 
-    /** The entry of {@code sendMessage(message)}. */
-    public static Object message(Object message) {
-        return message instanceof Integer || message instanceof Boolean ? new Wrapped(message) : message;
+    /**
+     * The entry of {@code sendMessage(message)}; a null message (a marshaller may take one, as grpc-java's call passes
+     * it on unchecked) is wrapped as an Integer or a Boolean message is.
+     */
+    public static Object message(@Nullable Object message) {
+        return message == null || message instanceof Integer || message instanceof Boolean ? new Wrapped(message) : message;
     }
 
     /** Records an operation of the application's. */

@@ -8,29 +8,49 @@ import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.testing.ScriptedServer;
 import io.github.grpcretry.testing.ScriptedServer.Action;
 import io.github.grpcretry.testing.ScriptedServer.Arrival;
+import io.grpc.CallCredentials;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.Context;
+import io.grpc.Deadline;
 import io.grpc.ForwardingClientCall;
+import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import io.grpc.StatusException;
+import io.grpc.StatusRuntimeException;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
-/** ClientCall driven the less common ways (null messages, interceptors below that answer in start, callbacks after a
+/**
+ * ClientCall driven the less common ways (null messages, interceptors below that answer in start, callbacks after a
  * cancel from another thread, blocking stubs, calls started already over, odd marshallers), grpc-java's own retry as
- * the control where it is the reference. */
+ * the control where it is the reference.
+ */
 class UncommonUsageSideBySideTest extends UsageRig {
 
     @RegisterExtension
@@ -187,13 +207,13 @@ class UncommonUsageSideBySideTest extends UsageRig {
     /** Both engines' channels built with directExecutor() (as unit tests and low-latency clients build them). */
     static Map<Engine, String> bothDirect(Transport t, ChannelRetryConfig config, Function<Arrival, Action> script,
             Scenario scenario) throws Exception {
-        Map<Engine, String> seen = new java.util.EnumMap<>(Engine.class);
-        for (Engine engine : java.util.List.of(Engine.NATIVE, Engine.INTERCEPTOR)) {
+        Map<Engine, String> seen = new EnumMap<>(Engine.class);
+        for (Engine engine : List.of(Engine.NATIVE, Engine.INTERCEPTOR)) {
             ScriptedServer server = SERVERS.server(t);
             server.reset();
             server.script(script);
             RecordingEvents events = new RecordingEvents();
-            io.grpc.ManagedChannel ch;
+            ManagedChannel ch;
             RetryingClientInterceptor interceptor = null;
             if (engine == Engine.NATIVE) {
                 ch = Engines.builder(server, t).directExecutor()
@@ -320,14 +340,14 @@ class UncommonUsageSideBySideTest extends UsageRig {
      */
     @Test
     void noHeadersAfterCancelReturnedWhileTheCommitIsReported() throws Exception {
-        java.util.concurrent.CountDownLatch inCommitted = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch cancelReturned = new java.util.concurrent.CountDownLatch(1);
+        CountDownLatch inCommitted = new CountDownLatch(1);
+        CountDownLatch cancelReturned = new CountDownLatch(1);
         RetryEventListener slowCommit = new RetryEventListener() {
             @Override
             public void committed(CallTarget target, int attemptNumber) {
                 inCommitted.countDown();
                 try {
-                    cancelReturned.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                    cancelReturned.await(10, TimeUnit.SECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
@@ -338,7 +358,7 @@ class UncommonUsageSideBySideTest extends UsageRig {
         server.script(a -> Action.ok());
         RetryingClientInterceptor engine = RetryingClientInterceptor.builder(FAST).eventListener(slowCommit)
                 .scheduler(SERVERS.scheduler()).build();
-        io.grpc.ManagedChannel ch = Engines.builder(server, Transport.IN_PROCESS)
+        ManagedChannel ch = Engines.builder(server, Transport.IN_PROCESS)
                 .defaultServiceConfig(FAST.serviceConfig().toServiceConfigMap(false)).intercept(engine).build();
         try (Engines.Client c = new Engines.Client(Engine.INTERCEPTOR, ch, engine, null)) {
             ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.UNARY, CallOptions.DEFAULT);
@@ -346,7 +366,7 @@ class UncommonUsageSideBySideTest extends UsageRig {
             call.request(1);
             call.sendMessage(Rpc.request("a"));
             call.halfClose();
-            assertThat(inCommitted.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(inCommitted.await(10, TimeUnit.SECONDS)).isTrue();
             call.cancel("bye", null);
             r.events.add("cancel returned");
             cancelReturned.countDown();
@@ -360,8 +380,8 @@ class UncommonUsageSideBySideTest extends UsageRig {
      */
     @Test
     void noMessageAfterCancelReturnedWhileTheResumerIsTold() throws Exception {
-        java.util.concurrent.CountDownLatch inDelivered = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch cancelReturned = new java.util.concurrent.CountDownLatch(1);
+        CountDownLatch inDelivered = new CountDownLatch(1);
+        CountDownLatch cancelReturned = new CountDownLatch(1);
         AtomicInteger delivered = new AtomicInteger();
         StreamResumption<SimpleRequest, SimpleResponse> resumption = new StreamResumption<>() {
             @Override
@@ -377,7 +397,7 @@ class UncommonUsageSideBySideTest extends UsageRig {
                         if (delivered.incrementAndGet() == 2) {
                             inDelivered.countDown();
                             try {
-                                cancelReturned.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                                cancelReturned.await(10, TimeUnit.SECONDS);
                             } catch (InterruptedException e) {
                                 Thread.currentThread().interrupt();
                             }
@@ -396,8 +416,8 @@ class UncommonUsageSideBySideTest extends UsageRig {
         server.reset();
         server.script(a -> Action.ok().responses(5));
         RetryingClientInterceptor engine = RetryingClientInterceptor.builder(config)
-                .streamResumptions(java.util.List.of(resumption)).scheduler(SERVERS.scheduler()).build();
-        io.grpc.ManagedChannel ch = Engines.builder(server, Transport.IN_PROCESS)
+                .streamResumptions(List.of(resumption)).scheduler(SERVERS.scheduler()).build();
+        ManagedChannel ch = Engines.builder(server, Transport.IN_PROCESS)
                 .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false)).intercept(engine).build();
         try (Engines.Client c = new Engines.Client(Engine.INTERCEPTOR, ch, engine, null)) {
             ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.SERVER_STREAMING,
@@ -406,7 +426,7 @@ class UncommonUsageSideBySideTest extends UsageRig {
             call.request(1);
             call.sendMessage(Rpc.request("a"));
             call.halfClose();
-            assertThat(inDelivered.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(inDelivered.await(10, TimeUnit.SECONDS)).isTrue();
             call.cancel("bye", null);
             r.events.add("cancel returned");
             cancelReturned.countDown();
@@ -416,12 +436,12 @@ class UncommonUsageSideBySideTest extends UsageRig {
 
     // ------------------------------------------------------------------ blocking stubs (ThreadlessExecutor)
 
-    static String outcome(java.util.concurrent.Callable<String> body) {
+    static String outcome(Callable<String> body) {
         try {
             return body.call();
-        } catch (io.grpc.StatusRuntimeException e) {
+        } catch (StatusRuntimeException e) {
             return "threw " + describe(e.getStatus());
-        } catch (io.grpc.StatusException e) {
+        } catch (StatusException e) {
             return "threw " + describe(e.getStatus());
         } catch (Exception e) {
             return "threw " + e;
@@ -454,7 +474,7 @@ class UncommonUsageSideBySideTest extends UsageRig {
                 outcome(() -> {
                     io.grpc.stub.BlockingClientCall<SimpleRequest, SimpleResponse> call =
                             io.grpc.stub.ClientCalls.blockingBidiStreamingCall(c.channel(), Rpc.BIDI, CallOptions.DEFAULT);
-                    java.util.List<String> got = new java.util.ArrayList<>();
+                    List<String> got = new ArrayList<>();
                     got.add("write a " + call.write(Rpc.request("a")));
                     got.add("write b " + call.write(Rpc.request("b")));
                     call.halfClose();
@@ -471,7 +491,7 @@ class UncommonUsageSideBySideTest extends UsageRig {
     void blockingServerStreamRetried(Transport t) throws Exception {
         Map<Engine, String> seen = both(t, FAST, ScriptedServer.failFirst(1, Status.Code.UNAVAILABLE), (c, server) ->
                 outcome(() -> {
-                    java.util.List<String> got = new java.util.ArrayList<>();
+                    List<String> got = new ArrayList<>();
                     io.grpc.stub.ClientCalls.blockingServerStreamingCall(c.channel(), Rpc.SERVER_STREAMING,
                             CallOptions.DEFAULT, Rpc.request("a")).forEachRemaining(m -> got.add(m.getResponseMessage()));
                     return got.toString();
@@ -484,11 +504,11 @@ class UncommonUsageSideBySideTest extends UsageRig {
     @EnumSource(Transport.class)
     void blockingUnaryContextCancelledInBackoff(Transport t) throws Exception {
         ChannelRetryConfig slowBackoff = Configs.channel(Configs.policy(3, 5_000, 5_000, 1, Status.Code.UNAVAILABLE));
-        java.util.concurrent.ExecutorService other = java.util.concurrent.Executors.newSingleThreadExecutor();
+        ExecutorService other = Executors.newSingleThreadExecutor();
         try {
             Map<Engine, String> seen = both(t, slowBackoff, ScriptedServer.always(Status.Code.UNAVAILABLE),
                     (c, server) -> {
-                        io.grpc.Context.CancellableContext ctx = io.grpc.Context.current().withCancellation();
+                        Context.CancellableContext ctx = Context.current().withCancellation();
                         other.execute(() -> {
                             try {
                                 RetryEngineTest.waitFor(() -> server.arrivals().size() == 1
@@ -515,9 +535,9 @@ class UncommonUsageSideBySideTest extends UsageRig {
         Rpc.unary(c.channel(), CallOptions.DEFAULT, "warm-up"); // connected: no attempt waits for the transport
         server.reset();
         AtomicInteger applied = new AtomicInteger();
-        io.grpc.CallCredentials creds = new io.grpc.CallCredentials() {
+        CallCredentials creds = new CallCredentials() {
             @Override
-            public void applyRequestMetadata(RequestInfo requestInfo, java.util.concurrent.Executor appExecutor,
+            public void applyRequestMetadata(RequestInfo requestInfo, Executor appExecutor,
                     MetadataApplier applier) {
                 applier.fail(Status.UNAVAILABLE.withDescription("credentials refused " + applied.incrementAndGet()));
             }
@@ -560,7 +580,7 @@ class UncommonUsageSideBySideTest extends UsageRig {
      * one close, after every attempt ended; callEnded's figures.
      */
     @ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(longs = {0, 10_000})
+    @ValueSource(longs = {0, 10_000})
     void anInterceptorBelowThatRefusesEveryHedgeInsideStart(long delayMs) throws Exception {
         AtomicInteger starts = new AtomicInteger();
         ClientInterceptor refuseAll = new ClientInterceptor() {
@@ -609,27 +629,27 @@ class UncommonUsageSideBySideTest extends UsageRig {
     // ------------------------------------------------------------------ already over when started
 
     @ParameterizedTest
-    @org.junit.jupiter.params.provider.CsvSource({"IN_PROCESS,cancelled context", "IN_PROCESS,expired deadline",
+    @CsvSource({"IN_PROCESS,cancelled context", "IN_PROCESS,expired deadline",
             "IN_PROCESS,expired context deadline", "NETTY,cancelled context", "NETTY,expired deadline",
             "NETTY,expired context deadline"})
     void startedAlreadyOver(Transport t, String how) throws Exception {
         ChannelRetryConfig config = Configs.channel(Configs.policy(3, 10, 100, 2, Status.Code.UNAVAILABLE,
                 Status.Code.DEADLINE_EXCEEDED, Status.Code.CANCELLED));
-        java.util.concurrent.ScheduledExecutorService timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
         try {
             Map<Engine, String> seen = both(t, config, a -> Action.ok(), (c, server) -> {
                 Rpc.unary(c.channel(), CallOptions.DEFAULT, "warm-up"); // the name is resolved
                 server.reset();
-                io.grpc.Context.CancellableContext ctx = how.equals("cancelled context")
-                        ? io.grpc.Context.current().withCancellation()
-                        : how.equals("expired context deadline") ? io.grpc.Context.current().withDeadline(
-                                io.grpc.Deadline.after(-1, java.util.concurrent.TimeUnit.SECONDS), timer)
-                        : io.grpc.Context.current().withCancellation();
+                Context.CancellableContext ctx = how.equals("cancelled context")
+                        ? Context.current().withCancellation()
+                        : how.equals("expired context deadline") ? Context.current().withDeadline(
+                                Deadline.after(-1, TimeUnit.SECONDS), timer)
+                        : Context.current().withCancellation();
                 if (how.equals("cancelled context")) {
                     ctx.cancel(new IllegalStateException("over"));
                 }
                 CallOptions options = how.equals("expired deadline")
-                        ? CallOptions.DEFAULT.withDeadline(io.grpc.Deadline.after(-1, java.util.concurrent.TimeUnit.SECONDS))
+                        ? CallOptions.DEFAULT.withDeadline(Deadline.after(-1, TimeUnit.SECONDS))
                         : CallOptions.DEFAULT;
                 return ctx.call(() -> {
                     ClientCall<SimpleRequest, SimpleResponse> call = c.channel().newCall(Rpc.UNARY, options);
@@ -666,7 +686,7 @@ class UncommonUsageSideBySideTest extends UsageRig {
             RetryEngineTest.waitFor(() -> c.events().callsEnded.get() == 1);
             RecordingEvents.Event ended = c.events().ofType("callEnded").get(0);
             assertThat(ended.attempt()).as("retries").isEqualTo(1);
-            assertThat(ended.nanos()).as("waited (since the start %d ns; events %s)", sinceStart, c.events().events).isGreaterThan(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(75))
+            assertThat(ended.nanos()).as("waited (since the start %d ns; events %s)", sinceStart, c.events().events).isGreaterThan(TimeUnit.MILLISECONDS.toNanos(75))
                     .isLessThanOrEqualTo(sinceStart);
             assertThat(c.events().attemptsStarted.get()).isEqualTo(2);
             assertThat(c.events().attemptsEnded.get()).isEqualTo(2);

@@ -131,6 +131,23 @@ class UncommonUsageSideBySideTest extends UsageRig {
         assertOursAsGrpcJavas(seen);
     }
 
+    /**
+     * A server answers UNAVAILABLE with the text of grpc-java's own channel shut-down (a service passing on the status of
+     * its call below while its channel shuts down); the client's channel is fine. Retried as any UNAVAILABLE by both
+     * engines: ours, on a channel built with builder.intercept (no ManagedChannel to ask), tells it from its channel's
+     * own close by the server's trailers its attempt received (HostilePeerSideBySideTest does the same over raw HTTP/2).
+     */
+    @ParameterizedTest
+    @CsvSource({"IN_PROCESS,Channel shutdown invoked", "IN_PROCESS,Channel shutdownNow invoked",
+            "NETTY,Channel shutdown invoked", "NETTY,Channel shutdownNow invoked"})
+    void aServersUnavailableWithTheChannelShutdownTextIsRetried(Transport t, String text) throws Exception {
+        Map<Engine, String> seen = both(t, FAST, a -> a.index == 1 ? Action.fail(Status.Code.UNAVAILABLE).described(text)
+                : Action.ok(), (c, server) -> sendOne(c.channel().newCall(Rpc.UNARY, CallOptions.DEFAULT), new Recorder(),
+                        "a", server));
+        assertThat(seen.get(Engine.NATIVE)).as("grpc-java's").endsWith("close OK \"null\" | arrivals 2");
+        assertOursAsGrpcJavas(seen);
+    }
+
     // ------------------------------------------------------------------ interceptors below that answer in start()
 
     /**

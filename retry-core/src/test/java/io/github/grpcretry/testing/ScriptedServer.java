@@ -246,7 +246,8 @@ public final class ScriptedServer implements AutoCloseable {
                 for (String p : action.pushback) {
                     trailers.put(PUSHBACK, p);
                 }
-                call.close(Status.fromCode(action.failure).withDescription("scripted failure #" + arrival.index), trailers);
+                call.close(Status.fromCode(action.failure).withDescription(action.description != null ? action.description
+                        : "scripted failure #" + arrival.index), trailers);
                 arrival.closedByServer = true;
             } catch (IllegalStateException ignored) {
                 // already cancelled by the client
@@ -368,9 +369,11 @@ public final class ScriptedServer implements AutoCloseable {
         final long delayMillis;
         final int responses;
         final Status.Code failAfterResponses;
+        /** The failure's description (null: "scripted failure #" and the arrival's number). */
+        final String description;
 
         private Action(Status.Code failure, boolean failOnHalfClose, boolean headersFirst, List<String> pushback,
-                long delayMillis, int responses, Status.Code failAfterResponses) {
+                long delayMillis, int responses, Status.Code failAfterResponses, String description) {
             this.failure = failure;
             this.failOnHalfClose = failOnHalfClose;
             this.headersFirst = headersFirst;
@@ -378,47 +381,58 @@ public final class ScriptedServer implements AutoCloseable {
             this.delayMillis = delayMillis;
             this.responses = responses;
             this.failAfterResponses = failAfterResponses;
+            this.description = description;
         }
 
         /** Succeed (server-streaming: 3 responses). */
         public static Action ok() {
-            return new Action(null, false, false, List.of(), 0, 3, null);
+            return new Action(null, false, false, List.of(), 0, 3, null, null);
         }
 
         /** Fail at once with {@code code}, before reading any request. */
         public static Action fail(Status.Code code) {
-            return new Action(code, false, false, List.of(), 0, 0, null);
+            return new Action(code, false, false, List.of(), 0, 0, null, null);
         }
 
         /** Fail with {@code code} after the client half-closed (all request messages were received). */
         public static Action failOnHalfClose(Status.Code code) {
-            return new Action(code, true, false, List.of(), 0, 0, null);
+            return new Action(code, true, false, List.of(), 0, 0, null, null);
         }
 
         /** Send response headers before failing (an A6 client is committed by them). */
         public Action headersFirst() {
-            return new Action(failure, failOnHalfClose, true, pushback, delayMillis, responses, failAfterResponses);
+            return new Action(failure, failOnHalfClose, true, pushback, delayMillis, responses, failAfterResponses,
+                    description);
         }
 
         /** Add one {@code grpc-retry-pushback-ms} trailer value per argument. */
         public Action pushback(String... values) {
             return new Action(failure, failOnHalfClose, headersFirst, List.of(values), delayMillis, responses,
-                    failAfterResponses);
+                    failAfterResponses, description);
         }
 
         /** Answer only after {@code millis}. */
         public Action delay(long millis) {
-            return new Action(failure, failOnHalfClose, headersFirst, pushback, millis, responses, failAfterResponses);
+            return new Action(failure, failOnHalfClose, headersFirst, pushback, millis, responses, failAfterResponses,
+                    description);
         }
 
         /** Server-streaming: number of response messages. */
         public Action responses(int n) {
-            return new Action(failure, failOnHalfClose, headersFirst, pushback, delayMillis, n, failAfterResponses);
+            return new Action(failure, failOnHalfClose, headersFirst, pushback, delayMillis, n, failAfterResponses,
+                    description);
+        }
+
+        /** The failure's status carries {@code text} as its description. */
+        public Action described(String text) {
+            return new Action(failure, failOnHalfClose, headersFirst, pushback, delayMillis, responses, failAfterResponses,
+                    text);
         }
 
         /** Server-streaming: after the responses, close with {@code code} instead of OK. */
         public Action thenFail(Status.Code code) {
-            return new Action(failure, failOnHalfClose, headersFirst, pushback, delayMillis, responses, code);
+            return new Action(failure, failOnHalfClose, headersFirst, pushback, delayMillis, responses, code,
+                    description);
         }
     }
 

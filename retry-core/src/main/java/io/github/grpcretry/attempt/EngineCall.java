@@ -159,6 +159,10 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     void ended(Status status, int attempts) {
     }
 
+    /** A response (headers or a message) committed the call: after {@code committed}, before it is delivered. */
+    void answered() {
+    }
+
     @Override
     public final void start(Listener<RespT> responseListener, Metadata startHeaders) {
         if (responseListener == null || startHeaders == null) {
@@ -634,6 +638,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         if (commits) {
             engine.events.committed(target(), a.number);
+            answered();
         }
         if (deliver) {
             if (state.phase() != Phase.CANCELLED) { // again: a cancel from another thread may have come meanwhile

@@ -26,6 +26,7 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
     /** The method's adaptive delay (null: the configured delay), and when the call started on its ticker. */
     private final @Nullable AdaptiveDelay adaptive;
     private volatile long startTicks;
+    @GuardedBy("this") private boolean sampled; // its latency is in the adaptive delay's window
 
     @GuardedBy("this") private @Nullable Status lastStatus;
     @GuardedBy("this") private @Nullable Metadata lastTrailers;
@@ -50,12 +51,32 @@ final class HedgingCall<ReqT, RespT> extends EngineCall<ReqT, RespT> {
         }
     }
 
-    /** With an adaptive delay: what the caller waited is the call's latency (a winning hedge ends it early). */
+    /**
+     * With an adaptive delay: what the caller waited for the answer to begin is the call's latency (a winning hedge
+     * ends the wait early; a hedge can only go before the commit, so a stream's length after it does not count).
+     */
+    @Override
+    void answered() {
+        sample();
+    }
+
+    /** A call that ended with no response committing it (a failure, a cancel): its latency is the wait until then. */
     @Override
     void ended(Status status, int attempts) {
-        if (adaptive != null) {
-            adaptive.record(adaptive.now() - startTicks);
+        sample();
+    }
+
+    private void sample() {
+        if (adaptive == null) {
+            return;
         }
+        synchronized (this) {
+            if (sampled) {
+                return;
+            }
+            sampled = true;
+        }
+        adaptive.record(adaptive.now() - startTicks);
     }
 
     /** A new attempt: the hedge after it is scheduled (one that could only start after the deadline is not). */

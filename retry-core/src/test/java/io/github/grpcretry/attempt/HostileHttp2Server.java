@@ -82,6 +82,13 @@ final class HostileHttp2Server implements AutoCloseable {
             ctx.writeAndFlush(new DefaultHttp2HeadersFrame(trailers, true).stream(stream));
         }
 
+        /** A plain answer: headers, one message, OK. */
+        void ok(String text) {
+            headers(new DefaultHttp2Headers());
+            message(text);
+            trailers(status(0));
+        }
+
         void rst(Http2Error code) {
             ctx.writeAndFlush(new DefaultHttp2ResetFrame(code).stream(stream));
         }

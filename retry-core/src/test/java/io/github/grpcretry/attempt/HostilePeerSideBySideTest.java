@@ -142,9 +142,7 @@ class HostilePeerSideBySideTest {
             if (n == 1) {
                 r.rst(code);
             } else {
-                r.headers(new DefaultHttp2Headers());
-                r.message("ok");
-                r.trailers(HostileHttp2Server.status(0));
+                r.ok("ok");
             }
         }, c -> unary(c, CallOptions.DEFAULT));
         assertSame(seen);
@@ -159,9 +157,7 @@ class HostilePeerSideBySideTest {
                 r.headers(new DefaultHttp2Headers());
                 r.rst(code);
             } else {
-                r.headers(new DefaultHttp2Headers());
-                r.message("ok");
-                r.trailers(HostileHttp2Server.status(0));
+                r.ok("ok");
             }
         }, c -> unary(c, CallOptions.DEFAULT));
         assertSame(seen);
@@ -181,9 +177,7 @@ class HostilePeerSideBySideTest {
             if (n == 1) {
                 r.trailersOnly(HostileHttp2Server.status(14, "grpc-retry-pushback-ms", value));
             } else {
-                r.headers(new DefaultHttp2Headers());
-                r.message("ok");
-                r.trailers(HostileHttp2Server.status(0));
+                r.ok("ok");
             }
         }, c -> unary(c, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS)));
         assertSame(seen);
@@ -198,9 +192,7 @@ class HostilePeerSideBySideTest {
                 r.headers(new DefaultHttp2Headers());
                 r.trailers(HostileHttp2Server.status(14, "grpc-retry-pushback-ms", value));
             } else {
-                r.headers(new DefaultHttp2Headers());
-                r.message("ok");
-                r.trailers(HostileHttp2Server.status(0));
+                r.ok("ok");
             }
         }, c -> unary(c, CallOptions.DEFAULT));
         assertSame(seen);
@@ -235,9 +227,7 @@ class HostilePeerSideBySideTest {
                 r.trailersOnly(value.equals("missing") ? new DefaultHttp2Headers()
                         : new DefaultHttp2Headers().set("grpc-status", value));
             } else {
-                r.headers(new DefaultHttp2Headers());
-                r.message("ok");
-                r.trailers(HostileHttp2Server.status(0));
+                r.ok("ok");
             }
         }, c -> unary(c, CallOptions.DEFAULT));
         assertSame(seen);
@@ -253,9 +243,7 @@ class HostilePeerSideBySideTest {
                         new DefaultHttp2Headers().status(httpStatus).set("content-type", "text/plain"), true)
                         .stream(r.stream));
             } else {
-                r.headers(new DefaultHttp2Headers());
-                r.message("ok");
-                r.trailers(HostileHttp2Server.status(0));
+                r.ok("ok");
             }
         }, c -> unary(c, CallOptions.DEFAULT));
         assertSame(seen);
@@ -346,9 +334,7 @@ class HostilePeerSideBySideTest {
             if (n == 1) {
                 r.trailersOnly(HostileHttp2Server.status(14, "grpc-message", text.replace(" ", "%20")));
             } else {
-                r.headers(new DefaultHttp2Headers());
-                r.message("ok");
-                r.trailers(HostileHttp2Server.status(0));
+                r.ok("ok");
             }
         }, c -> unary(c, CallOptions.DEFAULT));
         assertThat(seen.get(Engine.NATIVE)).as("grpc-java retries the server's UNAVAILABLE")
@@ -364,9 +350,7 @@ class HostilePeerSideBySideTest {
             if (n == 1) {
                 r.trailersOnly(HostileHttp2Server.status(14, "grpc-message", "Channel%20shutdown%20invoked"));
             } else {
-                r.headers(new DefaultHttp2Headers());
-                r.message("ok");
-                r.trailers(HostileHttp2Server.status(0));
+                r.ok("ok");
             }
         }, c -> unary(c, CallOptions.DEFAULT));
         assertThat(seen.get(Engine.INTERCEPTOR)).as("ours: a non-fatal failure sends the next hedge at once (A6)")
@@ -383,9 +367,7 @@ class HostilePeerSideBySideTest {
             if (n == 1) {
                 Http2HeadersBuilder.send(r, how);
             } else {
-                r.headers(new DefaultHttp2Headers());
-                r.message("ok");
-                r.trailers(HostileHttp2Server.status(0));
+                r.ok("ok");
             }
         }, c -> unary(c, CallOptions.DEFAULT));
         assertSame(seen);
@@ -473,9 +455,7 @@ class HostilePeerSideBySideTest {
                     r.closeConnection();
                 }
             } else {
-                r.headers(new DefaultHttp2Headers());
-                r.message("ok");
-                r.trailers(HostileHttp2Server.status(0));
+                r.ok("ok");
             }
         }, c -> unary(c, CallOptions.DEFAULT).replaceAll("\\(.*\\)", ""));
         assertSame(seen);
@@ -488,9 +468,7 @@ class HostilePeerSideBySideTest {
             if (n == 1) {
                 r.trailersOnly(HostileHttp2Server.status(14, "grpc-message", "Channel%20shutdown%20invoked"));
             } else {
-                r.headers(new DefaultHttp2Headers());
-                r.message("ok");
-                r.trailers(HostileHttp2Server.status(0));
+                r.ok("ok");
             }
         });
         try (Client c = client(Engine.INTERCEPTOR, server.target(), FAST)) {

@@ -4,25 +4,38 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.grpcretry.attempt.LongStreamRig.OffsetResumption;
 import io.github.grpcretry.attempt.LongStreamRig.Reader;
+import io.github.grpcretry.policy.AdaptiveHedgingPolicy;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.ConnectivityState;
+import io.grpc.Context;
 import io.grpc.ForwardingClientCall;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
+import io.grpc.Server;
 import io.grpc.Status;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.StreamObserver;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
+import io.grpc.testing.protobuf.SimpleServiceGrpc;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
@@ -211,31 +224,31 @@ class LongStreamEdgeTest {
      */
     @Test
     void theAdaptiveHedgingDelayOfAServerStreamFollowsItsTimeToCommitNotItsLength() throws Exception {
-        java.util.concurrent.atomic.AtomicLong ticker = new java.util.concurrent.atomic.AtomicLong(5_000_000_000L);
+        AtomicLong ticker = new AtomicLong(5_000_000_000L);
         AdaptiveHedgingRegistry registry = new AdaptiveHedgingRegistry(ticker::get);
         String name = "adaptive-stream-" + System.nanoTime();
-        io.grpc.Server server = io.grpc.inprocess.InProcessServerBuilder.forName(name).directExecutor()
-                .addService(new io.grpc.testing.protobuf.SimpleServiceGrpc.SimpleServiceImplBase() {
+        Server server = InProcessServerBuilder.forName(name).directExecutor()
+                .addService(new SimpleServiceGrpc.SimpleServiceImplBase() {
                     @Override
                     public void serverStreamingRpc(SimpleRequest request,
-                            io.grpc.stub.StreamObserver<SimpleResponse> out) {
+                            StreamObserver<SimpleResponse> out) {
                         out.onNext(SimpleResponse.newBuilder().setResponseMessage("first").build()); // commits now
                         ticker.addAndGet(TimeUnit.SECONDS.toNanos(10)); // a long stream
                         out.onNext(SimpleResponse.newBuilder().setResponseMessage("last").build());
                         out.onCompleted();
                     }
                 }).build().start();
-        io.github.grpcretry.policy.AdaptiveHedgingPolicy adaptive = new io.github.grpcretry.policy.AdaptiveHedgingPolicy(
+        AdaptiveHedgingPolicy adaptive = new AdaptiveHedgingPolicy(
                 0.5, Duration.ofMillis(1), null, 5, Duration.ofSeconds(100));
         ChannelRetryConfig config = Configs.channel(Configs.hedged(Configs.hedging(2, 1, Status.Code.UNAVAILABLE)))
                 .withAdaptiveHedging(adaptive);
         try (RetryScheduler scheduler = RetryScheduler.create(1, name)) {
-            ManagedChannel ch = io.grpc.inprocess.InProcessChannelBuilder.forName(name).directExecutor()
+            ManagedChannel ch = InProcessChannelBuilder.forName(name).directExecutor()
                     .intercept(RetryingClientInterceptor.builder(config).scheduler(scheduler).adaptiveHedging(registry)
                             .build()).build();
             try {
                 for (int i = 0; i < 5; i++) {
-                    java.util.Iterator<SimpleResponse> it = io.grpc.stub.ClientCalls.blockingServerStreamingCall(ch,
+                    Iterator<SimpleResponse> it = ClientCalls.blockingServerStreamingCall(ch,
                             Rpc.SERVER_STREAMING, CallOptions.DEFAULT, Rpc.request("x"));
                     List<String> got = new ArrayList<>();
                     it.forEachRemaining(r -> got.add(r.getResponseMessage()));
@@ -262,24 +275,29 @@ class LongStreamEdgeTest {
     void aContextDeadlineDuringTheResumeBackoffEndsTheCallAtTheDeadline() throws Exception {
         try (LongStreamRig rig = new LongStreamRig(LongStreamRig.policy(10_000), LongStreamRig.streams(null, 3),
                 new OffsetResumption(), a -> a.sendThenBreak(3))) {
-            java.util.concurrent.ScheduledExecutorService ses = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
-            io.grpc.Context.CancellableContext ctx = io.grpc.Context.current().withDeadlineAfter(600, TimeUnit.MILLISECONDS, ses);
-            Reader reader;
-            io.grpc.Context prev = ctx.attach();
+            ScheduledExecutorService ses = Executors.newSingleThreadScheduledExecutor();
+            Context.CancellableContext ctx = Context.current().withDeadlineAfter(600, TimeUnit.MILLISECONDS, ses);
             try {
-                reader = rig.start(new Reader(1), CallOptions.DEFAULT);
+                Reader reader;
+                Context prev = ctx.attach();
+                try {
+                    reader = rig.start(new Reader(1), CallOptions.DEFAULT);
+                } finally {
+                    ctx.detach(prev);
+                }
+                Status status = reader.await();
+                assertThat(status.getCode()).as("%s", status).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+                // at the Context's deadline (600 ms after it was made, a little before the call started), well before
+                // the 10 s backoff
+                assertThat(reader.elapsedMillis()).isBetween(300L, 5_000L);
+                assertThat(reader.responses).isEqualTo(ALL.subList(0, 3));
+                assertThat(rig.froms()).containsExactly(0);
+                RetryEngineTest.waitFor(() -> rig.events.ofType("callEnded").size() == 1);
+                assertThat(rig.events.ofType("callEnded").get(0).code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
             } finally {
-                ctx.detach(prev);
+                ctx.cancel(null);
+                ses.shutdownNow();
             }
-            Status status = reader.await();
-            assertThat(status.getCode()).as("%s", status).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-            assertThat(reader.elapsedMillis()).isBetween(550L, 5_000L);
-            assertThat(reader.responses).isEqualTo(ALL.subList(0, 3));
-            assertThat(rig.froms()).containsExactly(0);
-            RetryEngineTest.waitFor(() -> rig.events.ofType("callEnded").size() == 1);
-            assertThat(rig.events.ofType("callEnded").get(0).code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-            ctx.cancel(null);
-            ses.shutdownNow();
         }
     }
 
@@ -302,7 +320,7 @@ class LongStreamEdgeTest {
             ManagedChannel ch = NettyChannelBuilder.forTarget(rig.channel.authority()).usePlaintext()
                     .intercept(recorder, rig.engine).build();
             try {
-                RetryEngineTest.waitFor(() -> ch.getState(true) == io.grpc.ConnectivityState.READY);
+                RetryEngineTest.waitFor(() -> ch.getState(true) == ConnectivityState.READY);
                 Reader reader = new Reader(4);
                 reader.begin(ch.newCall(Rpc.SERVER_STREAMING, CallOptions.DEFAULT));
                 Status status = reader.await();

@@ -42,11 +42,11 @@ final class ChannelShutdown {
      * Whether {@code status} is grpc-java's own close of an attempt because the channel below is shut down
      * ({@code shutdown()}: a new stream fails; {@code shutdownNow()}: the streams open are closed):
      * its text, on a channel that really is shut down when the engine knows it ({@code watch} not null), and never a
-     * status the server sent ({@code answered}: the attempt's stream received trailers; a server, or a service that
+     * status the server sent ({@code serverSent}: the attempt's stream received trailers; a server, or a service that
      * passes on the status of its own call below while its channel shuts down, may send the same text).
      */
-    static boolean closedByShutdown(Status status, boolean answered, @Nullable ChannelShutdown watch) {
-        if (answered || status.getCode() != Status.Code.UNAVAILABLE) {
+    static boolean closedByShutdown(Status status, boolean serverSent, @Nullable ChannelShutdown watch) {
+        if (serverSent || status.getCode() != Status.Code.UNAVAILABLE) {
             return false;
         }
         String d = status.getDescription();

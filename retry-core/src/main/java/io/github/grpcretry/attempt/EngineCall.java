@@ -699,7 +699,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             } else if (wasCommitted && resume == null) {
                 suppressed = Decision.afterCommit(extra == null ? null : extra.commitReason,
                         !status.isOk() && wouldRetry(status, trailers));
-            } else if (ChannelShutdown.closedByShutdown(status, a.answered, shutdownWatch())) {
+            } else if (ChannelShutdown.closedByShutdown(status, a.trailersReceived, shutdownWatch())) {
                 cancelTimerLocked(); // the channel is shut down: no attempt can start on it, it ends with its status
                 end = liveLocked() == 0;
             } else if (context.isCancelled()) {
@@ -1248,7 +1248,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         /** The server's trailers reached this stream: the attempt's close carries the server's status. */
         @Override
         public void inboundTrailers(Metadata trailers) {
-            attempt.answered = true;
+            attempt.trailersReceived = true;
         }
 
         /** The stream has its transport: the balancer's pick for it is final. */
@@ -1292,7 +1292,7 @@ abstract class EngineCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         /** Why it is to be cancelled (null: not); issued once, by its drain's owner; volatile: read off the lock. */
         volatile @Nullable Status cancel;
         /** A stream of it received the server's trailers (set by its tracer before its close): the server answered. */
-        volatile boolean answered;
+        volatile boolean trailersReceived;
         /** Its stream tracer factory once launched: read by the balancer's picks of later attempts. */
         volatile @Nullable Streams streams;
         /** With an idle timeout: when it last heard something, its idle timer, whether it was cut (null: none). */

@@ -78,6 +78,11 @@ final class Engines {
             b = NettyChannelBuilder.forTarget(server.target()).usePlaintext().eventLoopGroup(timers.forNetty())
                     .channelType(io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel.class);
         }
+        return nativeClient(b, config);
+    }
+
+    /** grpc-java's own engine on a channel {@code b} builds (any server, transport and executors). */
+    static Client nativeClient(ManagedChannelBuilder<?> b, ChannelRetryConfig config) {
         ManagedChannel ch = b
                 .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(true))
                 .enableRetry()
@@ -98,6 +103,12 @@ final class Engines {
     /** Our engine over {@code below} (interceptors that see every attempt's channel call). */
     static Client interceptorClient(ScriptedServer server, Transport transport, ChannelRetryConfig given,
             RetryScheduler scheduler, ClientInterceptor... below) {
+        return interceptorClient(builder(server, transport), given, scheduler, below);
+    }
+
+    /** Our engine over {@code below} on a channel {@code b} builds (any server and transport). */
+    static Client interceptorClient(ManagedChannelBuilder<?> b, ChannelRetryConfig given, RetryScheduler scheduler,
+            ClientInterceptor... below) {
         ChannelRetryConfig config = longStreams ? given.withStreams(new ChannelRetryConfig.Streams(GENEROUS_IDLE, 3))
                 : given;
         RecordingEvents events = new RecordingEvents();
@@ -112,7 +123,7 @@ final class Engines {
                 .streamResumptions(longStreams ? java.util.List.of(new LongStreamRig.SameRequestResumption())
                         : java.util.List.of())
                 .build();
-        ManagedChannel ch = builder(server, transport)
+        ManagedChannel ch = b
                 .defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false))
                 .intercept(below) // the interceptor added last runs first: the engine, then these
                 .intercept(interceptor)

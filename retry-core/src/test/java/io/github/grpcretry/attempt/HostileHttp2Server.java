@@ -1,16 +1,10 @@
 package io.github.grpcretry.attempt;
 
-import io.grpc.netty.shaded.io.netty.bootstrap.ServerBootstrap;
+import io.github.grpcretry.testing.LoopbackHttp2;
 import io.grpc.netty.shaded.io.netty.buffer.ByteBuf;
 import io.grpc.netty.shaded.io.netty.buffer.Unpooled;
-import io.grpc.netty.shaded.io.netty.channel.Channel;
 import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
 import io.grpc.netty.shaded.io.netty.channel.ChannelInboundHandlerAdapter;
-import io.grpc.netty.shaded.io.netty.channel.ChannelInitializer;
-import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.socket.SocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.DefaultHttp2DataFrame;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.DefaultHttp2GoAwayFrame;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.DefaultHttp2Headers;
@@ -18,17 +12,14 @@ import io.grpc.netty.shaded.io.netty.handler.codec.http2.DefaultHttp2HeadersFram
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.DefaultHttp2ResetFrame;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2DataFrame;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Error;
-import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2FrameStream;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Headers;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2ResetFrame;
 import io.grpc.netty.shaded.io.netty.util.ReferenceCountUtil;
 import io.grpc.testing.protobuf.SimpleResponse;
-import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -113,30 +104,18 @@ final class HostileHttp2Server implements AutoCloseable {
         return h;
     }
 
-    private final EventLoopGroup group = new NioEventLoopGroup(1);
-    private final Channel server;
+    private final LoopbackHttp2 server;
     final AtomicInteger streams = new AtomicInteger();
     final AtomicInteger connections = new AtomicInteger();
     final List<Http2Headers> requests = new CopyOnWriteArrayList<>();
     final List<Integer> resetByClient = new CopyOnWriteArrayList<>();
-    private volatile Script script = (n, req, r) -> {
-        r.headers(new DefaultHttp2Headers());
-        r.message("ok");
-        r.trailers(status(0));
-    };
+    private volatile Script script = (n, req, r) -> r.ok("ok");
 
     HostileHttp2Server() throws InterruptedException {
-        server = new ServerBootstrap()
-                .group(group)
-                .channel(NioServerSocketChannel.class)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        connections.incrementAndGet();
-                        ch.pipeline().addLast(Http2FrameCodecBuilder.forServer().build(), new Handler());
-                    }
-                })
-                .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
+        server = new LoopbackHttp2(() -> {
+            connections.incrementAndGet();
+            return new Handler();
+        });
     }
 
     HostileHttp2Server script(Script s) {
@@ -151,13 +130,12 @@ final class HostileHttp2Server implements AutoCloseable {
     }
 
     String target() {
-        return "127.0.0.1:" + ((InetSocketAddress) server.localAddress()).getPort();
+        return server.target();
     }
 
     @Override
     public void close() {
-        server.close().syncUninterruptibly();
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        server.close();
     }
 
     private final class Handler extends ChannelInboundHandlerAdapter {

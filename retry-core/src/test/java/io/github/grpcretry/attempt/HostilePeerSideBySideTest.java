@@ -2,13 +2,12 @@ package io.github.grpcretry.attempt;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.grpcretry.attempt.Engines.Client;
 import io.github.grpcretry.attempt.Engines.Engine;
 import io.github.grpcretry.policy.ChannelRetryConfig;
 import io.github.grpcretry.testing.ScriptedServer;
-import io.github.grpcretry.throttle.RetryThrottle;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
-import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -56,30 +55,10 @@ class HostilePeerSideBySideTest {
         server.reset();
     }
 
-    record Client(Engine engine, ManagedChannel channel, RetryingClientInterceptor interceptor, RecordingEvents events)
-            implements AutoCloseable {
-        @Override
-        public void close() throws InterruptedException {
-            channel.shutdownNow();
-            channel.awaitTermination(5, TimeUnit.SECONDS);
-        }
-    }
-
+    /** A client of either engine on a Netty channel to {@code target}. */
     static Client client(Engine engine, String target, ChannelRetryConfig config) {
         NettyChannelBuilder b = NettyChannelBuilder.forTarget(target).usePlaintext();
-        if (engine == Engine.NATIVE) {
-            return new Client(engine, b.defaultServiceConfig(config.serviceConfig().toServiceConfigMap(true))
-                    .enableRetry().maxRetryAttempts(config.maxAttemptsCap()).maxHedgedAttempts(config.maxAttemptsCap())
-                    .retryBufferSize(config.retryBufferSize()).perRpcBufferLimit(config.perRpcBufferLimit()).build(),
-                    null, null);
-        }
-        RecordingEvents events = new RecordingEvents();
-        RetryThrottle throttle = config.serviceConfig().retryThrottling() == null
-                ? null : new RetryThrottle(config.serviceConfig().retryThrottling());
-        RetryingClientInterceptor i = RetryingClientInterceptor.builder(config).throttle(throttle).eventListener(events)
-                .scheduler(scheduler).build();
-        return new Client(engine, b.defaultServiceConfig(config.serviceConfig().toServiceConfigMap(false))
-                .intercept(i).build(), i, events);
+        return engine == Engine.NATIVE ? Engines.nativeClient(b, config) : Engines.interceptorClient(b, config, scheduler);
     }
 
     interface Scenario {

@@ -1,30 +1,20 @@
 package io.github.grpcretry.testing;
 
 import io.grpc.Status;
-import io.grpc.netty.shaded.io.netty.bootstrap.ServerBootstrap;
 import io.grpc.netty.shaded.io.netty.buffer.Unpooled;
-import io.grpc.netty.shaded.io.netty.channel.Channel;
 import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
 import io.grpc.netty.shaded.io.netty.channel.ChannelInboundHandlerAdapter;
-import io.grpc.netty.shaded.io.netty.channel.ChannelInitializer;
-import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.socket.SocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.DefaultHttp2DataFrame;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.DefaultHttp2ResetFrame;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Error;
-import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2FrameStream;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Headers;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.grpc.netty.shaded.io.netty.util.ReferenceCountUtil;
-import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 
@@ -50,23 +40,13 @@ public final class RefusingHttp2Server implements AutoCloseable {
     public record Ok() implements Answer {
     }
 
-    private final EventLoopGroup group = new NioEventLoopGroup(1);
-    private final Channel server;
+    private final LoopbackHttp2 server;
     private final AtomicInteger streams = new AtomicInteger();
     private final List<String> paths = new CopyOnWriteArrayList<>();
     private volatile IntFunction<Answer> script = n -> new Ok();
 
     public RefusingHttp2Server() throws InterruptedException {
-        server = new ServerBootstrap()
-                .group(group)
-                .channel(NioServerSocketChannel.class)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(Http2FrameCodecBuilder.forServer().build(), new Handler());
-                    }
-                })
-                .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
+        server = new LoopbackHttp2(Handler::new);
     }
 
     public RefusingHttp2Server script(IntFunction<Answer> script) {
@@ -84,13 +64,12 @@ public final class RefusingHttp2Server implements AutoCloseable {
     }
 
     public String target() {
-        return "127.0.0.1:" + ((InetSocketAddress) server.localAddress()).getPort();
+        return server.target();
     }
 
     @Override
     public void close() {
-        server.close().syncUninterruptibly();
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        server.close();
     }
 
     private final class Handler extends ChannelInboundHandlerAdapter {

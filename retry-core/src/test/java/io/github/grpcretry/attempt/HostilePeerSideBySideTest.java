@@ -13,12 +13,14 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Error;
+import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Headers;
 import io.grpc.testing.protobuf.SimpleRequest;
 import io.grpc.testing.protobuf.SimpleResponse;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -60,6 +62,20 @@ class HostilePeerSideBySideTest {
         NettyChannelBuilder b = NettyChannelBuilder.forTarget(target).usePlaintext();
         return engine == Engine.NATIVE ? Engines.nativeClient(b, config) : Engines.interceptorClient(b, config, scheduler);
     }
+
+    /** The first stream answers as {@code first} does, every later one plainly OK. */
+    static HostileHttp2Server.Script firstThenOk(Consumer<HostileHttp2Server.Reply> first) {
+        return (n, req, r) -> {
+            if (n == 1) {
+                first.accept(r);
+            } else {
+                r.ok("ok");
+            }
+        };
+    }
+
+    /** A trailers-only UNAVAILABLE with the text of grpc-java's own channel shut-down. */
+    static final Http2Headers SHUTDOWN_TEXT = HostileHttp2Server.status(14, "grpc-message", "Channel%20shutdown%20invoked");
 
     interface Scenario {
         String run(Client c) throws Exception;
@@ -117,13 +133,7 @@ class HostilePeerSideBySideTest {
     @EnumSource(value = Http2Error.class, names = {"NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR",
         "CANCEL", "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED", "REFUSED_STREAM", "STREAM_CLOSED"})
     void firstStreamResetWithEachCode(Http2Error code) throws Exception {
-        Map<Engine, String> seen = both(FAST, (n, req, r) -> {
-            if (n == 1) {
-                r.rst(code);
-            } else {
-                r.ok("ok");
-            }
-        }, c -> unary(c, CallOptions.DEFAULT));
+        Map<Engine, String> seen = both(FAST, firstThenOk(r -> r.rst(code)), c -> unary(c, CallOptions.DEFAULT));
         assertSame(seen);
     }
 
@@ -131,14 +141,10 @@ class HostilePeerSideBySideTest {
     @ParameterizedTest
     @EnumSource(value = Http2Error.class, names = {"NO_ERROR", "CANCEL", "INTERNAL_ERROR", "REFUSED_STREAM"})
     void resetAfterHeaders(Http2Error code) throws Exception {
-        Map<Engine, String> seen = both(FAST, (n, req, r) -> {
-            if (n == 1) {
-                r.headers(new DefaultHttp2Headers());
-                r.rst(code);
-            } else {
-                r.ok("ok");
-            }
-        }, c -> unary(c, CallOptions.DEFAULT));
+        Map<Engine, String> seen = both(FAST, firstThenOk(r -> {
+            r.headers(new DefaultHttp2Headers());
+            r.rst(code);
+        }), c -> unary(c, CallOptions.DEFAULT));
         assertSame(seen);
     }
 
@@ -152,13 +158,9 @@ class HostilePeerSideBySideTest {
     @ValueSource(strings = {" 5", "5 ", "+5", "-0", "0x5", "", "5.0", "1e1", "-1", "2147483648", "0005", "-2147483649",
         "99999999999999999999", "5,5"})
     void hostilePushbackTrailersOnly(String value) throws Exception {
-        Map<Engine, String> seen = both(FAST, (n, req, r) -> {
-            if (n == 1) {
-                r.trailersOnly(HostileHttp2Server.status(14, "grpc-retry-pushback-ms", value));
-            } else {
-                r.ok("ok");
-            }
-        }, c -> unary(c, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS)));
+        Map<Engine, String> seen = both(FAST,
+                firstThenOk(r -> r.trailersOnly(HostileHttp2Server.status(14, "grpc-retry-pushback-ms", value))),
+                c -> unary(c, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS)));
         assertSame(seen);
     }
 
@@ -166,14 +168,10 @@ class HostilePeerSideBySideTest {
     @ParameterizedTest
     @ValueSource(strings = {"5", "-1", "junk"})
     void pushbackAfterHeadersIsCommitted(String value) throws Exception {
-        Map<Engine, String> seen = both(FAST, (n, req, r) -> {
-            if (n == 1) {
-                r.headers(new DefaultHttp2Headers());
-                r.trailers(HostileHttp2Server.status(14, "grpc-retry-pushback-ms", value));
-            } else {
-                r.ok("ok");
-            }
-        }, c -> unary(c, CallOptions.DEFAULT));
+        Map<Engine, String> seen = both(FAST, firstThenOk(r -> {
+            r.headers(new DefaultHttp2Headers());
+            r.trailers(HostileHttp2Server.status(14, "grpc-retry-pushback-ms", value));
+        }), c -> unary(c, CallOptions.DEFAULT));
         assertSame(seen);
     }
 
@@ -201,14 +199,10 @@ class HostilePeerSideBySideTest {
     @ParameterizedTest
     @ValueSource(strings = {"abc", "14 ", " 14", "17", "-1", "99999999999", "missing", "14,14"})
     void malformedGrpcStatus(String value) throws Exception {
-        Map<Engine, String> seen = both(FAST, (n, req, r) -> {
-            if (n == 1) {
-                r.trailersOnly(value.equals("missing") ? new DefaultHttp2Headers()
-                        : new DefaultHttp2Headers().set("grpc-status", value));
-            } else {
-                r.ok("ok");
-            }
-        }, c -> unary(c, CallOptions.DEFAULT));
+        Map<Engine, String> seen = both(FAST, firstThenOk(r -> {
+            r.trailersOnly(value.equals("missing") ? new DefaultHttp2Headers()
+                    : new DefaultHttp2Headers().set("grpc-status", value));
+        }), c -> unary(c, CallOptions.DEFAULT));
         assertSame(seen);
     }
 
@@ -216,15 +210,11 @@ class HostilePeerSideBySideTest {
     @ParameterizedTest
     @ValueSource(strings = {"503", "429", "502", "500", "404"})
     void httpStatusFromAProxy(String httpStatus) throws Exception {
-        Map<Engine, String> seen = both(FAST, (n, req, r) -> {
-            if (n == 1) {
-                r.ctx.writeAndFlush(new io.grpc.netty.shaded.io.netty.handler.codec.http2.DefaultHttp2HeadersFrame(
-                        new DefaultHttp2Headers().status(httpStatus).set("content-type", "text/plain"), true)
-                        .stream(r.stream));
-            } else {
-                r.ok("ok");
-            }
-        }, c -> unary(c, CallOptions.DEFAULT));
+        Map<Engine, String> seen = both(FAST, firstThenOk(r -> {
+            r.ctx.writeAndFlush(new io.grpc.netty.shaded.io.netty.handler.codec.http2.DefaultHttp2HeadersFrame(
+                    new DefaultHttp2Headers().status(httpStatus).set("content-type", "text/plain"), true)
+                    .stream(r.stream));
+        }), c -> unary(c, CallOptions.DEFAULT));
         assertSame(seen);
     }
 
@@ -309,13 +299,9 @@ class HostilePeerSideBySideTest {
     @ParameterizedTest
     @ValueSource(strings = {"Channel shutdown invoked", "Channel shutdownNow invoked"})
     void aServersUnavailableWithTheChannelShutdownTextIsRetriedAsAnyUnavailable(String text) throws Exception {
-        Map<Engine, String> seen = both(FAST, (n, req, r) -> {
-            if (n == 1) {
-                r.trailersOnly(HostileHttp2Server.status(14, "grpc-message", text.replace(" ", "%20")));
-            } else {
-                r.ok("ok");
-            }
-        }, c -> unary(c, CallOptions.DEFAULT));
+        Map<Engine, String> seen = both(FAST,
+                firstThenOk(r -> r.trailersOnly(HostileHttp2Server.status(14, "grpc-message", text.replace(" ", "%20")))),
+                c -> unary(c, CallOptions.DEFAULT));
         assertThat(seen.get(Engine.NATIVE)).as("grpc-java retries the server's UNAVAILABLE")
                 .isEqualTo("headers prev=[1]; message ok; close OK \"null\" | streams 2");
         assertSame(seen);
@@ -325,13 +311,8 @@ class HostilePeerSideBySideTest {
     @Test
     void aHedgesUnavailableWithTheChannelShutdownTextDoesNotStopHedging() throws Exception {
         ChannelRetryConfig hedged = Configs.channel(Configs.hedged(Configs.hedging(3, 5000, Status.Code.UNAVAILABLE)));
-        Map<Engine, String> seen = both(hedged, (n, req, r) -> {
-            if (n == 1) {
-                r.trailersOnly(HostileHttp2Server.status(14, "grpc-message", "Channel%20shutdown%20invoked"));
-            } else {
-                r.ok("ok");
-            }
-        }, c -> unary(c, CallOptions.DEFAULT));
+        Map<Engine, String> seen = both(hedged, firstThenOk(r -> r.trailersOnly(SHUTDOWN_TEXT)),
+                c -> unary(c, CallOptions.DEFAULT));
         assertThat(seen.get(Engine.INTERCEPTOR)).as("ours: a non-fatal failure sends the next hedge at once (A6)")
                 .isEqualTo("headers prev=[1]; message ok; close OK \"null\" | streams 2");
     }
@@ -342,13 +323,8 @@ class HostilePeerSideBySideTest {
     @ParameterizedTest
     @ValueSource(strings = {"bogus", "none-declared", "gzip-but-plain"})
     void aMessageTheClientCannotDecompress(String how) throws Exception {
-        Map<Engine, String> seen = both(FAST, (n, req, r) -> {
-            if (n == 1) {
-                Http2HeadersBuilder.send(r, how);
-            } else {
-                r.ok("ok");
-            }
-        }, c -> unary(c, CallOptions.DEFAULT));
+        Map<Engine, String> seen = both(FAST, firstThenOk(r -> Http2HeadersBuilder.send(r, how)),
+                c -> unary(c, CallOptions.DEFAULT));
         assertSame(seen);
     }
 
@@ -443,13 +419,7 @@ class HostilePeerSideBySideTest {
     /** Told of its ManagedChannel (watchShutdown), which is not shut down, the engine retries the same answer too. */
     @Test
     void toldOfItsChannelTheEngineRetriesTheServersShutdownText() throws Exception {
-        server.script((n, req, r) -> {
-            if (n == 1) {
-                r.trailersOnly(HostileHttp2Server.status(14, "grpc-message", "Channel%20shutdown%20invoked"));
-            } else {
-                r.ok("ok");
-            }
-        });
+        server.script(firstThenOk(r -> r.trailersOnly(SHUTDOWN_TEXT)));
         try (Client c = client(Engine.INTERCEPTOR, server.target(), FAST)) {
             c.interceptor().watchShutdown(c.channel());
             assertThat(unary(c, CallOptions.DEFAULT)).isEqualTo("headers prev=[1]; message ok; close OK \"null\" | streams 2");
